@@ -1,0 +1,226 @@
+"""The canonical, provider-neutral model of a conversation.
+
+Adapters under ``protocols/`` translate each wire to and from these types. The contract every
+adapter keeps:
+
+* ``extra`` holds the wire fields an object carries that the model does not name. It belongs to
+  the wire in ``Request.source`` / ``Response.source``: the same wire re-emits it, another wire
+  ignores it (and reports what it left out, see ``protocols.translate``).
+* ``hints`` holds adapter-private facts about the original shape (a string content versus a
+  list of blocks, for instance) so an untouched object re-encodes to the same JSON. Hints are
+  never sent anywhere; other wires ignore them.
+* Nothing is silently dropped: a part the target wire cannot carry raises ``ProtocolError``.
+
+Roles: ``system`` and ``developer`` (instructions, possibly mid-conversation), ``user``,
+``assistant`` (one model turn: its reasoning, text and tool calls in order) and ``tool`` (one
+message per tool result on wires that send them separately). Tool results may also sit in a
+``user`` message (Anthropic sends them as blocks of the next user message).
+
+Usage contract: ``input`` counts every prompt token, cached or not; ``cached_input`` and
+``cache_write`` are the parts of ``input`` read from and written to the provider's cache;
+``reasoning`` is the part of ``output`` spent on reasoning.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Literal
+
+
+class Wire(StrEnum):
+    """The three wire protocols the gateway speaks."""
+
+    CHAT = "openai-chat"
+    RESPONSES = "openai-responses"
+    MESSAGES = "anthropic-messages"
+
+
+Json = dict[str, Any]
+Role = Literal["system", "developer", "user", "assistant", "tool"]
+
+
+@dataclass(slots=True)
+class Text:
+    text: str
+    cache: Json | None = None
+    extra: Json = field(default_factory=dict)
+    hints: Json = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Image:
+    """An image by URL, or inline as base64 ``data`` with its ``media_type``."""
+
+    url: str | None = None
+    data: str | None = None
+    media_type: str | None = None
+    detail: str | None = None
+    cache: Json | None = None
+    extra: Json = field(default_factory=dict)
+    hints: Json = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ToolCall:
+    """A call the model made. ``arguments`` is the JSON text of the arguments (for ``custom``
+    freeform tools, the raw input string)."""
+
+    id: str
+    name: str
+    arguments: str
+    kind: str = "function"
+    cache: Json | None = None
+    extra: Json = field(default_factory=dict)
+    hints: Json = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ToolResult:
+    """The result of the call ``call_id``; ``content`` is text and images in order."""
+
+    call_id: str
+    content: list[Text | Image]
+    is_error: bool = False
+    kind: str = "function"
+    cache: Json | None = None
+    extra: Json = field(default_factory=dict)
+    hints: Json = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Reasoning:
+    """Model reasoning, kept exact. ``signature`` is the provider's opaque token (Anthropic's
+    thinking signature, OpenAI's ``encrypted_content``); ``redacted`` marks reasoning whose
+    only content is that token."""
+
+    text: str = ""
+    signature: str | None = None
+    redacted: bool = False
+    extra: Json = field(default_factory=dict)
+    hints: Json = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Opaque:
+    """A wire item the model has no type for (a hosted tool call, an item reference). It is
+    re-emitted exactly by ``wire`` and refused by any other wire."""
+
+    wire: Wire
+    data: Json
+    hints: Json = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ArchiveRef:
+    """A pointer to content kept exactly in the archive (used by the state lanes)."""
+
+    ref: str
+    summary: str = ""
+
+
+Part = Text | Image | ToolCall | ToolResult | Reasoning | Opaque | ArchiveRef
+
+
+@dataclass(slots=True)
+class Message:
+    role: Role
+    parts: list[Part]
+    extra: Json = field(default_factory=dict)
+    hints: Json = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Tool:
+    """A tool the client offers. ``kind`` is ``function`` for ordinary JSON-schema tools and
+    ``custom`` for freeform-input tools; anything else (a namespace of tools, a hosted tool) is
+    kept whole in ``extra`` and passes through to the same wire only."""
+
+    name: str
+    description: str | None = None
+    parameters: Json | None = None
+    kind: str = "function"
+    cache: Json | None = None
+    extra: Json = field(default_factory=dict)
+    hints: Json = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ToolChoice:
+    mode: Literal["auto", "none", "required", "tool"] = "auto"
+    name: str | None = None
+
+
+@dataclass(slots=True)
+class Params:
+    """Generation parameters the wires share; the rest stays in ``Request.extra``."""
+
+    max_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    stop: list[str] | None = None
+    stream: bool = False
+    tool_choice: ToolChoice | None = None
+    parallel_tool_calls: bool | None = None
+    effort: str | None = None
+    thinking_budget: int | None = None
+
+
+@dataclass(slots=True)
+class Request:
+    model: str
+    messages: list[Message]
+    source: Wire
+    system: list[Text] = field(default_factory=list)
+    tools: list[Tool] = field(default_factory=list)
+    params: Params = field(default_factory=Params)
+    extra: Json = field(default_factory=dict)
+    hints: Json = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Usage:
+    input: int = 0
+    output: int = 0
+    cached_input: int = 0
+    cache_write: int = 0
+    reasoning: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input + other.input,
+            self.output + other.output,
+            self.cached_input + other.cached_input,
+            self.cache_write + other.cache_write,
+            self.reasoning + other.reasoning,
+        )
+
+
+StopReason = Literal[
+    "end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "pause_turn", "error"
+]
+
+
+@dataclass(slots=True)
+class Response:
+    id: str
+    model: str
+    message: Message
+    source: Wire
+    stop_reason: StopReason | None = "end_turn"
+    usage: Usage = field(default_factory=Usage)
+    extra: Json = field(default_factory=dict)
+    hints: Json = field(default_factory=dict)
+
+
+class ProtocolError(Exception):
+    """Input a wire cannot carry, or that is not valid for it.
+
+    ``status`` is the HTTP status to answer with; ``param`` names the offending field when
+    known. The server turns it into an error body in the client's own wire shape."""
+
+    def __init__(self, message: str, *, status: int = 400, param: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.param = param
