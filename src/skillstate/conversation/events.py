@@ -30,9 +30,14 @@ from skillstate.conversation.model import (
 
 @dataclass(slots=True)
 class Start:
+    """The stream opens. ``extra`` holds wire fields of ``source`` (another wire ignores them);
+    ``created`` is the creation time in Unix seconds when known."""
+
     id: str
     model: str
+    source: Wire | None = None
     usage: Usage | None = None
+    created: int | None = None
     extra: Json = field(default_factory=dict)
 
 
@@ -143,7 +148,8 @@ class Accumulator:
             source=self.source,
             stop_reason=finish.stop_reason if finish else None,
             usage=usage,
-            extra=dict(start.extra),
+            created=start.created,
+            extra=dict(start.extra) if start.source in (None, self.source) else {},
         )
 
 

@@ -209,6 +209,7 @@ class Response:
     source: Wire
     stop_reason: StopReason | None = "end_turn"
     usage: Usage = field(default_factory=Usage)
+    created: int | None = None
     extra: Json = field(default_factory=dict)
     hints: Json = field(default_factory=dict)
 

@@ -1,0 +1,223 @@
+"""Gateway overhead: requests/s and added latency against going direct, in one run.
+
+Three processes share the machine: a minimal mock provider, the gateway in front of it (all
+state lanes off), and this load generator. Each arm runs the same requests at concurrency 1
+and 64, plain and streaming; rounds alternate between direct and gateway so that drift in the
+machine's load hits both alike. Reported: requests/s, p50/p99 of the whole request, p50/p99
+of time to first byte for streams, the added p50/p99 (gateway minus direct), and the
+gateway's resident memory.
+
+Run: ``python -m skillstate.bench.overhead [--seconds S] [--json PATH]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import aiohttp
+
+from skillstate import __version__
+from skillstate.eventloop import new_loop
+
+_SYSTEM = "You are a careful coding agent. Answer briefly. " * 8
+_BODY = {
+    "model": "bench-model",
+    "messages": [
+        {"role": "system", "content": _SYSTEM},
+        {"role": "user", "content": "List the files in the project and say what each does."},
+    ],
+}
+
+
+@dataclass(slots=True)
+class Sample:
+    total: list[float] = field(default_factory=list)
+    first_byte: list[float] = field(default_factory=list)
+    elapsed: float = 0.0
+
+    def extend(self, other: Sample) -> None:
+        self.total += other.total
+        self.first_byte += other.first_byte
+        self.elapsed += other.elapsed
+
+
+@dataclass(slots=True)
+class Row:
+    arm: str
+    stream: bool
+    concurrency: int
+    requests: int
+    rps: float
+    p50_ms: float
+    p99_ms: float
+    ttfb_p50_ms: float | None
+    ttfb_p99_ms: float | None
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+async def _wait_ready(url: str, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    async with aiohttp.ClientSession() as session:
+        while time.monotonic() < deadline:
+            try:
+                async with session.post(url, json=_BODY) as reply:
+                    await reply.read()
+                    if reply.status == 200:
+                        return
+            except aiohttp.ClientError:
+                pass
+            await asyncio.sleep(0.1)
+    raise RuntimeError(f"{url} did not come up in {timeout}s")
+
+
+async def _one(session: aiohttp.ClientSession, url: str, body: bytes, sample: Sample) -> None:
+    started = time.perf_counter()
+    async with session.post(url, data=body, headers={"content-type": "application/json"}) as reply:
+        first = True
+        async for _ in reply.content.iter_any():
+            if first:
+                sample.first_byte.append(time.perf_counter() - started)
+                first = False
+        if reply.status != 200:
+            raise RuntimeError(f"{url} answered {reply.status}")
+    sample.total.append(time.perf_counter() - started)
+
+
+async def _load(url: str, stream: bool, concurrency: int, seconds: float) -> Sample:
+    body = json.dumps({**_BODY, "stream": stream}).encode()
+    sample = Sample()
+    deadline = time.perf_counter() + seconds
+    connector = aiohttp.TCPConnector(limit=concurrency)
+    async with aiohttp.ClientSession(connector=connector) as session:
+
+        async def worker() -> None:
+            while time.perf_counter() < deadline:
+                await _one(session, url, body, sample)
+
+        started = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        sample.elapsed = time.perf_counter() - started
+    return sample
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
+
+
+def _row(arm: str, stream: bool, concurrency: int, sample: Sample) -> Row:
+    ttfb = sample.first_byte if stream else []
+    return Row(
+        arm=arm,
+        stream=stream,
+        concurrency=concurrency,
+        requests=len(sample.total),
+        rps=len(sample.total) / sample.elapsed if sample.elapsed else 0.0,
+        p50_ms=_pct(sample.total, 0.50),
+        p99_ms=_pct(sample.total, 0.99),
+        ttfb_p50_ms=_pct(ttfb, 0.50) if ttfb else None,
+        ttfb_p99_ms=_pct(ttfb, 0.99) if ttfb else None,
+    )
+
+
+def _rss_mb(pid: int) -> float | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+async def _measure(direct: str, gateway: str, seconds: float, rounds: int) -> list[Row]:
+    rows: list[Row] = []
+    for stream in (False, True):
+        for concurrency in (1, 64):
+            samples = {"direct": Sample(), "gateway": Sample()}
+            await _load(direct, stream, concurrency, 0.3)  # warm both paths
+            await _load(gateway, stream, concurrency, 0.3)
+            for _ in range(rounds):
+                for arm, url in (("direct", direct), ("gateway", gateway)):
+                    samples[arm].extend(await _load(url, stream, concurrency, seconds / rounds))
+            rows += [_row(arm, stream, concurrency, s) for arm, s in samples.items()]
+    return rows
+
+
+def _print(rows: list[Row], rss: float | None) -> None:
+    def ms(value: float | None) -> str:
+        return "-" if value is None else f"{value:.3f}"
+
+    print(f"skillstate {__version__} gateway overhead (lanes off), {os.cpu_count()} cores")
+    header = f"{'arm':8} {'mode':6} {'conc':>4} {'req':>6} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8}"
+    print(header + f" {'ttfb50':>8} {'ttfb99':>8}")
+    for r in rows:
+        mode = "stream" if r.stream else "plain"
+        print(
+            f"{r.arm:8} {mode:6} {r.concurrency:4d} {r.requests:6d} {r.rps:8.0f} "
+            f"{r.p50_ms:8.3f} {r.p99_ms:8.3f} {ms(r.ttfb_p50_ms):>8} {ms(r.ttfb_p99_ms):>8}"
+        )
+    print("\nadded by the gateway (gateway minus direct, same run):")
+    for i in range(0, len(rows), 2):
+        d, g = rows[i], rows[i + 1]
+        mode = "stream" if d.stream else "plain"
+        line = (
+            f"  {mode:6} c={d.concurrency:<3} p50 +{g.p50_ms - d.p50_ms:.3f} ms, "
+            f"p99 +{g.p99_ms - d.p99_ms:.3f} ms, throughput {g.rps / d.rps:.2f}x of direct"
+        )
+        if d.ttfb_p50_ms is not None and g.ttfb_p50_ms is not None:
+            line += f", ttfb p50 +{g.ttfb_p50_ms - d.ttfb_p50_ms:.3f} ms"
+        print(line)
+    if rss is not None:
+        print(f"gateway RSS after the run: {rss:.1f} MB")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=4.0, help="load time per cell and arm")
+    parser.add_argument("--rounds", type=int, default=4, help="alternations of direct/gateway")
+    parser.add_argument("--json", type=Path, help="also write the rows here as JSON")
+    args = parser.parse_args(argv)
+    mock_port, gw_port = _free_port(), _free_port()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env = {k: v for k, v in env.items() if not k.startswith("SKILLSTATE_")}
+    mock = subprocess.Popen([sys.executable, "-m", "skillstate.bench.mock_provider", str(mock_port)])
+    gateway_cmd = [sys.executable, "-m", "skillstate", "serve", "--port", str(gw_port)]
+    gateway_cmd += ["--upstream", f"http://127.0.0.1:{mock_port}", "--mode", "off"]
+    gateway = subprocess.Popen(gateway_cmd, env=env, stderr=subprocess.DEVNULL)
+    direct = f"http://127.0.0.1:{mock_port}/v1/chat/completions"
+    through = f"http://127.0.0.1:{gw_port}/v1/chat/completions"
+    loop = new_loop()
+    try:
+        loop.run_until_complete(_wait_ready(direct))
+        loop.run_until_complete(_wait_ready(through))
+        rows = loop.run_until_complete(_measure(direct, through, args.seconds, args.rounds))
+        rss = _rss_mb(gateway.pid)
+    finally:
+        loop.close()
+        for proc in (gateway, mock):
+            proc.terminate()
+            proc.wait(timeout=10)
+    _print(rows, rss)
+    if args.json:
+        args.json.write_text(json.dumps({"rows": [asdict(r) for r in rows], "rss_mb": rss}, indent=2))
+
+
+if __name__ == "__main__":
+    main()

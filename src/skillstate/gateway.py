@@ -1,0 +1,85 @@
+"""The composition root: settings in, a running gateway out. The only place that knows how
+the parts fit together."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from aiohttp import web
+
+from skillstate.config import Settings
+from skillstate.conversation import Wire
+from skillstate.server.app import build_app
+from skillstate.server.context import GatewayContext
+from skillstate.upstream.client import UpstreamClient
+from skillstate.upstream.routing import Router, Upstream, normalize_base_url
+
+log = logging.getLogger("skillstate")
+
+
+def build_context(settings: Settings) -> GatewayContext:
+    upstreams = [
+        Upstream(
+            name=up.name,
+            base_url=normalize_base_url(up.base_url),
+            wire=None if up.wire == "auto" else Wire(up.wire),
+            api_key=up.api_key.get_secret_value() if up.api_key else None,
+            models=tuple(up.models),
+            headers=tuple(up.headers.items()),
+        )
+        for up in settings.resolved_upstreams()
+    ]
+    client = UpstreamClient(
+        connect_timeout=settings.connect_timeout, total_timeout=settings.upstream_timeout
+    )
+    return GatewayContext(router=Router(upstreams), client=client, max_body_bytes=settings.max_body_bytes)
+
+
+@dataclass(slots=True)
+class RunningGateway:
+    url: str
+    context: GatewayContext
+
+
+@contextlib.asynccontextmanager
+async def running(settings: Settings, *, port: int | None = None) -> AsyncIterator[RunningGateway]:
+    """Start the gateway on ``settings.host`` and ``port`` (default ``settings.port``; 0 picks a
+    free one) and stop it on exit."""
+    context = build_context(settings)
+    runner = web.AppRunner(build_app(context), handler_cancellation=True, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, settings.host, settings.port if port is None else port)
+    await site.start()
+    bound = runner.addresses[0][1]
+    try:
+        yield RunningGateway(f"http://{settings.host}:{bound}", context)
+    finally:
+        await runner.cleanup()
+
+
+async def serve(settings: Settings) -> None:
+    """Run until SIGINT or SIGTERM."""
+    logging.basicConfig(
+        level=logging.DEBUG if settings.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    async with running(settings) as gateway:
+        upstreams = gateway.context.router.upstreams
+        log.info("skillstate listening on %s", gateway.url)
+        for up in upstreams:
+            wire = up.wire.value if up.wire else "the client's own wire"
+            log.info("upstream %s: %s (%s, models %s)", up.name, up.base_url, wire, ",".join(up.models))
+        if not upstreams:
+            log.warning("no upstream configured: requests will be refused (use --upstream URL)")
+        await stop.wait()
+        log.info("stopping")

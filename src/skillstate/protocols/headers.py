@@ -1,0 +1,113 @@
+"""Which HTTP headers cross the gateway, per wire: credentials, versions, client metadata.
+
+Rules:
+* Hop-by-hop headers (RFC 9110 section 7.6.1), ``host``, ``content-length`` and
+  ``accept-encoding`` never cross; the upstream client sets its own.
+* Our own ``x-skillstate-*`` headers stay at the gateway.
+* Credentials: with a configured key the client's credential headers are replaced by the
+  upstream wire's (``Authorization: Bearer`` for OpenAI, ``x-api-key`` for Anthropic). Without
+  one, the client's own credential is forwarded, moved to the upstream wire's header when the
+  wires differ. Nothing here stores or logs a key.
+* The same wire forwards the client's other headers; across wires only neutral ones pass
+  (``user-agent``, ``x-request-id``), since a wire's own headers mean nothing to another.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from skillstate.conversation import Wire
+
+_NEVER = frozenset(
+    {
+        "host",
+        "content-length",
+        "accept-encoding",
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+    }
+)
+_CREDENTIALS = frozenset({"authorization", "x-api-key", "api-key"})
+_NEUTRAL = frozenset({"user-agent", "x-request-id", "content-type", "accept"})
+ANTHROPIC_VERSION = "2023-06-01"
+
+#: Response headers relayed back to the client from the same wire.
+_RESPONSE_NEVER = _NEVER | {"content-encoding", "date", "server"}
+
+
+def client_credential(headers: Mapping[str, str]) -> str | None:
+    """The key the client sent, from whichever header its wire uses."""
+    value = _lower_get(headers, "authorization")
+    if value:
+        scheme, _, token = value.partition(" ")
+        return token.strip() if scheme.lower() == "bearer" else value
+    return _lower_get(headers, "x-api-key") or _lower_get(headers, "api-key")
+
+
+def credential_headers(wire: Wire, key: str, *, client: Mapping[str, str]) -> dict[str, str]:
+    """The credential header for ``wire``. An Anthropic client that used ``Authorization``
+    (an OAuth token) keeps that form against an Anthropic upstream."""
+    if wire is Wire.MESSAGES:
+        if _lower_get(client, "authorization") and not _lower_get(client, "x-api-key"):
+            return {"authorization": f"Bearer {key}"}
+        return {"x-api-key": key}
+    return {"authorization": f"Bearer {key}"}
+
+
+def upstream_headers(
+    client: Mapping[str, str],
+    *,
+    client_wire: Wire,
+    upstream_wire: Wire,
+    api_key: str | None,
+    extra: Iterable[tuple[str, str]] = (),
+) -> dict[str, str]:
+    """The headers to send upstream for a request that arrived with ``client`` headers."""
+    same = client_wire is upstream_wire
+    out: dict[str, str] = {}
+    for name, value in client.items():
+        lower = name.lower()
+        if lower in _NEVER or lower in _CREDENTIALS or lower.startswith("x-skillstate-"):
+            continue
+        if same or lower in _NEUTRAL:
+            out[lower] = value
+    key = api_key or client_credential(client)
+    if key:
+        out.update(credential_headers(upstream_wire, key, client=client))
+    if upstream_wire is Wire.MESSAGES and "anthropic-version" not in out:
+        out["anthropic-version"] = ANTHROPIC_VERSION
+    out["content-type"] = "application/json"
+    for name, value in extra:
+        out[name.lower()] = value
+    return out
+
+
+def response_headers(upstream: Mapping[str, str], *, same_wire: bool) -> dict[str, str]:
+    """Upstream response headers worth relaying (request ids, rate limits) on the same wire."""
+    if not same_wire:
+        return {}
+    out: dict[str, str] = {}
+    for name, value in upstream.items():
+        lower = name.lower()
+        if lower in _RESPONSE_NEVER or lower == "content-type":
+            continue
+        out[name] = value
+    return out
+
+
+def _lower_get(headers: Mapping[str, str], name: str) -> str | None:
+    """Case-insensitive lookup that works on plain dicts and aiohttp's CIMultiDict alike."""
+    value = headers.get(name)
+    if value is not None:
+        return value
+    for key, value in headers.items():
+        if key.lower() == name:
+            return value
+    return None

@@ -1,0 +1,77 @@
+"""The aiohttp application: the route table and the error boundary."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+
+from skillstate.conversation import Wire
+from skillstate.server import info
+from skillstate.server.context import GATEWAY, GatewayContext
+from skillstate.server.errors import error_response, guess_wire
+from skillstate.server.proxy import handle_generation
+
+log = logging.getLogger("skillstate.server")
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def build_app(gateway: GatewayContext) -> web.Application:
+    app = web.Application(client_max_size=gateway.max_body_bytes, middlewares=[_errors])
+    app[GATEWAY] = gateway
+    generation: list[tuple[str, Wire]] = [
+        ("/chat/completions", Wire.CHAT),
+        ("/responses", Wire.RESPONSES),
+        ("/messages", Wire.MESSAGES),
+    ]
+    for prefix in ("/v1", ""):
+        for path, wire in generation:
+            app.router.add_post(prefix + path, _generation(wire))
+        app.router.add_post(prefix + "/messages/count_tokens", info.count_tokens)
+        app.router.add_get(prefix + "/models", info.models)
+    app.router.add_get("/health", info.health)
+    app.router.add_get("/", info.root)  # aiohttp answers HEAD for GET routes too
+
+    async def start(_: web.Application) -> None:
+        await gateway.client.start()
+
+    async def stop(_: web.Application) -> None:
+        await gateway.client.close()
+
+    app.on_startup.append(start)
+    app.on_cleanup.append(stop)
+    return app
+
+
+def _generation(wire: Wire) -> Handler:
+    async def handler(request: web.Request) -> web.StreamResponse:
+        return await handle_generation(request, wire)
+
+    handler.__name__ = f"generation_{wire.name.lower()}"
+    return handler
+
+
+@web.middleware
+async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Whatever goes wrong, the client gets an error it can read, in its own wire's shape."""
+    try:
+        return await handler(request)
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        wire = guess_wire(request.path, request.headers)
+        if exc.status == 404:
+            message = f"no route for {request.method} {request.path}"
+        elif exc.status == 405:
+            message = f"{request.method} is not allowed on {request.path}"
+        else:
+            message = exc.reason
+        return error_response(wire, exc.status, message)
+    except (ConnectionResetError, TimeoutError):
+        raise
+    except Exception:
+        log.exception("unexpected error on %s %s", request.method, request.path)
+        wire = guess_wire(request.path, request.headers)
+        return error_response(wire, 500, "internal gateway error; see the gateway's log")

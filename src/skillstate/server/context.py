@@ -1,0 +1,22 @@
+"""What every handler reads from the application: the gateway's parts, built once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from aiohttp import web
+
+from skillstate.exchange import Observer
+from skillstate.upstream.client import UpstreamClient
+from skillstate.upstream.routing import Router
+
+
+@dataclass(slots=True)
+class GatewayContext:
+    router: Router
+    client: UpstreamClient
+    max_body_bytes: int = 32 * 1024 * 1024
+    observers: list[Observer] = field(default_factory=list)
+
+
+GATEWAY: web.AppKey[GatewayContext] = web.AppKey("gateway", GatewayContext)

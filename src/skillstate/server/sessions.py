@@ -1,0 +1,58 @@
+"""Session identity: which conversation a request belongs to.
+
+Order: our ``x-skillstate-session`` header, then the client's own signal (see
+``protocols.signals``), then a fingerprint of the conversation's stable start.
+
+The fingerprint (a documented contract, since changing it moves every unlabelled session):
+``"fp-"`` + the first 24 hex digits of SHA-256 over the compact, key-sorted JSON of
+``[wire, user, system, leading system/developer contents, first user message content]``.
+
+Ids are checked before they reach storage: 1 to 128 characters of ``[A-Za-z0-9._:-]``. Our
+header must already be valid (a bad one is the caller's error); a client's own signal that is
+not valid is replaced by ``"h-"`` + 32 hex digits of its SHA-256, so it stays stable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from skillstate.conversation import ProtocolError, Wire
+from skillstate.protocols.signals import fingerprint_material, session_signals
+
+HEADER = "x-skillstate-session"
+_VALID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+
+
+@dataclass(frozen=True, slots=True)
+class SessionId:
+    id: str
+    source: str
+
+
+def resolve_session(headers: Mapping[str, str], body: Mapping[str, Any], wire: Wire) -> SessionId:
+    ours = headers.get(HEADER)
+    if ours is not None:
+        if not _VALID.fullmatch(ours):
+            raise ProtocolError(
+                f"{HEADER} must be 1 to 128 characters of letters, digits and . _ : -",
+                param=HEADER,
+            )
+        return SessionId(ours, "header")
+    signals = session_signals(headers, body)
+    if signals:
+        source, value = signals[0]
+        return SessionId(_safe(value), source)
+    material = [wire.value, *fingerprint_material(wire, body)]
+    text = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return SessionId("fp-" + hashlib.sha256(text.encode()).hexdigest()[:24], "fingerprint")
+
+
+def _safe(value: str) -> str:
+    if _VALID.fullmatch(value):
+        return value
+    return "h-" + hashlib.sha256(value.encode()).hexdigest()[:32]

@@ -1,0 +1,31 @@
+"""A gateway on a free loopback port, for tests, the demo and benchmarks."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from skillstate.config import load_settings
+from skillstate.gateway import RunningGateway, running
+
+
+@contextlib.asynccontextmanager
+async def gateway_for(
+    upstream: str | None = None,
+    *,
+    wire: str = "auto",
+    settings: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+    config_path: str | None = None,
+) -> AsyncIterator[RunningGateway]:
+    """``async with gateway_for(up.url, wire="anthropic-messages") as gw:`` — a gateway in front
+    of ``upstream`` (in ``wire``, or the client's own with "auto"). ``settings`` are more
+    values as CLI flags would give them; the process environment is not read unless passed."""
+    cli: dict[str, Any] = dict(settings or {})
+    if upstream is not None:
+        cli.setdefault("upstream", upstream)
+        cli.setdefault("upstream_wire", wire)
+    loaded = load_settings(cli=cli, environ=dict(environ or {}), config_path=config_path)
+    async with running(loaded, port=0) as gateway:
+        yield gateway

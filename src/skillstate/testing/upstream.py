@@ -1,0 +1,256 @@
+"""The scripted upstream: a real aiohttp server on 127.0.0.1 that plays a model provider on all
+three wires, answering each model request with what its ``Policy`` returns.
+
+Routes (each with and without the ``/v1`` prefix; the query string is ignored):
+
+* ``POST /v1/chat/completions`` — OpenAI Chat Completions, JSON or SSE by ``stream``
+* ``POST /v1/responses`` — OpenAI Responses, JSON or SSE by ``stream``
+* ``POST /v1/messages`` — Anthropic Messages, JSON or SSE by ``stream``
+* ``POST /v1/messages/count_tokens`` — ``{"input_tokens": N}`` with the same estimate the
+  usage of ``/v1/messages`` reports (no policy involved)
+* ``GET /v1/models`` — the configured models, in Anthropic's list shape when the request has an
+  ``anthropic-version`` header, else OpenAI's
+
+Every request is recorded (raw bytes included) before anything else happens, unknown routes
+included; unknown routes get a 404 JSON error, a body that is not a JSON object a 400, both in
+the route's wire shape. A policy that raises gets a 500 and its exception is kept in
+``errors``. The server is run with handler cancellation, so a client that goes away mid-stream
+is noticed at once, even while the stream is held or paced: ``cancelled`` counts such streams
+and ``disconnected`` is set.
+
+Run by hand: ``python -m skillstate.testing.scripted --port 9999`` (see ``scripted``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+
+from aiohttp import web
+from multidict import CIMultiDict, CIMultiDictProxy
+
+from skillstate import jsonio
+from skillstate.conversation import Json, Wire
+from skillstate.testing import chat_bodies, messages_bodies, responses_bodies
+from skillstate.testing.error_bodies import anthropic_error, openai_error
+from skillstate.testing.outcome import CREATED, CREATED_ISO, Outcome, prompt_tokens, resolve
+from skillstate.testing.policies import Policy, default_policy
+from skillstate.testing.recording import RecordedRequest
+from skillstate.testing.replies import Reply
+
+
+@dataclass(frozen=True, slots=True)
+class _Speaker:
+    """How one wire answers: a finished body, or the SSE events of a stream."""
+
+    body: Callable[[Outcome], Json]
+    stream: Callable[[Outcome], Iterator[bytes]]
+
+
+_SPEAKERS = {
+    Wire.CHAT: _Speaker(chat_bodies.completion, chat_bodies.stream),
+    Wire.RESPONSES: _Speaker(responses_bodies.response, responses_bodies.stream),
+    Wire.MESSAGES: _Speaker(messages_bodies.message, messages_bodies.stream),
+}
+
+#: (method, path without /v1) -> (wire, fields the provider requires)
+_ROUTES: dict[tuple[str, str], tuple[Wire | None, tuple[str, ...]]] = {
+    ("POST", "/chat/completions"): (Wire.CHAT, ("model", "messages")),
+    ("POST", "/responses"): (Wire.RESPONSES, ("model",)),
+    ("POST", "/messages"): (Wire.MESSAGES, ("model", "messages", "max_tokens")),
+    ("POST", "/messages/count_tokens"): (Wire.MESSAGES, ("model", "messages")),
+    ("GET", "/models"): (None, ()),
+}
+
+_SSE_HEADERS = {"Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache"}
+
+
+class ScriptedUpstream:
+    """``async with ScriptedUpstream(policy) as up:`` serves on a free port of 127.0.0.1 (or
+    ``port``); ``up.url`` is the base URL without ``/v1``. ``policy`` may be replaced between
+    requests."""
+
+    def __init__(
+        self,
+        policy: Policy = default_policy,
+        *,
+        models: Sequence[str] = ("test-model",),
+        port: int = 0,
+    ) -> None:
+        self.policy = policy
+        self.models = list(models)
+        self.requests: list[RecordedRequest] = []
+        self.errors: list[Exception] = []
+        self.cancelled = 0
+        self.disconnected = asyncio.Event()
+        self._port = port
+        self._runner: web.AppRunner | None = None
+        self._url: str | None = None
+
+    @property
+    def url(self) -> str:
+        if self._url is None:
+            raise RuntimeError("the scripted upstream is not started")
+        return self._url
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", self._handle)
+        # A short shutdown timeout: a stream a test left held must not stall teardown.
+        runner = web.AppRunner(app, handler_cancellation=True, shutdown_timeout=1.0)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", self._port)
+        await site.start()
+        self._runner = runner
+        host, port = runner.addresses[0][:2]
+        self._url = f"http://{host}:{port}"
+
+    async def close(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> ScriptedUpstream:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        route = _ROUTES.get((request.method, _route_path(request.path)))
+        recorded = await self._record(request, route[0] if route else None)
+        if route is None:
+            message = f"Invalid URL ({request.method} {request.path})"
+            return _error(recorded, 404, "not_found_error", message)
+        if recorded.method == "GET":
+            return _json(self._models(recorded))
+        body = recorded.json
+        if not isinstance(body, dict):
+            return _error(recorded, 400, "invalid_request_error", "the body is not a JSON object")
+        missing = [name for name in route[1] if name not in body]
+        if missing:
+            return _error(recorded, 400, "invalid_request_error", f"{missing[0]}: Field required")
+        if recorded.path.endswith("/count_tokens"):
+            return _json({"input_tokens": prompt_tokens(Wire.MESSAGES, body)})
+        try:
+            reply = self.policy(recorded)
+        except Exception as exc:
+            self.errors.append(exc)
+            return _error(recorded, 500, "api_error", f"scripted upstream policy failed: {exc}")
+        return await self._answer(request, recorded, reply)
+
+    async def _record(self, request: web.Request, wire: Wire | None) -> RecordedRequest:
+        raw = await request.read()
+        try:
+            parsed = jsonio.loads(raw) if raw else None
+        except ValueError:
+            parsed = None
+        recorded = RecordedRequest(
+            index=len(self.requests),
+            method=request.method,
+            path=request.path,
+            query=dict(request.query),
+            headers=CIMultiDictProxy(CIMultiDict(request.headers)),
+            body=raw,
+            json=parsed,
+            wire=wire,
+        )
+        self.requests.append(recorded)
+        return recorded
+
+    async def _answer(
+        self, request: web.Request, recorded: RecordedRequest, reply: Reply
+    ) -> web.StreamResponse:
+        error = reply.error
+        if error is not None and not (error.mid_stream and recorded.stream):
+            if reply.hold is not None:
+                await reply.hold.wait()
+            return _error(recorded, error.status, error.kind, error.message, reply.headers)
+        outcome = resolve(reply, recorded)
+        speaker = _SPEAKERS[outcome.wire]
+        if recorded.stream:
+            return await self._stream(request, speaker.stream(outcome), reply)
+        if reply.hold is not None:
+            await reply.hold.wait()
+        return _json(speaker.body(outcome), headers=reply.headers)
+
+    async def _stream(
+        self, request: web.Request, events: Iterator[bytes], reply: Reply
+    ) -> web.StreamResponse:
+        response = web.StreamResponse(headers={**_SSE_HEADERS, **reply.headers})
+        try:
+            await response.prepare(request)
+            for number, event in enumerate(events):
+                if number and reply.chunk_delay:
+                    await asyncio.sleep(reply.chunk_delay)
+                await response.write(event)
+                if number == 0 and reply.hold is not None:
+                    await reply.hold.wait()
+            await response.write_eof()
+        except ConnectionResetError:
+            self._client_left()
+        except asyncio.CancelledError:
+            self._client_left()
+            raise
+        return response
+
+    def _client_left(self) -> None:
+        self.cancelled += 1
+        self.disconnected.set()
+
+    def _models(self, recorded: RecordedRequest) -> Json:
+        if "anthropic-version" in recorded.headers:
+            listed: list[Json] = [
+                {
+                    "type": "model",
+                    "id": name,
+                    "display_name": name,
+                    "created_at": CREATED_ISO,
+                    "lifecycle": "active",
+                }
+                for name in self.models
+            ]
+            first = self.models[0] if self.models else None
+            last = self.models[-1] if self.models else None
+            return {"data": listed, "has_more": False, "first_id": first, "last_id": last}
+        data = [
+            {"id": name, "object": "model", "created": CREATED, "owned_by": "skillstate"}
+            for name in self.models
+        ]
+        return {"object": "list", "data": data}
+
+
+def _route_path(path: str) -> str:
+    trimmed = path.rstrip("/") or "/"
+    return trimmed[3:] if trimmed.startswith("/v1/") else trimmed
+
+
+def _json(body: Json, status: int = 200, headers: Mapping[str, str] | None = None) -> web.Response:
+    return web.Response(
+        status=status, body=jsonio.dumps(body), content_type="application/json", headers=headers
+    )
+
+
+def _error(
+    recorded: RecordedRequest,
+    status: int,
+    kind: str,
+    message: str,
+    headers: Mapping[str, str] | None = None,
+) -> web.Response:
+    """An error in the wire shape of the route (Anthropic's for Messages routes and for any
+    request carrying ``anthropic-version``, OpenAI's otherwise)."""
+    anthropic = recorded.wire is Wire.MESSAGES or (
+        recorded.wire is None and "anthropic-version" in recorded.headers
+    )
+    if anthropic:
+        return _json(anthropic_error(kind, message, str(recorded.index)), status, headers)
+    return _json(openai_error(kind, message), status, headers)

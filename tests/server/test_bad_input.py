@@ -1,0 +1,137 @@
+"""Bad input gets a clear error in the client's own wire shape, with the right status, and
+the server keeps serving."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import aiohttp
+import pytest
+
+from skillstate.testing import Reply, ScriptedUpstream
+from skillstate.testing.gateway import gateway_for
+from skillstate.testing.policies import Script
+
+ROUTES = {
+    "chat": "/v1/chat/completions",
+    "responses": "/v1/responses",
+    "messages": "/v1/messages",
+}
+
+
+def _openai_error(body: dict[str, Any]) -> str:
+    assert set(body) == {"error"}
+    error = body["error"]
+    assert isinstance(error["message"], str) and error["message"]
+    assert "type" in error
+    return str(error["message"])
+
+
+def _anthropic_error(body: dict[str, Any]) -> str:
+    assert body["type"] == "error"
+    assert isinstance(body["error"]["type"], str)
+    return str(body["error"]["message"])
+
+
+def _message(route: str, body: dict[str, Any]) -> str:
+    return _anthropic_error(body) if route == "messages" else _openai_error(body)
+
+
+async def _post(url: str, data: bytes, headers: dict[str, str] | None = None) -> tuple[int, Any]:
+    async with aiohttp.ClientSession() as session, session.post(url, data=data, headers=headers) as r:
+        return r.status, json.loads(await r.read())
+
+
+CASES = [
+    (b"{not json", 400, "not valid JSON"),
+    (b"[1, 2]", 400, "JSON object"),
+    (b"", 400, "empty"),
+    (b'{"messages": [], "input": "x", "max_tokens": 5}', 400, "model"),
+    (b'{"model": 5, "messages": [], "input": "x", "max_tokens": 5}', 400, "model"),
+]
+
+
+@pytest.mark.parametrize("route", list(ROUTES))
+@pytest.mark.parametrize(("data", "status", "needle"), CASES)
+async def test_malformed_bodies(route: str, data: bytes, status: int, needle: str) -> None:
+    async with ScriptedUpstream() as up, gateway_for(up.url) as gw:
+        got, body = await _post(gw.url + ROUTES[route], data)
+        assert got == status
+        assert needle in _message(route, body)
+        assert up.requests == []  # nothing reached the upstream
+
+
+WRONG_TYPES = {
+    "chat": {"model": "m", "messages": "hello"},
+    "responses": {"model": "m", "input": 42},
+    "messages": {"model": "m", "max_tokens": 5, "messages": {"role": "user"}},
+}
+
+
+@pytest.mark.parametrize("route", list(ROUTES))
+async def test_wrong_types_name_the_field(route: str) -> None:
+    async with ScriptedUpstream() as up, gateway_for(up.url) as gw:
+        got, body = await _post(gw.url + ROUTES[route], json.dumps(WRONG_TYPES[route]).encode())
+        assert got == 400
+        assert ("messages" if route != "responses" else "input") in _message(route, body)
+
+
+async def test_body_over_the_limit_is_413_in_wire_shape() -> None:
+    big = json.dumps({"model": "m", "messages": [{"role": "user", "content": "x" * 5000}]})
+    settings = {"max_body_bytes": 2048}
+    async with ScriptedUpstream() as up, gateway_for(up.url, settings=settings) as gw:
+        got, body = await _post(gw.url + ROUTES["chat"], big.encode())
+        assert got == 413
+        assert "limit" in _openai_error(body)
+        got, body = await _post(gw.url + ROUTES["messages"], big.encode())
+        assert got == 413
+        _anthropic_error(body)
+
+
+async def test_unknown_route_and_wrong_method() -> None:
+    async with ScriptedUpstream() as up, gateway_for(up.url) as gw, aiohttp.ClientSession() as s:
+        async with s.get(gw.url + "/v1/nothing-here") as r:
+            assert r.status == 404
+            assert "/v1/nothing-here" in _openai_error(await r.json())
+        async with s.get(gw.url + "/v1/messages", headers={"anthropic-version": "2023-06-01"}) as r:
+            assert r.status == 405
+            _anthropic_error(await r.json())
+
+
+async def test_invalid_session_header_is_refused() -> None:
+    async with ScriptedUpstream() as up, gateway_for(up.url) as gw:
+        data = json.dumps({"model": "m", "messages": [{"role": "user", "content": "x"}]}).encode()
+        got, body = await _post(
+            gw.url + ROUTES["chat"], data, {"x-skillstate-session": "bad id with spaces"}
+        )
+        assert got == 400
+        assert "x-skillstate-session" in _openai_error(body)
+
+
+async def test_upstream_errors_reach_the_client_in_its_wire() -> None:
+    failing = Reply.failure(429, "slow down please")
+    data = json.dumps(
+        {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}]}
+    ).encode()
+    async with ScriptedUpstream(Script([failing, failing])) as up:
+        async with gateway_for(up.url) as same:
+            got, body = await _post(same.url + ROUTES["messages"], data)
+            assert got == 429 and _anthropic_error(body) == "slow down please"
+        async with gateway_for(up.url, wire="openai-chat") as cross:
+            got, body = await _post(cross.url + ROUTES["messages"], data)
+            assert got == 429
+            assert _anthropic_error(body) == "slow down please"
+            assert body["error"]["type"] == "rate_limit_error"
+
+
+async def test_unreachable_upstream_and_no_upstream() -> None:
+    data = json.dumps({"model": "m", "messages": [{"role": "user", "content": "x"}]}).encode()
+    async with gateway_for("http://127.0.0.1:9") as gw:
+        got, body = await _post(gw.url + ROUTES["chat"], data)
+        assert got == 502 and "unreachable" in _openai_error(body)
+    async with gateway_for(None) as gw:
+        got, body = await _post(gw.url + ROUTES["chat"], data)
+        assert got == 502 and "--upstream" in _openai_error(body)
+        got, body = await _post(gw.url + ROUTES["chat"], b"{oops")
+        assert got == 400  # and it is still serving after all of the above

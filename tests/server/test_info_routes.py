@@ -1,0 +1,69 @@
+"""Root probes, health, the merged model list."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import aiohttp
+
+from skillstate.testing import ScriptedUpstream
+from skillstate.testing.gateway import gateway_for
+
+
+async def test_head_and_get_root() -> None:
+    async with gateway_for(None) as gw, aiohttp.ClientSession() as session:
+        async with session.head(gw.url + "/") as r:
+            assert r.status == 200
+        async with session.get(gw.url + "/") as r:
+            assert (await r.json())["name"] == "skillstate"
+
+
+async def test_models_are_merged_across_upstreams(tmp_path: Path) -> None:
+    async with (
+        ScriptedUpstream(models=["alpha", "shared"]) as one,
+        ScriptedUpstream(models=["shared", "beta"]) as two,
+    ):
+        config = tmp_path / "skillstate.toml"
+        config.write_text(
+            f'[[upstreams]]\nname = "one"\nbase_url = "{one.url}/v1"\nmodels = ["alpha*"]\n'
+            f'[[upstreams]]\nname = "two"\nbase_url = "{two.url}"\n'
+        )
+        async with gateway_for(config_path=str(config)) as gw, aiohttp.ClientSession() as s:
+            async with s.get(gw.url + "/v1/models") as r:
+                body = await r.json()
+                assert body["object"] == "list"
+                assert [m["id"] for m in body["data"]] == ["alpha", "shared", "beta"]
+            async with s.get(gw.url + "/models", headers={"anthropic-version": "2023-06-01"}) as r:
+                body = await r.json()
+                assert [m["id"] for m in body["data"]] == ["alpha", "shared", "beta"]
+                assert body["has_more"] is False and body["first_id"] == "alpha"
+            async with s.get(gw.url + "/health") as r:
+                health = await r.json()
+                assert health["status"] == "ok"
+                assert [u["name"] for u in health["upstreams"]] == ["one", "two"]
+                assert all(u["ok"] for u in health["upstreams"])
+
+
+async def test_health_reports_an_unreachable_upstream() -> None:
+    async with gateway_for("http://127.0.0.1:9") as gw, aiohttp.ClientSession() as s:
+        async with s.get(gw.url + "/health") as r:
+            health = await r.json()
+    assert health["status"] == "degraded"
+    assert health["upstreams"][0]["ok"] is False and "error" in health["upstreams"][0]
+
+
+async def test_model_routing_by_pattern(tmp_path: Path) -> None:
+    async with ScriptedUpstream() as one, ScriptedUpstream() as two:
+        config = tmp_path / "c.toml"
+        config.write_text(
+            f'[[upstreams]]\nname = "claude"\nbase_url = "{one.url}"\nmodels = ["claude-*"]\n'
+            f'[[upstreams]]\nname = "rest"\nbase_url = "{two.url}"\n'
+        )
+        body = b'{"model": "claude-x", "messages": [{"role": "user", "content": "hi"}]}'
+        async with gateway_for(config_path=str(config)) as gw, aiohttp.ClientSession() as s:
+            async with s.post(gw.url + "/v1/chat/completions", data=body) as r:
+                assert r.headers["x-skillstate-upstream"] == "claude"
+            other = body.replace(b"claude-x", b"gpt-x")
+            async with s.post(gw.url + "/v1/chat/completions", data=other) as r:
+                assert r.headers["x-skillstate-upstream"] == "rest"
+        assert len(one.requests) == 1 and len(two.requests) == 1
