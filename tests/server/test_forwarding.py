@@ -128,10 +128,10 @@ async def test_client_disconnect_cancels_the_upstream_request() -> None:
         async with aiohttp.ClientSession() as session:
             r = await session.post(gw.url + "/v1/chat/completions", data=body)
             await r.content.readany()
-            r.close()  # the client goes away mid-stream
-        hold.set()
+            r.close()  # the client goes away mid-stream, while the upstream is still generating
         await asyncio.wait_for(up.disconnected.wait(), timeout=5)
         assert up.cancelled == 1
+        hold.set()
 
 
 async def test_observer_rebuilds_the_streamed_response() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import anthropic
@@ -28,12 +28,17 @@ WEATHER = {
 class Rig:
     upstream: ScriptedUpstream
     url: str
+    clients: list[openai.AsyncOpenAI | anthropic.AsyncAnthropic] = field(default_factory=list)
 
     def openai(self) -> openai.AsyncOpenAI:
-        return openai.AsyncOpenAI(base_url=self.url + "/v1", api_key="sk-test", max_retries=0)
+        client = openai.AsyncOpenAI(base_url=self.url + "/v1", api_key="sk-test", max_retries=0)
+        self.clients.append(client)
+        return client
 
     def anthropic(self) -> anthropic.AsyncAnthropic:
-        return anthropic.AsyncAnthropic(base_url=self.url, api_key="sk-ant-test", max_retries=0)
+        client = anthropic.AsyncAnthropic(base_url=self.url, api_key="sk-ant-test", max_retries=0)
+        self.clients.append(client)
+        return client
 
     def last_body(self) -> dict[str, Any]:
         body = self.upstream.requests[-1].json
@@ -56,7 +61,10 @@ SCRIPT = [
 @pytest.fixture(params=WIRES)
 async def rig(request: pytest.FixtureRequest) -> AsyncIterator[Rig]:
     async with ScriptedUpstream(Script(SCRIPT)) as up, gateway_for(up.url, wire=request.param) as gw:
-        yield Rig(up, gw.url)
+        rig = Rig(up, gw.url)
+        yield rig
+        for client in rig.clients:
+            await client.close()
 
 
 def _results_reached_upstream(body: dict[str, Any], ids: list[str]) -> None:

@@ -12,6 +12,7 @@ ends the stream.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 
 from skillstate.conversation.model import (
@@ -114,7 +115,8 @@ class Accumulator:
         elif isinstance(event, PartStart):
             if event.index not in self._parts:
                 self._order.append(event.index)
-            self._parts[event.index] = event.part
+            # A copy: deltas grow it, and the event may still be read by an encoder.
+            self._parts[event.index] = copy.copy(event.part)
         elif isinstance(event, Start):
             self._start = event
         elif isinstance(event, Finish):

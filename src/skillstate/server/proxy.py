@@ -66,7 +66,8 @@ async def read_inbound(request: web.Request, wire: Wire) -> Inbound:
     try:
         raw = await request.read()
     except web.HTTPRequestEntityTooLarge as exc:
-        raise Refusal(413, f"request body is over the limit of {exc.max_size} bytes") from exc
+        limit = request.app[GATEWAY].max_body_bytes
+        raise Refusal(413, f"request body is over the limit of {limit:,} bytes") from exc
     if not raw:
         raise Refusal(400, "request body is empty; expected a JSON object")
     try:

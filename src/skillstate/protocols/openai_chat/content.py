@@ -1,0 +1,117 @@
+"""Message ``content`` on the Chat wire: a string, null, or a list of typed parts.
+
+Modelled parts: ``text`` -> ``Text`` and ``image_url`` -> ``Image`` (a ``data:`` URL in its
+exact base64 form becomes ``Image.data`` plus ``media_type``, any other URL stays
+``Image.url``). Every other part type (``input_audio``, ``file``, ``refusal``...) becomes an
+``Opaque`` part of this wire, re-emitted exactly.
+
+``extra`` mirrors the wire object minus the modelled keys: for an image, the unknown keys of
+the part plus ``{"image_url": {unknown keys of image_url}}`` when there are any. The shape of
+``content`` (``string``, ``list``, ``null`` or ``absent``) is kept in the message's hints.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from skillstate.conversation import Image, Json, Opaque, Part, ProtocolError, Text, Wire
+from skillstate.protocols.openai_chat import fields as f
+
+_DATA_URL = re.compile(r"data:([A-Za-z0-9.+/-]+);base64,(.*)", re.DOTALL)
+
+
+def decode_content(raw: Json, path: str) -> tuple[list[Part], str]:
+    """The parts of ``raw["content"]`` and the content's shape."""
+    if "content" not in raw:
+        return [], "absent"
+    value = raw["content"]
+    if value is None:
+        return [], "null"
+    if isinstance(value, str):
+        return [Text(value)], "string"
+    items = f.want(value, f.is_list, f.join(path, "content"))
+    base = f.join(path, "content")
+    return [decode_part(item, f.join(base, i)) for i, item in enumerate(items)], "list"
+
+
+def decode_part(raw: Any, path: str) -> Part:
+    part = f.want(raw, f.is_object, path)
+    kind = f.required(part, "type", f.is_str, path)
+    if kind == "text":
+        text = f.required(part, "text", f.is_str, path)
+        return Text(text, extra=f.rest(part, ("type", "text")))
+    if kind == "image_url":
+        return _decode_image(part, path)
+    return Opaque(Wire.CHAT, part)
+
+
+def _decode_image(part: Json, path: str) -> Image:
+    inner = f.required(part, "image_url", f.is_object, path)
+    inner_path = f.join(path, "image_url")
+    url = f.required(inner, "url", f.is_str, inner_path)
+    nulls: set[str] = set()
+    detail = f.optional(inner, "detail", f.is_str, inner_path, nulls)
+    extra = f.rest(part, ("type", "image_url"))
+    inner_extra = f.rest(inner, ("url", "detail"))
+    if inner_extra:
+        extra["image_url"] = inner_extra
+    hints = f.note_nulls({}, nulls)
+    match = _DATA_URL.fullmatch(url)
+    if match is None:
+        return Image(url=url, detail=detail, extra=extra, hints=hints)
+    media_type, data = match.groups()
+    return Image(data=data, media_type=media_type, detail=detail, extra=extra, hints=hints)
+
+
+def encode_part(part: Part, native: bool) -> Json:
+    """One content part; ``native`` re-emits this wire's ``extra`` and hints."""
+    if isinstance(part, Text):
+        out: Json = {"type": "text", "text": part.text}
+        return {**part.extra, **out} if native else out
+    if isinstance(part, Image):
+        return _encode_image(part, native)
+    if isinstance(part, Opaque):
+        return opaque_data(part)
+    raise ProtocolError(f"a {type(part).__name__} part cannot be message content on this wire")
+
+
+def opaque_data(part: Opaque) -> Json:
+    if part.wire is not Wire.CHAT:
+        raise ProtocolError(f"an item of the {part.wire} wire cannot be sent on the Chat wire")
+    return part.data
+
+
+def _encode_image(image: Image, native: bool) -> Json:
+    if image.data is not None:
+        url = f"data:{image.media_type or 'application/octet-stream'};base64,{image.data}"
+    elif image.url is not None:
+        url = image.url
+    else:
+        raise ProtocolError("an image needs a URL or inline data")
+    extra = image.extra if native else {}
+    inner: Json = {**extra.get("image_url", {}), "url": url}
+    f.put(inner, "detail", image.detail, f.nulls_of(image.hints) if native else ())
+    return {**f.rest(extra, ("image_url",)), "type": "image_url", "image_url": inner}
+
+
+def encode_content(
+    parts: Sequence[Part], shape: str | None, native: bool, *, empty: str | None
+) -> tuple[bool, Any]:
+    """(present, value) of ``content`` for ``parts``.
+
+    ``shape`` is the original shape when known. Without it a single plain text becomes a
+    string, no part at all becomes ``empty`` (``None`` beside tool calls, else ``""``), and
+    anything else a list."""
+    if not parts:
+        if shape is None:
+            return True, empty
+        return shape != "absent", {"null": None, "string": "", "list": []}.get(shape)
+    if shape in ("string", None) and len(parts) == 1 and _plain_text(parts[0], native):
+        return True, parts[0].text  # type: ignore[union-attr]
+    return True, [encode_part(part, native) for part in parts]
+
+
+def _plain_text(part: Part, native: bool) -> bool:
+    return isinstance(part, Text) and (not native or not part.extra)

@@ -1,0 +1,131 @@
+"""Generation parameters of a Chat request.
+
+``max_completion_tokens`` and its older synonym ``max_tokens`` both map to
+``Params.max_tokens``; the hint ``max_key`` remembers which one the client used (when it sent
+both, the other stays in ``extra``). A request of another wire gets ``max_completion_tokens``,
+the name OpenAI's current models require. ``stop`` may be a string (hint ``stop_string``) or a
+list. ``reasoning_effort`` is ``Params.effort``; another wire's thinking budget without an
+effort is given the nearest effort level. With ``stream: true`` a request of another wire always
+asks for ``stream_options.include_usage``, so the gateway can account the usage; a request of
+this wire that a lane turned to non-streaming loses its ``stream_options``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from skillstate.conversation import Json, Params, Request, Wire
+from skillstate.protocols.openai_chat import fields as f
+from skillstate.protocols.openai_chat.tools import decode_tool_choice, encode_tool_choice
+
+MAX_KEYS = ("max_completion_tokens", "max_tokens")
+KNOWN = (
+    *MAX_KEYS,
+    "temperature",
+    "top_p",
+    "stop",
+    "stream",
+    "tool_choice",
+    "parallel_tool_calls",
+    "reasoning_effort",
+)
+_SIMPLE = (
+    ("temperature", f.is_number),
+    ("top_p", f.is_number),
+    ("parallel_tool_calls", f.is_bool),
+    ("reasoning_effort", f.is_str),
+)
+
+
+def decode_params(body: Json, hints: Json, nulls: set[str]) -> tuple[Params, Json]:
+    """The parameters of ``body`` and the ``extra`` they leave (a second max-tokens key, a
+    tool choice the model does not name)."""
+    values = {key: f.optional(body, key, check, "", nulls) for key, check in _SIMPLE}
+    extra: Json = {}
+    max_key = next((key for key in MAX_KEYS if key in body), None)
+    max_tokens = None
+    if max_key is not None:
+        hints["max_key"] = max_key
+        max_tokens = f.optional(body, max_key, f.is_int, "", nulls)
+        extra.update({key: body[key] for key in MAX_KEYS if key in body and key != max_key})
+    stream = f.optional(body, "stream", f.is_bool, "", nulls)
+    if stream is not None:
+        hints["stream"] = stream
+    choice = None
+    if body.get("tool_choice") is not None:
+        choice = decode_tool_choice(body["tool_choice"], "tool_choice")
+        if choice is None:
+            extra["tool_choice"] = body["tool_choice"]
+        hints["tool_choice"] = body["tool_choice"]
+    elif "tool_choice" in body:
+        nulls.add("tool_choice")
+    params = Params(
+        max_tokens=max_tokens,
+        temperature=values["temperature"],
+        top_p=values["top_p"],
+        stop=_decode_stop(body, hints, nulls),
+        stream=bool(stream),
+        tool_choice=choice,
+        parallel_tool_calls=values["parallel_tool_calls"],
+        effort=values["reasoning_effort"],
+    )
+    return params, extra
+
+
+def _decode_stop(body: Json, hints: Json, nulls: set[str]) -> list[str] | None:
+    value = body.get("stop")
+    if value is None:
+        if "stop" in body:
+            nulls.add("stop")
+        return None
+    if isinstance(value, str):
+        hints["stop_string"] = True
+        return [value]
+    items = f.want(value, f.is_list, "stop")
+    return [f.want(item, f.is_str, f.join("stop", i)) for i, item in enumerate(items)]
+
+
+def encode_params(req: Request, body: Json) -> None:
+    """Write the parameters of ``req`` into ``body``."""
+    native = req.source is Wire.CHAT
+    hints = req.hints if native else {}
+    nulls = f.nulls_of(hints)
+    params = req.params
+    f.put(body, hints.get("max_key", MAX_KEYS[0]), params.max_tokens, nulls)
+    f.put(body, "temperature", params.temperature, nulls)
+    f.put(body, "top_p", params.top_p, nulls)
+    stop: Any = params.stop
+    if stop is not None and hints.get("stop_string") and len(stop) == 1:
+        stop = stop[0]
+    f.put(body, "stop", stop, nulls)
+    if params.stream or "stream" in hints:
+        body["stream"] = params.stream
+    elif "stream" in nulls:
+        body["stream"] = None
+    if params.stream and not native:
+        body["stream_options"] = {"include_usage": True}
+    elif not params.stream and hints.get("stream") is True:
+        body.pop("stream_options", None)  # a lane turned streaming off: OpenAI refuses these
+    f.put(body, "tool_choice", _tool_choice(req, hints), nulls)
+    f.put(body, "parallel_tool_calls", params.parallel_tool_calls, nulls)
+    f.put(body, "reasoning_effort", params.effort or _effort_for(params.thinking_budget), nulls)
+
+
+def _tool_choice(req: Request, hints: Json) -> Any:
+    """The client's own tool choice while it still means the same choice, else a fresh one."""
+    choice = req.params.tool_choice
+    if choice is None:
+        return None
+    original = hints.get("tool_choice")
+    if original is not None and decode_tool_choice(original, "tool_choice") == choice:
+        return original
+    return encode_tool_choice(choice, req.tools)
+
+
+def _effort_for(budget: int | None) -> str | None:
+    """The effort level nearest a thinking budget of another wire (in tokens)."""
+    if budget is None or budget <= 0:
+        return None
+    if budget < 4096:
+        return "low"
+    return "medium" if budget < 16384 else "high"

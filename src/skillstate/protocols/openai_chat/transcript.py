@@ -1,0 +1,142 @@
+"""Canonical messages to the Chat wire's ``messages`` array.
+
+Native requests (decoded from this wire) re-emit ``extra`` and follow their hints, so an
+untouched request encodes to the JSON it came from. Requests of another wire are built from
+the canonical fields only, shaped the way this wire wants them:
+
+* ``Request.system`` becomes one leading ``system`` message whose string content joins the
+  texts with a blank line.
+* Consecutive assistant messages merge into one (one assistant message per model turn).
+* Tool results in a ``user`` message are split out, in order, into ``tool`` messages placed
+  before the rest of that message. This wire has no error flag on a tool result: the text of
+  an ``is_error`` result is sent exactly as it is, and it is that text which tells the model
+  the call failed.
+* Reasoning parts are omitted: this wire has no place for reasoning in requests (a signature
+  from another provider could not be replayed anyway).
+* What this wire cannot carry raises ``ProtocolError``: images outside ``user`` content, an
+  ``Opaque`` item of another wire, an ``ArchiveRef`` left unrendered.
+"""
+
+from __future__ import annotations
+
+from skillstate.conversation import (
+    Image,
+    Json,
+    Message,
+    Opaque,
+    Part,
+    ProtocolError,
+    Reasoning,
+    Request,
+    Text,
+    ToolCall,
+    ToolResult,
+    Wire,
+)
+from skillstate.protocols.openai_chat.content import encode_content, opaque_data
+from skillstate.protocols.openai_chat.tool_calls import encode_tool_call
+
+
+def encode_messages(req: Request, custom_names: frozenset[str]) -> list[Json]:
+    native = req.source is Wire.CHAT
+    out: list[Json] = []
+    if req.system:
+        out.append({"role": "system", "content": "\n\n".join(t.text for t in req.system)})
+    numbered = list(enumerate(req.messages))
+    for i, message in numbered if native else _coalesce(numbered):
+        try:
+            out.extend(_encode_message(message, native, custom_names))
+        except ProtocolError as error:
+            error.param = error.param or f"messages[{i}]"
+            raise
+    return out
+
+
+def _coalesce(numbered: list[tuple[int, Message]]) -> list[tuple[int, Message]]:
+    """Consecutive assistant messages as one, numbered by the first of them."""
+    merged: list[tuple[int, Message]] = []
+    for i, message in numbered:
+        if merged and message.role == "assistant" and merged[-1][1].role == "assistant":
+            first, previous = merged[-1]
+            merged[-1] = (first, Message("assistant", [*previous.parts, *message.parts]))
+        else:
+            merged.append((i, message))
+    return merged
+
+
+def _encode_message(msg: Message, native: bool, custom_names: frozenset[str]) -> list[Json]:
+    if native and msg.hints.get("message") == "opaque" and len(msg.parts) == 1:
+        part = msg.parts[0]
+        if isinstance(part, Opaque):
+            return [opaque_data(part)]
+    if msg.role == "assistant":
+        return [encode_assistant(msg, native, custom_names)]
+    extra = msg.extra if native else {}
+    results = [_tool_message(p, extra, native) for p in msg.parts if isinstance(p, ToolResult)]
+    rest = [p for p in msg.parts if not isinstance(p, ToolResult)]
+    if msg.role == "tool":
+        if rest:
+            raise ProtocolError(f"a tool message cannot hold a {type(rest[0]).__name__} part")
+        return results
+    if results and not rest:
+        return results
+    for part in rest:
+        _check_content_part(part, native, images=msg.role == "user")
+    shape = msg.hints.get("content") if native else None
+    present, value = encode_content(rest, shape, native, empty="")
+    body: Json = {"role": msg.role, **extra}
+    if present:
+        body["content"] = value
+    return [*results, body]
+
+
+def _check_content_part(part: Part, native: bool, *, images: bool) -> None:
+    if isinstance(part, Text | Opaque) or (isinstance(part, Image) and (images or native)):
+        return
+    raise ProtocolError(f"a {type(part).__name__} part cannot be message content on this wire")
+
+
+def _tool_message(result: ToolResult, extra: Json, native: bool) -> Json:
+    for part in result.content:
+        _check_content_part(part, native, images=False)
+    shape = result.hints.get("content") if native else None
+    present, value = encode_content(result.content, shape, native, empty="")
+    body: Json = {"role": "tool", **extra, "tool_call_id": result.call_id}
+    if present:
+        body["content"] = value
+    return body
+
+
+def encode_assistant(msg: Message, native: bool, custom_names: frozenset[str]) -> Json:
+    """One assistant message: content parts, then ``tool_calls``; reasoning only natively."""
+    body: Json = {"role": "assistant", **(msg.extra if native else {})}
+    if native and msg.hints.get("no_role"):
+        del body["role"]
+    content: list[Part] = []
+    calls: list[Json] = []
+    for part in msg.parts:
+        if isinstance(part, ToolCall):
+            calls.append(encode_tool_call(part, native, custom_names))
+        elif isinstance(part, Opaque) and part.hints.get("in") == "tool_calls":
+            calls.append(opaque_data(part))
+        elif native and isinstance(part, Text) and part.hints.get("refusal"):
+            body["refusal"] = (body.get("refusal") or "") + part.text
+        elif isinstance(part, Reasoning):
+            key = part.hints.get("key")
+            if native and key:
+                body[key] = body.get(key, "") + part.text
+        else:
+            _check_content_part(part, native, images=False)
+            content.append(part)
+    shape = msg.hints.get("content") if native else None
+    empty = None if calls else ""
+    present, value = encode_content(content, shape, native, empty=empty)
+    if present:
+        body["content"] = value
+    if calls:
+        body["tool_calls"] = calls
+    elif native and msg.hints.get("tool_calls") == "null":
+        body["tool_calls"] = None
+    elif native and msg.hints.get("tool_calls") == "empty":
+        body["tool_calls"] = []
+    return body
