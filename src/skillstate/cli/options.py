@@ -1,0 +1,87 @@
+"""The flags every command shares, and turning them into ``Settings``.
+
+Flags pass their text to ``load_settings`` unparsed, so that a bad flag is reported the way a
+bad environment variable or file key is: ``port='x' from command line --port: not an integer``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import click
+
+from skillstate.config import ConfigError, Settings, load_settings
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+CONFIG_ERROR_EXIT = 2
+
+
+def _default(attribute: str) -> object:
+    return Settings.model_fields[attribute].default
+
+
+_OPTIONS = (
+    click.option("--config", "config_path", metavar="FILE", help="TOML config file."),
+    click.option("--upstream", metavar="URL", help="Provider base URL, with or without /v1."),
+    click.option(
+        "--upstream-wire",
+        metavar="WIRE",
+        help="auto (the client's own), openai-chat, openai-responses or anthropic-messages.",
+    ),
+    click.option("--host", metavar="HOST", help=f"Address to listen on [{_default('host')}]."),
+    click.option("--port", metavar="PORT", help=f"Port to listen on [{_default('port')}]."),
+    click.option(
+        "--mode", metavar="MODE", help=f"State mode: paper, hybrid or off [{_default('mode')}]."
+    ),
+    click.option("--schema", metavar="KEYS", help="State keys, comma separated: step,notes."),
+    click.option("--data-dir", metavar="DIR", help="Where sessions and the archive are kept."),
+    click.option("-v", "--verbose", is_flag=True, default=None, help="Log more."),
+)
+
+
+def settings_options(command: F) -> F:
+    """Add the shared flags to a command; they arrive as keyword arguments."""
+    for option in reversed(_OPTIONS):
+        command = option(command)
+    return command
+
+
+@dataclass(frozen=True, slots=True)
+class Flags:
+    """The shared flags one command got: ``values`` by settings key, ``None`` when left out."""
+
+    config_path: str | None = None
+    values: dict[str, object] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, params: dict[str, Any]) -> Flags:
+        """The shared flags from the keyword arguments ``settings_options`` added."""
+        values = dict(params)
+        return cls(values.pop("config_path"), values)
+
+    def over(self, outer: Flags | None) -> Flags:
+        """These flags, falling back to the ones given before the command name."""
+        if outer is None:
+            return self
+        given = {key: value for key, value in self.values.items() if value is not None}
+        config_path = outer.config_path if self.config_path is None else self.config_path
+        return Flags(config_path, {**outer.values, **given})
+
+
+def command_flags(params: dict[str, Any]) -> Flags:
+    """This command's flags over the group's (``skillstate --port 1 config``)."""
+    outer = click.get_current_context().find_object(Flags)
+    return Flags.of(params).over(outer)
+
+
+def load(flags: Flags) -> Settings:
+    """Settings for these flags; on a config error, print each problem and exit with 2."""
+    try:
+        return load_settings(cli=flags.values, config_path=flags.config_path)
+    except ConfigError as exc:
+        for problem in exc.problems:
+            click.echo(f"config error: {problem}", err=True)
+        raise click.exceptions.Exit(CONFIG_ERROR_EXIT) from None

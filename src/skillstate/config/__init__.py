@@ -1,0 +1,51 @@
+"""Typed configuration: defaults < config file < ``SKILLSTATE_*`` environment < CLI flags.
+
+``load_settings`` is the one place that reads the process environment (when it is called,
+never at import). The config file is TOML with flat top-level keys and ``[[upstreams]]``
+tables; its path comes from ``--config`` or ``SKILLSTATE_CONFIG``. Every key is validated, and
+an unknown key, an unknown ``SKILLSTATE_*`` variable or a bad value raises ``ConfigError``
+naming the key and the source it came from.
+
+Upstream base URLs are stored without a trailing ``/v1``; the gateway appends
+``/v1/<route>``. API keys are ``SecretStr``: they are only ever shown masked. A config file::
+
+    port = 8789
+    mode = "hybrid"
+    schema = ["step", "notes", "findings"]
+
+    [[upstreams]]
+    name = "openai"
+    base_url = "https://api.openai.com/v1"
+    api_key_env = "OPENAI_API_KEY"      # the key itself stays in the environment
+    models = ["gpt-*", "o*"]
+
+    [[upstreams]]
+    name = "anthropic"
+    base_url = "https://api.anthropic.com"
+    wire = "anthropic-messages"
+    api_key_env = "ANTHROPIC_API_KEY"
+
+Or, for one provider, ``upstream = "https://api.openai.com/v1"`` with ``upstream_wire`` and
+``SKILLSTATE_API_KEY`` instead of the tables (not both). From the environment or a flag,
+``schema`` is a comma list and ``initial_state`` / ``upstreams`` are JSON text.
+"""
+
+from skillstate.config.display import describe, describe_json, mask_secret
+from skillstate.config.errors import ConfigError
+from skillstate.config.loader import load_settings
+from skillstate.config.settings import KEYS, Mode, Settings, UpstreamSettings, UpstreamWire
+from skillstate.config.sources import default_data_dir
+
+__all__ = [
+    "KEYS",
+    "ConfigError",
+    "Mode",
+    "Settings",
+    "UpstreamSettings",
+    "UpstreamWire",
+    "default_data_dir",
+    "describe",
+    "describe_json",
+    "load_settings",
+    "mask_secret",
+]

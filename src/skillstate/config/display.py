@@ -1,0 +1,109 @@
+"""The effective configuration as ``skillstate config`` shows it, secrets masked.
+
+Keys are never shown whole: a long key keeps its kind prefix and last four characters
+(``sk-…abcd``), a short one only says ``(set)``. Header values are not shown at all, since
+providers take credentials in headers too.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import SecretStr
+
+from skillstate import jsonio
+from skillstate.config.settings import ATTRIBUTES, KEYS, Settings, UpstreamSettings
+
+_NOT_SET = "(not set)"
+_MIN_REVEALING_LENGTH = 16
+_MAX_PREFIX = 8
+
+
+def mask_secret(secret: SecretStr | str) -> str:
+    """``sk-proj-…`` -> ``sk-…abcd``; keys under 16 characters show nothing but ``(set)``."""
+    value = secret.get_secret_value() if isinstance(secret, SecretStr) else secret
+    if len(value) < _MIN_REVEALING_LENGTH:
+        return "(set)"
+    dash = value.find("-")
+    prefix = value[: dash + 1] if 0 < dash < _MAX_PREFIX else ""
+    return f"{prefix}…{value[-4:]}"
+
+
+def describe(settings: Settings) -> list[tuple[str, str, str]]:
+    """``(key, value as text, source)`` for every key; one row per configured upstream."""
+    rows: list[tuple[str, str, str]] = []
+    for key in KEYS:
+        source = settings.sources.get(key, "default")
+        value = getattr(settings, ATTRIBUTES[key])
+        if key == "upstreams" and settings.upstreams:
+            rows.extend(
+                (f"upstreams[{index}]", _upstream_text(upstream), source)
+                for index, upstream in enumerate(settings.upstreams)
+            )
+        else:
+            rows.append((key, _text(value), source))
+    return rows
+
+
+def describe_json(settings: Settings) -> dict[str, dict[str, object]]:
+    """``{key: {"value": ..., "source": ...}}`` with JSON values, secrets masked."""
+    report: dict[str, dict[str, object]] = {}
+    for key in KEYS:
+        value = getattr(settings, ATTRIBUTES[key])
+        shown = [_upstream_json(item) for item in value] if key == "upstreams" else _json(value)
+        report[key] = {"value": shown, "source": settings.sources.get(key, "default")}
+    return report
+
+
+def _text(value: object) -> str:
+    if value is None:
+        return _NOT_SET
+    if isinstance(value, SecretStr):
+        return mask_secret(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, tuple):
+        return ",".join(map(str, value)) if value else "(none)"
+    if isinstance(value, dict):
+        return jsonio.dumps_str(value)
+    return str(value)
+
+
+def _json(value: object) -> object:
+    if isinstance(value, SecretStr):
+        return mask_secret(value)
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, tuple):
+        return list(value)
+    return value
+
+
+def _upstream_text(upstream: UpstreamSettings) -> str:
+    parts = [
+        f"name={upstream.name}",
+        f"base_url={upstream.base_url}",
+        f"wire={upstream.wire}",
+        f"models={','.join(upstream.models)}",
+    ]
+    if upstream.api_key_env is not None:
+        parts.append(f"api_key_env={upstream.api_key_env}")
+    if upstream.api_key is not None:
+        parts.append(f"api_key={mask_secret(upstream.api_key)}")
+    if upstream.headers:
+        parts.append(f"headers={','.join(upstream.headers)}")
+    return " ".join(parts)
+
+
+def _upstream_json(upstream: UpstreamSettings) -> dict[str, object]:
+    return {
+        "name": upstream.name,
+        "base_url": upstream.base_url,
+        "wire": upstream.wire,
+        "models": list(upstream.models),
+        "api_key_env": upstream.api_key_env,
+        "api_key": None if upstream.api_key is None else mask_secret(upstream.api_key),
+        "headers": sorted(upstream.headers),
+    }

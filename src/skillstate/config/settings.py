@@ -1,0 +1,231 @@
+"""The typed settings of one gateway process.
+
+``Settings`` is built once by ``load_settings`` and never changes. Every field is a key that
+the config file, the environment (``SKILLSTATE_<KEY>``) and the command line can set; nothing
+else is accepted. Values that a file gives in TOML's own types must have the right type there
+(``port = "8789"`` is an error); text from the environment or the command line is parsed first.
+"""
+
+from __future__ import annotations
+
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SecretStr,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from skillstate.config import values
+from skillstate.conversation.model import Wire
+
+UpstreamWire = Literal["auto", "openai-chat", "openai-responses", "anthropic-messages"]
+"""``auto`` forwards in the client's own wire; the others are the ``Wire`` values."""
+
+Mode = Literal["paper", "hybrid", "off"]
+
+CONFLICT = "config_conflict"
+"""Error type of a cross-key check; its context names the ``keys`` involved."""
+
+
+def _conflict(keys: tuple[str, ...], reason: str) -> PydanticCustomError:
+    return PydanticCustomError(CONFLICT, "{reason}", {"reason": reason, "keys": keys})
+
+
+class UpstreamSettings(BaseModel):
+    """One provider the gateway forwards to.
+
+    ``base_url`` is stored without a trailing ``/v1``: the gateway appends ``/v1/<route>``.
+    ``api_key`` is read from the environment variable named by ``api_key_env`` when settings
+    load, and lives only in memory.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    base_url: str
+    wire: UpstreamWire = "auto"
+    api_key_env: str | None = None
+    models: tuple[str, ...] = ("*",)
+    headers: dict[str, str] = Field(default_factory=dict)
+    api_key: SecretStr | None = Field(default=None, exclude=True)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, name: str) -> str:
+        return values.check_upstream_name(name)
+
+    @field_validator("base_url")
+    @classmethod
+    def _base_url(cls, url: str) -> str:
+        return values.normalize_base_url(url)
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _api_key_env(cls, name: str | None) -> str | None:
+        return None if name is None else values.check_env_name(name)
+
+    @field_validator("models")
+    @classmethod
+    def _models(cls, patterns: tuple[str, ...]) -> tuple[str, ...]:
+        return values.check_models(patterns)
+
+    @field_validator("headers")
+    @classmethod
+    def _headers(cls, headers: dict[str, str]) -> dict[str, str]:
+        return values.check_headers(headers)
+
+    @field_validator("api_key")
+    @classmethod
+    def _api_key(cls, key: SecretStr | None) -> SecretStr | None:
+        return _checked_key(key)
+
+    @property
+    def forced_wire(self) -> Wire | None:
+        """The wire every request to this upstream is sent in, or None to keep the client's."""
+        return None if self.wire == "auto" else Wire(self.wire)
+
+    def matches(self, model: str) -> bool:
+        """Whether a model name matches one of ``models`` (case-sensitive shell globs)."""
+        return any(fnmatchcase(model, pattern) for pattern in self.models)
+
+
+class Settings(BaseModel):
+    """Every setting of the gateway, validated. Build it with ``load_settings``.
+
+    ``sources`` says where each key's value came from: ``default``, ``config file <path>``,
+    ``environment SKILLSTATE_<KEY>`` or ``command line --<key>``.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    host: str = "127.0.0.1"
+    port: StrictInt = 8789
+    upstream: str | None = None
+    upstream_wire: UpstreamWire = "auto"
+    api_key: SecretStr | None = None
+    upstreams: tuple[UpstreamSettings, ...] = ()
+    mode: Mode = "hybrid"
+    # Named ``schema`` in every source; the attribute name avoids BaseModel.schema().
+    state_schema: tuple[str, ...] | None = Field(default=None, alias="schema")
+    initial_state: dict[str, Any] = Field(default_factory=dict)
+    data_dir: Path
+    verbose: StrictBool = False
+    max_body_bytes: StrictInt = 32 * 1024 * 1024
+    upstream_timeout: StrictFloat = 600.0
+    connect_timeout: StrictFloat = 10.0
+
+    _sources: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    @field_validator("host")
+    @classmethod
+    def _host(cls, host: str) -> str:
+        return values.check_host(host)
+
+    @field_validator("port")
+    @classmethod
+    def _port(cls, port: int) -> int:
+        return values.check_port(port)
+
+    @field_validator("upstream")
+    @classmethod
+    def _upstream(cls, url: str | None) -> str | None:
+        return None if url is None else values.normalize_base_url(url)
+
+    @field_validator("api_key")
+    @classmethod
+    def _api_key(cls, key: SecretStr | None) -> SecretStr | None:
+        return _checked_key(key)
+
+    @field_validator("state_schema")
+    @classmethod
+    def _schema(cls, keys: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        return None if keys is None else values.check_schema(keys)
+
+    @field_validator("initial_state")
+    @classmethod
+    def _initial_state(cls, state: dict[str, Any]) -> dict[str, Any]:
+        return values.check_state_object(state)
+
+    @field_validator("max_body_bytes")
+    @classmethod
+    def _max_body_bytes(cls, size: int) -> int:
+        return int(values.check_positive(size))
+
+    @field_validator("upstream_timeout", "connect_timeout")
+    @classmethod
+    def _timeout(cls, seconds: float) -> float:
+        return values.check_positive(seconds)
+
+    @field_validator("upstreams")
+    @classmethod
+    def _unique_names(cls, upstreams: tuple[UpstreamSettings, ...]) -> tuple[UpstreamSettings, ...]:
+        names = [upstream.name for upstream in upstreams]
+        duplicates = sorted({name for name in names if names.count(name) > 1})
+        if duplicates:
+            raise ValueError(f"upstream name {', '.join(map(repr, duplicates))} is used twice")
+        return upstreams
+
+    @model_validator(mode="after")
+    def _coherent(self) -> Settings:
+        """Keys that only make sense together, checked on the values that were set."""
+        given = self.model_fields_set
+        if self.upstreams and self.upstream is not None:
+            raise _conflict(
+                ("upstream", "upstreams"),
+                "cannot both be set; upstream is the one-provider shortcut of upstreams",
+            )
+        for key in ("upstream_wire", "api_key"):
+            if self.upstreams and key in given:
+                raise _conflict(
+                    (key, "upstreams"),
+                    f"{key} applies only to the upstream shortcut; "
+                    "give each upstream its own wire and api_key_env",
+                )
+        if self.state_schema is not None:
+            outside = sorted(set(self.initial_state) - set(self.state_schema))
+            if outside:
+                raise _conflict(
+                    ("initial_state", "schema"),
+                    f"initial_state has keys outside the schema: {', '.join(map(repr, outside))}",
+                )
+        return self
+
+    @property
+    def sources(self) -> dict[str, str]:
+        """Where each key's value came from, by key (``schema``, not ``state_schema``)."""
+        return dict(self._sources)
+
+    def resolved_upstreams(self) -> list[UpstreamSettings]:
+        """The upstreams to route to, in order; the shortcut becomes one named ``default``."""
+        if self.upstream is None:
+            return list(self.upstreams)
+        shortcut = UpstreamSettings(
+            name="default", base_url=self.upstream, wire=self.upstream_wire, models=("*",)
+        )
+        return [shortcut.model_copy(update={"api_key": self.api_key})]
+
+
+def _checked_key(key: SecretStr | None) -> SecretStr | None:
+    if key is not None:
+        values.check_api_key(key.get_secret_value())
+    return key
+
+
+KEYS: tuple[str, ...] = tuple(field.alias or name for name, field in Settings.model_fields.items())
+"""Every key a source may set, in the order ``describe`` shows them."""
+
+ATTRIBUTES: dict[str, str] = {
+    field.alias or name: name for name, field in Settings.model_fields.items()
+}
+"""Key -> attribute name on ``Settings`` (they differ only for ``schema``)."""

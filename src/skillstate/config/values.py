@@ -1,0 +1,186 @@
+"""Checks and normalisations for single configuration values.
+
+Each function takes a value as written and returns it normalised, or raises ``ValueError``
+whose text reads well after ``key=value from source: `` in a ``ConfigError``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from skillstate import jsonio
+
+MAX_SCHEMA_KEYS = 64
+MAX_SCHEMA_KEY_LENGTH = 64
+MAX_STATE_DEPTH = 16
+MAX_STATE_BYTES = 64 * 1024
+
+# The classic prototype-pollution names: Σ is shown in the dashboard's JavaScript and handed to
+# agents that may merge it into JS objects, so these keys are refused wherever Σ keys are named.
+RESERVED_STATE_KEYS = frozenset({"__proto__", "constructor", "prototype"})
+
+# Headers the gateway's HTTP client computes itself; a configured value would corrupt framing.
+MANAGED_HEADERS = frozenset(
+    {"host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te"}
+)
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_UPSTREAM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_HOSTNAME = re.compile(rf"(?=.{{1,253}}\Z){_LABEL}(?:\.{_LABEL})*\.?\Z")
+# RFC 9110 §5.6.2: a field name is a token.
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
+
+
+def normalize_base_url(url: str) -> str:
+    """Return the provider's base URL without a trailing ``/`` or ``/v1``.
+
+    The gateway appends ``/v1/<route>`` (``/v1/chat/completions``, ``/v1/responses``,
+    ``/v1/messages``) to this base, so ``https://api.openai.com/v1`` and
+    ``https://api.anthropic.com`` are both written the way each provider documents them.
+    Credentials in the URL are refused: they would be printed wherever the URL is shown.
+    """
+    if not url or any(char.isspace() for char in url):
+        raise ValueError("not a URL (empty or contains whitespace)")
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https"):
+        raise ValueError("not an http:// or https:// URL")
+    if not parts.hostname:
+        raise ValueError("has no host")
+    if parts.username is not None or parts.password is not None:
+        raise ValueError("must not hold credentials; set the API key separately")
+    try:
+        parts.port  # noqa: B018 - urlsplit checks the port only when it is read
+    except ValueError:
+        raise ValueError("has an invalid port") from None
+    if parts.query or parts.fragment:
+        raise ValueError("must not have a query or a fragment")
+    path = parts.path.rstrip("/")
+    if path.endswith("/v1"):
+        path = path[: -len("/v1")].rstrip("/")
+    return urlunsplit((parts.scheme.lower(), parts.netloc, path, "", ""))
+
+
+def check_host(host: str) -> str:
+    """An IP address (``::1`` without brackets) or a DNS name, as the listener takes it."""
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        if not _HOSTNAME.match(host):
+            raise ValueError(
+                "not an IP address or host name (write it without scheme or port)"
+            ) from None
+    return host
+
+
+def check_port(port: int) -> int:
+    if not 1 <= port <= 65535:
+        raise ValueError("must be between 1 and 65535")
+    return port
+
+
+def check_positive(number: float) -> float:
+    if not math.isfinite(number) or number <= 0:
+        raise ValueError("must be greater than 0")
+    return number
+
+
+def check_schema(keys: tuple[str, ...]) -> tuple[str, ...]:
+    """Σ's top-level keys: identifiers, unique, at most 64 of them, each at most 64 long."""
+    if not keys:
+        raise ValueError("must name at least one key")
+    if len(keys) > MAX_SCHEMA_KEYS:
+        raise ValueError(f"has {len(keys)} keys; at most {MAX_SCHEMA_KEYS} are allowed")
+    for key in keys:
+        if not _IDENTIFIER.match(key) or len(key) > MAX_SCHEMA_KEY_LENGTH:
+            raise ValueError(
+                f"{key!r} is not an identifier ([A-Za-z_][A-Za-z0-9_]*, "
+                f"at most {MAX_SCHEMA_KEY_LENGTH} characters)"
+            )
+        if key in RESERVED_STATE_KEYS:
+            raise ValueError(f"{key!r} is a reserved name")
+    duplicates = sorted({key for key in keys if keys.count(key) > 1})
+    if duplicates:
+        raise ValueError(f"names {', '.join(map(repr, duplicates))} more than once")
+    return keys
+
+
+def check_state_object(state: dict[str, Any]) -> dict[str, Any]:
+    """A JSON object Σ can start from: JSON values only, no reserved keys, bounded."""
+    _check_json(state, "", 1)
+    size = len(jsonio.dumps(state))
+    if size > MAX_STATE_BYTES:
+        raise ValueError(f"is {size} bytes as JSON; at most {MAX_STATE_BYTES} are allowed")
+    return state
+
+
+def _check_json(value: object, where: str, depth: int) -> None:
+    if depth > MAX_STATE_DEPTH:
+        raise ValueError(f"nests deeper than {MAX_STATE_DEPTH} levels at {where or 'the top'}")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise ValueError(f"has a non-string key {key!r} at {where or 'the top'}")
+            if key in RESERVED_STATE_KEYS:
+                raise ValueError(f"has the reserved key {key!r} at {where or 'the top'}")
+            _check_json(item, f"{where}.{key}", depth + 1)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_json(item, f"{where}[{index}]", depth + 1)
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"holds {value!r} at {where}, which JSON cannot carry")
+    elif value is not None and not isinstance(value, str | int | float | bool):
+        kind = type(value).__name__
+        raise ValueError(f"holds a {kind} at {where}, which JSON cannot carry")
+
+
+def check_upstream_name(name: str) -> str:
+    if not _UPSTREAM_NAME.match(name):
+        raise ValueError("must be 1 to 64 letters, digits, '_', '.' or '-', starting alphanumeric")
+    return name
+
+
+def check_env_name(name: str) -> str:
+    if not _ENV_NAME.match(name):
+        raise ValueError("not an environment variable name")
+    return name
+
+
+def check_api_key(key: str) -> str:
+    """A key travels in an HTTP header, so whitespace and control characters are refused."""
+    if not key:
+        raise ValueError("is empty")
+    if any(char.isspace() or not char.isprintable() for char in key):
+        raise ValueError("contains whitespace or control characters")
+    return key
+
+
+def check_models(patterns: tuple[str, ...]) -> tuple[str, ...]:
+    if not patterns:
+        raise ValueError("must hold at least one pattern (use '*' for every model)")
+    if any(not pattern for pattern in patterns):
+        raise ValueError("holds an empty pattern")
+    return patterns
+
+
+def check_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """Extra request headers for one upstream; names are tokens, values single-line."""
+    seen: set[str] = set()
+    for name, value in headers.items():
+        if not _TOKEN.match(name):
+            raise ValueError(f"header name {name!r} is not an HTTP token (RFC 9110 §5.6.2)")
+        lowered = name.lower()
+        if lowered in MANAGED_HEADERS:
+            raise ValueError(f"header {name!r} is set by the gateway itself")
+        if lowered in seen:
+            raise ValueError(f"header {name!r} is given twice")
+        seen.add(lowered)
+        if any(char in value for char in "\r\n\0"):
+            raise ValueError(f"header {name!r} has a line break or NUL in its value")
+    return dict(headers)

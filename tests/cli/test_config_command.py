@@ -1,0 +1,69 @@
+"""skillstate config: one key a line with value and source; --json for programs."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from skillstate.cli.main import cli
+from skillstate.config import KEYS
+
+KEY = "sk-proj-0123456789abcdefwxyz"
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in [name for name in os.environ if name.startswith("SKILLSTATE_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+
+
+def lines(stdout: str) -> dict[str, list[str]]:
+    return {line.split()[0]: line.split()[1:] for line in stdout.splitlines()}
+
+
+def test_one_line_per_key_with_value_and_source(tmp_path: Path) -> None:
+    config = tmp_path / "skillstate.toml"
+    config.write_text('mode = "paper"\nport = 8000\n')
+    env = {"SKILLSTATE_PORT": "8001", "SKILLSTATE_API_KEY": KEY}
+    args = ["config", "--config", str(config), "--upstream", "https://api.anthropic.com/"]
+    result = CliRunner().invoke(cli, args, env=env)
+    assert result.exit_code == 0, result.output
+    shown = lines(result.stdout)
+    assert list(shown) == list(KEYS)
+    assert shown["mode"] == ["paper", "config", "file", str(config)]
+    assert shown["port"] == ["8001", "environment", "SKILLSTATE_PORT"]
+    assert shown["upstream"] == ["https://api.anthropic.com", "command", "line", "--upstream"]
+    assert shown["api_key"] == ["sk-…wxyz", "environment", "SKILLSTATE_API_KEY"]
+    assert shown["host"] == ["127.0.0.1", "default"]
+    assert KEY not in result.output
+
+
+def test_the_source_column_is_aligned() -> None:
+    result = CliRunner().invoke(cli, ["config"])
+    rows = [line for line in result.stdout.splitlines() if not line.startswith("data_dir")]
+    assert len({row.index("default") for row in rows}) == 1
+
+
+def test_json_output(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["config", "--json", "--schema", "step,notes", "-v"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["schema"] == {"value": ["step", "notes"], "source": "command line --schema"}
+    assert report["verbose"] == {"value": True, "source": "command line --verbose"}
+    assert report["data_dir"]["value"] == str(tmp_path / ".local" / "share" / "skillstate")
+
+
+def test_a_config_error_prints_to_stderr_and_exits_2() -> None:
+    result = CliRunner().invoke(cli, ["config", "--json"], env={"SKILLSTATE_PORT": "abc"})
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert (
+        result.stderr
+        == "config error: port='abc' from environment SKILLSTATE_PORT: not an integer\n"
+    )

@@ -1,0 +1,109 @@
+"""The skillstate command: help, version, the shared flags and how a bad value ends a run."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from skillstate import __version__
+from skillstate.cli.main import cli
+from skillstate.cli.serve import serve_command
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The developer's own SKILLSTATE_* variables must not leak into these runs."""
+    for name in [name for name in os.environ if name.startswith("SKILLSTATE_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+
+
+def test_version_prints_name_and_version() -> None:
+    result = CliRunner().invoke(cli, ["--version"])
+    assert result.exit_code == 0
+    assert result.stdout == f"skillstate {__version__}\n"
+
+
+def test_help_explains_shows_an_example_and_lists_commands() -> None:
+    result = CliRunner().invoke(cli, ["--help"])
+    assert result.exit_code == 0
+    text = result.stdout
+    assert "A local context gateway for LLM agents" in text
+    assert "skillstate --upstream https://api.openai.com/v1" in text
+    commands = text.split("Commands:")[1].split()
+    assert "serve" in commands
+    assert "config" in commands
+    for flag in ("--config", "--upstream", "--upstream-wire", "--port", "--host", "--schema"):
+        assert flag in text
+    for flag in ("--mode", "--data-dir", "--verbose", "-v,"):
+        assert flag in text
+
+
+@pytest.mark.parametrize(
+    "args", [["--port", "notanumber"], ["serve", "--port", "notanumber"]], ids=["bare", "serve"]
+)
+def test_a_bad_port_ends_the_run_with_2_naming_the_flag(args: list[str]) -> None:
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr == (
+        "config error: port='notanumber' from command line --port: not an integer\n"
+    )
+
+
+def test_the_proxy_program_checks_its_flags_the_same_way() -> None:
+    result = CliRunner().invoke(serve_command, ["--upstream", "ftp://example.com"])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "config error: upstream='ftp://example.com' from command line --upstream: "
+        "not an http:// or https:// URL\n"
+    )
+
+
+def test_every_problem_is_printed(tmp_path: Path) -> None:
+    config = tmp_path / "s.toml"
+    config.write_text("prot = 1\n")
+    result = CliRunner().invoke(
+        cli, ["serve", "--config", str(config), "--mode", "fast"], env={"SKILLSTATE_X": "1"}
+    )
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        f"config error: 'prot' is not a known key (from config file {config}); "
+        "did you mean 'port'?",
+        "config error: 'SKILLSTATE_X' is not a known variable (from environment)",
+    ]
+
+
+def test_serve_and_config_have_help_without_starting_anything() -> None:
+    for command in ("serve", "config"):
+        result = CliRunner().invoke(cli, [command, "--help"])
+        assert result.exit_code == 0
+        assert "--port PORT" in result.stdout
+
+
+def test_flags_before_the_command_apply_to_it() -> None:
+    result = CliRunner().invoke(cli, ["--port", "9001", "--host", "::1", "config", "--json"])
+    assert result.exit_code == 0, result.output
+    assert '"value": 9001' in result.stdout
+    result = CliRunner().invoke(cli, ["--port", "9001", "config", "--port", "9002"])
+    port = next(line for line in result.stdout.splitlines() if line.startswith("port "))
+    assert port.split() == ["port", "9002", "command", "line", "--port"]
+
+
+def test_an_unknown_command_is_refused() -> None:
+    result = CliRunner().invoke(cli, ["srve"])
+    assert result.exit_code == 2
+    assert "No such command 'srve'" in result.stderr
+
+
+def test_a_config_file_given_before_the_command_applies_to_it(tmp_path: Path) -> None:
+    config = tmp_path / "s.toml"
+    config.write_text("port = 9003\n")
+    result = CliRunner().invoke(cli, ["--config", str(config), "config"])
+    assert result.exit_code == 0, result.output
+    port = next(line for line in result.stdout.splitlines() if line.startswith("port "))
+    assert port.split() == ["port", "9003", "config", "file", str(config)]
