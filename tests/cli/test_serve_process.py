@@ -1,0 +1,72 @@
+"""`skillstate` as a user starts it: a real process in front of the scripted upstream, a
+request through it, and a clean stop on SIGINT."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import sys
+from pathlib import Path
+
+import aiohttp
+
+from skillstate.testing import Reply, ScriptedUpstream
+from skillstate.testing.policies import Script
+
+SCRIPT = Path(sys.executable).with_name("skillstate")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+async def _wait_healthy(url: str) -> None:
+    async with aiohttp.ClientSession() as session:
+        for _ in range(200):
+            try:
+                async with session.get(url + "/health") as reply:
+                    if reply.status == 200:
+                        return
+            except aiohttp.ClientError:
+                pass
+            await asyncio.sleep(0.05)
+    raise AssertionError("the gateway did not come up")
+
+
+async def test_bare_skillstate_serves_and_stops_on_sigint(tmp_path: Path) -> None:
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLSTATE_")}
+    env["SKILLSTATE_DATA_DIR"] = str(tmp_path)
+    async with ScriptedUpstream(Script([Reply(text="hello from upstream")])) as up:
+        proc = await asyncio.create_subprocess_exec(
+            str(SCRIPT),
+            "--upstream",
+            up.url + "/v1",
+            "--port",
+            str(port),
+            env=env,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        try:
+            url = f"http://127.0.0.1:{port}"
+            await _wait_healthy(url)
+            body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+            async with (
+                aiohttp.ClientSession() as session,
+                session.post(url + "/v1/chat/completions", json=body) as reply,
+            ):
+                answer = await reply.json()
+            assert answer["choices"][0]["message"]["content"] == "hello from upstream"
+            assert up.requests[-1].path == "/v1/chat/completions"
+        finally:
+            proc.send_signal(signal.SIGINT)
+            _, stderr = await asyncio.wait_for(proc.communicate(), timeout=15)
+    assert proc.returncode in (0, 130), stderr.decode()
+    log = stderr.decode()
+    assert f"listening on http://127.0.0.1:{port}" in log
+    assert "sk-" not in log  # no credential ever reaches the log
