@@ -37,7 +37,9 @@ def build_context(settings: Settings) -> GatewayContext:
     client = UpstreamClient(
         connect_timeout=settings.connect_timeout, total_timeout=settings.upstream_timeout
     )
-    return GatewayContext(router=Router(upstreams), client=client, max_body_bytes=settings.max_body_bytes)
+    return GatewayContext(
+        router=Router(upstreams), client=client, max_body_bytes=settings.max_body_bytes
+    )
 
 
 @dataclass(slots=True)
@@ -78,7 +80,9 @@ async def serve(settings: Settings) -> None:
         log.info("skillstate listening on %s", gateway.url)
         for up in upstreams:
             wire = up.wire.value if up.wire else "the client's own wire"
-            log.info("upstream %s: %s (%s, models %s)", up.name, up.base_url, wire, ",".join(up.models))
+            log.info(
+                "upstream %s: %s (%s, models %s)", up.name, up.base_url, wire, ",".join(up.models)
+            )
         if not upstreams:
             log.warning("no upstream configured: requests will be refused (use --upstream URL)")
         await stop.wait()

@@ -39,7 +39,10 @@ def _message(route: str, body: dict[str, Any]) -> str:
 
 
 async def _post(url: str, data: bytes, headers: dict[str, str] | None = None) -> tuple[int, Any]:
-    async with aiohttp.ClientSession() as session, session.post(url, data=data, headers=headers) as r:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(url, data=data, headers=headers) as r,
+    ):
         return r.status, json.loads(await r.read())
 
 

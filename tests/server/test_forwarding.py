@@ -154,7 +154,7 @@ async def test_observer_rebuilds_the_streamed_response() -> None:
     for exchange in seen:
         assert exchange.streamed and exchange.response is not None
         parts = exchange.response.message.parts
-        assert [getattr(p, "text", None) for p in parts][0] == "Hello world"
+        assert getattr(parts[0], "text", None) == "Hello world"
         call = parts[1]
         assert getattr(call, "name", None) == "ls"
         assert json.loads(getattr(call, "arguments", "{}")) == {"path": "."}

@@ -60,7 +60,10 @@ SCRIPT = [
 
 @pytest.fixture(params=WIRES)
 async def rig(request: pytest.FixtureRequest) -> AsyncIterator[Rig]:
-    async with ScriptedUpstream(Script(SCRIPT)) as up, gateway_for(up.url, wire=request.param) as gw:
+    async with (
+        ScriptedUpstream(Script(SCRIPT)) as up,
+        gateway_for(up.url, wire=request.param) as gw,
+    ):
         rig = Rig(up, gw.url)
         yield rig
         for client in rig.clients:
@@ -159,7 +162,9 @@ async def test_responses_stream(rig: Rig) -> None:
     async with client.responses.stream(
         model="test-model", input="Weather?", tools=_responses_tools()
     ) as stream:
-        deltas = [event.delta async for event in stream if event.type == "response.output_text.delta"]
+        deltas = [
+            event.delta async for event in stream if event.type == "response.output_text.delta"
+        ]
         final = await stream.get_final_response()
     assert "".join(deltas) == "Let me check."
     calls = [item for item in final.output if item.type == "function_call"]

@@ -9,7 +9,10 @@ import pytest
 from skillstate.conversation import ProtocolError, Wire
 from skillstate.server.sessions import resolve_session
 
-CHAT = {"model": "m", "messages": [{"role": "system", "content": "S"}, {"role": "user", "content": "U"}]}
+CHAT = {
+    "model": "m",
+    "messages": [{"role": "system", "content": "S"}, {"role": "user", "content": "U"}],
+}
 
 
 def test_our_header_wins() -> None:

@@ -17,7 +17,6 @@ import asyncio
 import json
 import os
 import socket
-import statistics
 import subprocess
 import sys
 import time
@@ -71,8 +70,8 @@ def _free_port() -> int:
         return port
 
 
-async def _wait_ready(url: str, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
+async def _wait_ready(url: str, limit: float = 20.0) -> None:
+    deadline = time.monotonic() + limit
     async with aiohttp.ClientSession() as session:
         while time.monotonic() < deadline:
             try:
@@ -83,7 +82,7 @@ async def _wait_ready(url: str, timeout: float = 20.0) -> None:
             except aiohttp.ClientError:
                 pass
             await asyncio.sleep(0.1)
-    raise RuntimeError(f"{url} did not come up in {timeout}s")
+    raise RuntimeError(f"{url} did not come up in {limit}s")
 
 
 async def _one(session: aiohttp.ClientSession, url: str, body: bytes, sample: Sample) -> None:
@@ -197,7 +196,9 @@ def main(argv: list[str] | None = None) -> None:
     mock_port, gw_port = _free_port(), _free_port()
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     env = {k: v for k, v in env.items() if not k.startswith("SKILLSTATE_")}
-    mock = subprocess.Popen([sys.executable, "-m", "skillstate.bench.mock_provider", str(mock_port)])
+    mock = subprocess.Popen(
+        [sys.executable, "-m", "skillstate.bench.mock_provider", str(mock_port)]
+    )
     gateway_cmd = [sys.executable, "-m", "skillstate", "serve", "--port", str(gw_port)]
     gateway_cmd += ["--upstream", f"http://127.0.0.1:{mock_port}", "--mode", "off"]
     gateway = subprocess.Popen(gateway_cmd, env=env, stderr=subprocess.DEVNULL)
@@ -216,7 +217,9 @@ def main(argv: list[str] | None = None) -> None:
             proc.wait(timeout=10)
     _print(rows, rss)
     if args.json:
-        args.json.write_text(json.dumps({"rows": [asdict(r) for r in rows], "rss_mb": rss}, indent=2))
+        args.json.write_text(
+            json.dumps({"rows": [asdict(r) for r in rows], "rss_mb": rss}, indent=2)
+        )
 
 
 if __name__ == "__main__":

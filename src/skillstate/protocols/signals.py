@@ -40,9 +40,9 @@ def session_signals(headers: Mapping[str, str], body: Mapping[str, Any]) -> list
             if isinstance(value, str) and value:
                 found.append(("metadata", value))
                 break
-    key = body.get("prompt_cache_key")
-    if isinstance(key, str) and key:
-        found.append(("prompt-cache-key", key))
+    cache_key = body.get("prompt_cache_key")
+    if isinstance(cache_key, str) and cache_key:
+        found.append(("prompt-cache-key", cache_key))
     return found
 
 

@@ -12,7 +12,12 @@ from skillstate.protocols import adapter, kind_for_status
 
 
 def error_response(
-    wire: Wire, status: int, message: str, *, kind: str | None = None, headers: Mapping[str, str] | None = None
+    wire: Wire,
+    status: int,
+    message: str,
+    *,
+    kind: str | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> web.Response:
     body = adapter(wire).error_body(status, kind or kind_for_status(status), message)
     return web.Response(

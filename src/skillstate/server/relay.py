@@ -153,5 +153,7 @@ async def relay_upstream_error(
         parsed = jsonio.loads(raw) if raw else None
     except ValueError:
         parsed = None
-    kind, message = adapter(target).decode_error(reply.status, parsed if isinstance(parsed, dict) else None)
+    kind, message = adapter(target).decode_error(
+        reply.status, parsed if isinstance(parsed, dict) else None
+    )
     return error_response(client_wire, reply.status, message, kind=kind, headers=headers)

@@ -8,7 +8,6 @@ leaves 127.0.0.1.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -100,7 +99,9 @@ async def _responses_session(url: str) -> tuple[int, str]:
         items += [item.model_dump(exclude_none=True) for item in reply.output]
         for call in calls:
             output = FILES[json.loads(call.arguments)["path"]]
-            items.append({"type": "function_call_output", "call_id": call.call_id, "output": output})
+            items.append(
+                {"type": "function_call_output", "call_id": call.call_id, "output": output}
+            )
     return 10, ""
 
 
@@ -112,7 +113,11 @@ SESSIONS = {
 PLAN = [
     ("Chat Completions SDK, same wire", "openai-chat", "auto"),
     ("Anthropic SDK (streaming) on an OpenAI Chat upstream", "anthropic-messages", "openai-chat"),
-    ("Responses SDK (streaming) on an Anthropic upstream", "openai-responses", "anthropic-messages"),
+    (
+        "Responses SDK (streaming) on an Anthropic upstream",
+        "openai-responses",
+        "anthropic-messages",
+    ),
 ]
 
 
@@ -130,7 +135,7 @@ async def demo(console: Console) -> bool:
             for record in up.requests:
                 table.add_row(
                     str(record.index + 1),
-                    f"{record.wire.value} {record.path}",
+                    f"{record.wire.value if record.wire else '?'} {record.path}",
                     f"{len(record.body):,}",
                     "yes" if record.stream else "no",
                     _last_item(record.json),

@@ -38,7 +38,9 @@ class UpstreamClient:
             raise RuntimeError("upstream client used before start()")
         return self._session
 
-    def post(self, url: str, body: bytes, headers: dict[str, str]) -> aiohttp.client._RequestContextManager:
+    def post(
+        self, url: str, body: bytes, headers: dict[str, str]
+    ) -> aiohttp.client._RequestContextManager:
         return self.session.post(url, data=body, headers=headers)
 
     def get(

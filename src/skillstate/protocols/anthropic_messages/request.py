@@ -1,0 +1,127 @@
+"""Request bodies of ``POST /v1/messages`` (and ``/v1/messages/count_tokens``, whose bodies are
+the same without ``max_tokens``), to and from the canonical ``Request``.
+
+Identity law: for every valid body ``b``, ``encode_request(decode_request(b)) == b``. Shape
+facts kept in ``hints``: whether ``system``, a message's content or a tool result's content was
+a string, and which fields were present with a default value (``stream: false``,
+``tools: []``, ``is_error: false``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from skillstate.conversation import Json, Message, Request, Role, Text
+from skillstate.protocols.anthropic_messages.blocks import (
+    WIRE,
+    decode_blocks,
+    encode_blocks,
+    plain_text,
+)
+from skillstate.protocols.anthropic_messages.fields import (
+    at,
+    fail,
+    merged,
+    need_list,
+    need_obj,
+    need_str,
+    split,
+)
+from skillstate.protocols.anthropic_messages.foreign import encode_foreign
+from skillstate.protocols.anthropic_messages.params import KEYS, decode_params, encode_params
+from skillstate.protocols.anthropic_messages.tools import decode_tools, encode_tool
+
+_KEYS = ("model", "system", "messages", "tools", *KEYS)
+_ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant", "system": "system"}
+
+
+def decode_request(body: Json) -> Request:
+    """Validate and read a body. ``max_tokens`` is optional here: count_tokens bodies lack it,
+    and the upstream is the judge of a messages body without one."""
+    got, extra = split(need_obj(body, "body"), _KEYS)
+    model = need_str(got, "model", "")
+    if not model:
+        raise fail("model", "must not be empty")
+    if "messages" not in got:
+        raise fail("messages", "is required")
+    hints: Json = {}
+    system = _decode_system(got.get("system"), hints)
+    items = need_list(got["messages"], "messages")
+    messages = [_decode_message(item, f"messages[{i}]") for i, item in enumerate(items)]
+    tools = []
+    if "tools" in got:
+        tools, hints["tools"] = decode_tools(got["tools"]), True
+    params = decode_params(got, hints)
+    return Request(model, messages, WIRE, system, tools, params, extra, hints)
+
+
+def _decode_system(value: Any, hints: Json) -> list[Text]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        hints["system"] = "str"
+        return [Text(value)]
+    hints["system"] = "list"
+    system: list[Text] = []
+    for i, part in enumerate(decode_blocks(value, "system")):
+        if not isinstance(part, Text):
+            raise fail(f"system[{i}]", "must be a text block")
+        system.append(part)
+    return system
+
+
+def _decode_message(value: Any, path: str) -> Message:
+    got, extra = split(need_obj(value, path), ("role", "content"))
+    role = _ROLES.get(need_str(got, "role", path))
+    if role is None:
+        raise fail(at(path, "role"), "must be user, assistant or system")
+    content = got.get("content")
+    if isinstance(content, str):
+        return Message(role, [Text(content)], extra, {"content": "str"})
+    if content is None:
+        raise fail(at(path, "content"), "is required")
+    return Message(role, decode_blocks(content, at(path, "content")), extra)
+
+
+def encode_request(req: Request) -> Json:
+    """This wire's body. A request from another wire is built from canonical fields only
+    (see ``foreign.encode_foreign``)."""
+    if req.source is not WIRE:
+        return encode_foreign(req)
+    out: Json = {"model": req.model}
+    params = encode_params(req.params, req.hints, native=True, has_tools=bool(req.tools))
+    if "max_tokens" in params:
+        out["max_tokens"] = params.pop("max_tokens")
+    system = _encode_system(req.system, req.hints.get("system"))
+    if system is not None:
+        out["system"] = system
+    out["messages"] = [_encode_message(message) for message in req.messages]
+    if req.tools or req.hints.get("tools"):
+        out["tools"] = [encode_tool(tool, native=True) for tool in req.tools]
+    out.update(params)
+    return merged(out, req.extra)
+
+
+def _encode_system(system: list[Text], shape: str | None) -> str | list[Json] | None:
+    if shape == "str" and len(system) == 1 and plain_text(system[0]):
+        return system[0].text
+    if not system and shape is None:
+        return None
+    return encode_blocks(system, native=True)
+
+
+def _encode_message(message: Message) -> Json:
+    """A lane's ``developer`` message is sent as a ``system`` one; a ``tool`` message's
+    results go in a ``user`` message."""
+    role = message.role
+    if role == "developer":
+        role = "system"
+    elif role == "tool":
+        role = "user"
+    out: Json = {"role": role}
+    first = message.parts[0] if len(message.parts) == 1 else None
+    if message.hints.get("content") == "str" and isinstance(first, Text) and plain_text(first):
+        out["content"] = first.text
+    else:
+        out["content"] = encode_blocks(message.parts, native=True)
+    return merged(out, message.extra)

@@ -1,0 +1,103 @@
+"""Non-streaming response bodies (``type: "message"``) to and from the canonical ``Response``.
+
+Identity law: ``encode_response(decode_response(b), None) == b`` for every valid body ``b``.
+Fields the model does not name (``type``, ``role``, ``stop_sequence``, ``container``,
+``stop_details`` ...) stay in ``extra``; the usage object's fields beyond the token counts
+(``service_tier``, ``server_tool_use``, ``cache_creation`` ...) in ``extra["usage"]``.
+"""
+
+from __future__ import annotations
+
+from skillstate.conversation import Json, Message, Part, Reasoning, Request, Response
+from skillstate.protocols.anthropic_messages.blocks import (
+    WIRE,
+    decode_blocks,
+    encode_blocks,
+    encode_part,
+)
+from skillstate.protocols.anthropic_messages.fields import need_obj, need_str, split
+from skillstate.protocols.anthropic_messages.foreign import check_parts
+from skillstate.protocols.anthropic_messages.usage import (
+    COUNTS,
+    decode_stop,
+    encode_stop,
+    encode_usage,
+    read_counts,
+    to_usage,
+)
+
+_KEYS = ("id", "model", "content", "stop_reason", "usage")
+
+
+def decode_response(body: Json) -> Response:
+    got, extra = split(need_obj(body, "body"), _KEYS)
+    counts, usage_extra = read_counts(got.get("usage"), "usage")
+    hints: Json = {"usage_keys": list(counts)}
+    if usage_extra:
+        extra["usage"] = usage_extra
+    stop_reason = got.get("stop_reason")
+    stop = decode_stop(stop_reason)
+    if stop is not None and stop != stop_reason:
+        hints["stop_reason"] = stop_reason
+    return Response(
+        id=need_str(got, "id", ""),
+        model=need_str(got, "model", ""),
+        message=Message("assistant", decode_blocks(got.get("content"), "content")),
+        source=WIRE,
+        stop_reason=stop,
+        usage=to_usage(counts, usage_extra),
+        extra=extra,
+        hints=hints,
+    )
+
+
+def encode_response(resp: Response, request: Request | None = None) -> Json:
+    """This wire's body. From another wire: content from canonical parts (reasoning is shown,
+    see ``reply_reasoning``), ``stop_sequence`` null (no other wire says which one matched),
+    all four token counts, and the request's model where the response names none."""
+    native = resp.source is WIRE
+    out: Json = {
+        "id": resp.id,
+        "type": "message",
+        "role": "assistant",
+        "model": resp.model or (request.model if request is not None else ""),
+        "content": _content(resp.message.parts, native),
+        "stop_reason": None,
+        "stop_sequence": None,
+    }
+    if resp.stop_reason is not None or not native:
+        raw = resp.hints.get("stop_reason") if native else None
+        out["stop_reason"] = encode_stop(resp.stop_reason, raw)
+    if not native:
+        out["usage"] = encode_usage(resp.usage, COUNTS)
+        return out
+    usage_extra = resp.extra.get("usage")
+    keys = resp.hints.get("usage_keys", COUNTS)
+    out["usage"] = encode_usage(
+        resp.usage, keys, usage_extra if isinstance(usage_extra, dict) else None
+    )
+    out.update((key, value) for key, value in resp.extra.items() if key != "usage")
+    return out
+
+
+def _content(parts: list[Part], native: bool) -> list[Json]:
+    if native:
+        return encode_blocks(parts, native=True)
+    check_parts(parts, "assistant", "assistant", "content")
+    blocks = (
+        reply_reasoning(p) if isinstance(p, Reasoning) else encode_part(p, False) for p in parts
+    )
+    return [block for block in blocks if block is not None]
+
+
+def reply_reasoning(part: Reasoning) -> Json | None:
+    """Reasoning from another wire in a reply to the client. Clients show thinking, so a
+    summary with no signature is sent as a thinking block with an empty signature (this
+    wire's type requires one); sent back, it is reasoning whose empty signature carries
+    nothing to replay (see ``blocks._encode_reasoning``). Reasoning with neither text nor
+    signature is left out."""
+    if part.redacted:
+        return encode_part(part, native=False)
+    if not part.text and part.signature is None:
+        return None
+    return {"type": "thinking", "thinking": part.text, "signature": part.signature or ""}

@@ -1,0 +1,85 @@
+"""Tool definitions.
+
+A tool without ``type`` (or with ``type: "custom"``, this wire's name for an ordinary tool) is a
+canonical ``function`` tool. Any other ``type`` (``bash_20250124``, ``text_editor_20250728``,
+``web_search_20250305`` ...) is a tool the provider defines: it becomes a tool of that kind,
+kept whole in ``extra`` and re-emitted exactly, and no other wire can carry it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from skillstate.conversation import Json, ProtocolError, Tool
+from skillstate.protocols.anthropic_messages.fields import (
+    merged,
+    need_list,
+    need_obj,
+    need_str,
+    opt_obj,
+    opt_str,
+    split,
+)
+
+_FUNCTION_KEYS = ("type", "name", "description", "input_schema", "cache_control")
+
+
+def decode_tools(value: Any, path: str = "tools") -> list[Tool]:
+    items = need_list(value, path)
+    return [_decode_tool(item, f"{path}[{i}]") for i, item in enumerate(items)]
+
+
+def _decode_tool(value: Any, path: str) -> Tool:
+    tool = need_obj(value, path)
+    kind = tool.get("type")
+    if kind is None or kind == "custom":
+        got, extra = split(tool, _FUNCTION_KEYS)
+        return Tool(
+            name=need_str(got, "name", path),
+            description=opt_str(got, "description", path),
+            parameters=need_obj(got.get("input_schema"), f"{path}.input_schema"),
+            cache=opt_obj(got, "cache_control", path),
+            extra=extra,
+            hints={"type": True} if "type" in got else {},
+        )
+    got, extra = split(tool, ("type", "cache_control"))
+    kind = need_str(got, "type", path)
+    name = extra.get("name")
+    cache = opt_obj(got, "cache_control", path)
+    return Tool(name=name if isinstance(name, str) else kind, kind=kind, cache=cache, extra=extra)
+
+
+def encode_tool(tool: Tool, native: bool) -> Json:
+    """One tool. A ``custom`` (freeform) tool becomes an ordinary tool whose input is
+    ``{"input": "<raw text>"}`` (see ``blocks._tool_input``), and a tool with no parameter
+    schema takes the empty object schema this wire requires."""
+    if tool.kind in ("function", "custom"):
+        out: Json = {"type": "custom"} if native and tool.hints.get("type") else {}
+        out["name"] = tool.name
+        if tool.description is not None:
+            out["description"] = tool.description
+        if tool.kind == "custom":
+            out["input_schema"] = _freeform_schema()
+        else:
+            out["input_schema"] = tool.parameters or _empty_schema()
+    elif native:
+        out = {"type": tool.kind}
+    else:
+        raise ProtocolError(
+            f"tool {tool.name!r} of kind {tool.kind!r} has no equivalent on anthropic-messages"
+        )
+    if tool.cache is not None:
+        out["cache_control"] = tool.cache
+    return merged(out, tool.extra) if native else out
+
+
+def _empty_schema() -> Json:
+    return {"type": "object", "properties": {}}
+
+
+def _freeform_schema() -> Json:
+    return {
+        "type": "object",
+        "properties": {"input": {"type": "string"}},
+        "required": ["input"],
+    }

@@ -1,0 +1,93 @@
+"""Token usage and stop reasons.
+
+Usage: this wire's ``input_tokens`` excludes the prompt tokens read from and written to the
+cache (the API documents the prompt total as ``input_tokens + cache_creation_input_tokens +
+cache_read_input_tokens``); the canonical ``Usage.input`` includes them. So ``input`` is that
+sum, ``cached_input`` the cache reads, ``cache_write`` the cache writes, and encoding gives back
+``input_tokens = input - cached_input - cache_write``. ``reasoning`` is
+``output_tokens_details.thinking_tokens`` where the provider reports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+from skillstate.conversation import Json, StopReason, Usage
+from skillstate.protocols.anthropic_messages.fields import fail, merged, need_obj, opt_int, split
+
+INPUT = "input_tokens"
+CACHE_WRITE = "cache_creation_input_tokens"
+CACHE_READ = "cache_read_input_tokens"
+OUTPUT = "output_tokens"
+DETAILS = "output_tokens_details"
+#: The token counts, in the order the API sends them.
+COUNTS = (INPUT, CACHE_WRITE, CACHE_READ, OUTPUT)
+
+
+def read_counts(value: Any, path: str) -> tuple[dict[str, int], Json]:
+    """The counts a usage object holds (absent ones left out) and its other fields."""
+    got, extra = split(need_obj(value, path), COUNTS)
+    counts: dict[str, int] = {}
+    for key in COUNTS:
+        count = opt_int(got, key, path)
+        if count is not None:
+            counts[key] = count
+    return counts, extra
+
+
+def to_usage(counts: dict[str, int], extra: Json) -> Usage:
+    cached, written = counts.get(CACHE_READ, 0), counts.get(CACHE_WRITE, 0)
+    details = extra.get(DETAILS)
+    reasoning = details.get("thinking_tokens") if isinstance(details, dict) else None
+    return Usage(
+        input=counts.get(INPUT, 0) + cached + written,
+        output=counts.get(OUTPUT, 0),
+        cached_input=cached,
+        cache_write=written,
+        reasoning=reasoning if isinstance(reasoning, int) else 0,
+    )
+
+
+def encode_usage(usage: Usage, keys: Collection[str], extra: Json | None = None) -> Json:
+    """A usage object holding the counts named in ``keys`` and any other non-zero count; a
+    zero count that ``extra`` holds as null (as sent) stays null."""
+    extra = extra or {}
+    values = {
+        INPUT: max(0, usage.input - usage.cached_input - usage.cache_write),
+        CACHE_WRITE: usage.cache_write,
+        CACHE_READ: usage.cached_input,
+        OUTPUT: usage.output,
+    }
+    out: Json = {k: v for k, v in values.items() if v or (k in keys and k not in extra)}
+    details = extra.get(DETAILS)
+    if isinstance(details, dict) and ("thinking_tokens" in details or usage.reasoning):
+        out[DETAILS] = {**details, "thinking_tokens": usage.reasoning}
+    elif usage.reasoning:
+        out[DETAILS] = {"thinking_tokens": usage.reasoning}
+    return merged(out, extra) if extra else out
+
+
+_STOPS: frozenset[str] = frozenset(
+    ("end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "pause_turn")
+)
+
+
+def decode_stop(value: Any, path: str = "stop_reason") -> StopReason | None:
+    """The canonical stop reason. ``model_context_window_exceeded`` counts as ``max_tokens``;
+    a reason this adapter does not know as ``end_turn`` (callers keep the raw value)."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise fail(path, "must be a string")
+    if value in _STOPS:
+        return value  # type: ignore[return-value]
+    return "max_tokens" if value == "model_context_window_exceeded" else "end_turn"
+
+
+def encode_stop(stop: StopReason | None, raw: Any = None) -> str:
+    """This wire's stop reason: the raw one decoded earlier while it still means ``stop``;
+    ``error`` (which this wire has no word for) and an unknown reason become ``end_turn``."""
+    if isinstance(raw, str) and decode_stop(raw) == stop:
+        return raw
+    return stop if stop is not None and stop in _STOPS else "end_turn"

@@ -1,0 +1,174 @@
+"""Translation between any two wires keeps what matters: every text, every tool call's id,
+name and arguments, and every tool result with the id of the call it answers, in order.
+Requests, JSON responses and streams alike."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skillstate.conversation import (
+    Delta,
+    Event,
+    Finish,
+    Message,
+    Part,
+    PartEnd,
+    PartStart,
+    Request,
+    Response,
+    Start,
+    Text,
+    ToolCall,
+    ToolResult,
+    Usage,
+    Wire,
+)
+from skillstate.protocols import adapter
+from skillstate.protocols.sse import SSEDecoder
+from skillstate.protocols.streams import StreamTranslator
+
+WIRES = list(Wire)
+words = st.text(alphabet="abcdefghij klmnop,.é日", min_size=1, max_size=30).filter(str.strip)
+ids = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_", min_size=6, max_size=16)
+names = st.sampled_from(["read_file", "run", "grep", "edit_file"])
+json_args = st.dictionaries(
+    st.sampled_from(["path", "cmd", "n", "flag"]),
+    st.one_of(words, st.integers(-5, 10**6), st.booleans()),
+    max_size=3,
+)
+
+
+@st.composite
+def conversations(draw: st.DrawFn) -> Request:
+    """A tool loop: a user task, then turns of (assistant text + parallel calls, results)."""
+    messages = [Message("user", [Text(draw(words))])]
+    used: set[str] = set()
+    for _ in range(draw(st.integers(0, 4))):
+        calls: list[Part] = []
+        for _ in range(draw(st.integers(1, 3))):
+            call_id = "call_" + draw(ids.filter(lambda i: "call_" + i not in used))
+            used.add(call_id)
+            arguments = json.dumps(draw(json_args), separators=(",", ":"))
+            calls.append(ToolCall(call_id, draw(names), arguments))
+        text: list[Part] = [Text(draw(words))] if draw(st.booleans()) else []
+        messages.append(Message("assistant", [*text, *calls]))
+        for call in calls:
+            assert isinstance(call, ToolCall)
+            messages.append(Message("tool", [ToolResult(call.id, [Text(draw(words))])]))
+    if draw(st.booleans()):
+        messages.append(Message("user", [Text(draw(words))]))
+    system = [Text(draw(words))] if draw(st.booleans()) else []
+    return Request(model="m", messages=messages, source=Wire.CHAT, system=system)
+
+
+def essence(request: Request) -> list[tuple[Any, ...]]:
+    """What must survive, ignoring how each wire groups it into messages."""
+    out: list[tuple[Any, ...]] = [("system", " ".join(p.text for p in request.system))]
+    for message in request.messages:
+        for part in message.parts:
+            role = message.role
+            if role in ("system", "developer") and isinstance(part, Text):
+                out[0] = ("system", (out[0][1] + " " + part.text).strip())
+            elif isinstance(part, Text):
+                out.append((role, part.text))
+            elif isinstance(part, ToolCall):
+                out.append(("call", part.id, part.name, json.loads(part.arguments or "{}")))
+            elif isinstance(part, ToolResult):
+                text = "".join(c.text for c in part.content if isinstance(c, Text))
+                out.append(("result", part.call_id, text))
+    return out
+
+
+def through(request: Request, first: Wire, second: Wire) -> Request:
+    """Client wire ``first`` decodes its body; the gateway encodes it for ``second``; the
+    upstream decodes what it got."""
+    body = adapter(first).encode_request(request)
+    decoded = adapter(first).decode_request(json.loads(json.dumps(body)))
+    sent = adapter(second).encode_request(decoded)
+    return adapter(second).decode_request(json.loads(json.dumps(sent)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(conversations(), st.sampled_from(WIRES), st.sampled_from(WIRES))
+def test_requests_keep_texts_calls_and_results(request: Request, a: Wire, b: Wire) -> None:
+    assert essence(through(request, a, b)) == essence(request)
+
+
+@st.composite
+def replies(draw: st.DrawFn) -> Response:
+    parts: list[Part] = [Text(draw(words))] if draw(st.booleans()) else []
+    for n in range(draw(st.integers(0 if parts else 1, 3))):
+        arguments = json.dumps(draw(json_args), separators=(",", ":"))
+        parts.append(ToolCall(f"call_{n}_" + draw(ids), draw(names), arguments))
+    stop = "tool_use" if any(isinstance(p, ToolCall) for p in parts) else "end_turn"
+    usage = Usage(input=draw(st.integers(1, 10**6)), output=draw(st.integers(1, 10**4)))
+    return Response("resp_1", "m", Message("assistant", parts), Wire.CHAT, stop, usage)
+
+
+def reply_essence(response: Response) -> list[tuple[Any, ...]]:
+    out: list[tuple[Any, ...]] = [("stop", response.stop_reason)]
+    out.append(("usage", response.usage.input, response.usage.output))
+    for part in response.message.parts:
+        if isinstance(part, Text) and part.text:
+            out.append(("text", part.text))
+        elif isinstance(part, ToolCall):
+            out.append(("call", part.id, part.name, json.loads(part.arguments or "{}")))
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(replies(), st.sampled_from(WIRES), st.sampled_from(WIRES))
+def test_json_responses_keep_text_calls_and_usage(
+    response: Response, up: Wire, client: Wire
+) -> None:
+    body = json.loads(json.dumps(adapter(up).encode_response(response, None)))
+    decoded = adapter(up).decode_response(body)
+    shown = json.loads(json.dumps(adapter(client).encode_response(decoded, None)))
+    assert reply_essence(adapter(client).decode_response(shown)) == reply_essence(response)
+
+
+def events_of(response: Response) -> list[Event]:
+    events: list[Event] = [Start(response.id, response.model)]
+    for index, part in enumerate(response.message.parts):
+        if isinstance(part, Text):
+            events.append(PartStart(index, Text("")))
+            half = len(part.text) // 2
+            events += [Delta(index, part.text[:half]), Delta(index, part.text[half:])]
+        elif isinstance(part, ToolCall):
+            events.append(PartStart(index, ToolCall(part.id, part.name, "")))
+            cut = len(part.arguments) // 2
+            events += [Delta(index, part.arguments[:cut]), Delta(index, part.arguments[cut:])]
+        events.append(PartEnd(index))
+    events.append(Finish(response.stop_reason, response.usage))
+    return events
+
+
+def stream_bytes(wire: Wire, events: list[Event]) -> bytes:
+    encoder = adapter(wire).stream_encoder(None)
+    return b"".join(encoder.encode(e) for e in events) + encoder.close()
+
+
+def decode_stream(wire: Wire, raw: bytes) -> Response:
+    translator = StreamTranslator(wire, wire, None)
+    translator.feed(raw)
+    translator.close()
+    return translator.response()
+
+
+@settings(max_examples=60, deadline=None)
+@given(replies(), st.sampled_from(WIRES), st.sampled_from(WIRES), st.integers(1, 97))
+def test_streams_keep_text_calls_and_usage(
+    response: Response, up: Wire, client: Wire, chunk: int
+) -> None:
+    upstream_bytes = stream_bytes(up, events_of(response))
+    translator = StreamTranslator(up, client, None)
+    out = bytearray()
+    for i in range(0, len(upstream_bytes), chunk):  # arbitrary network chunking
+        out += translator.feed(upstream_bytes[i : i + chunk])
+    out += translator.close()
+    assert SSEDecoder().feed(bytes(out))  # the client got real SSE events
+    assert reply_essence(decode_stream(client, bytes(out))) == reply_essence(response)
