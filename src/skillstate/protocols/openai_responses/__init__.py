@@ -1,0 +1,51 @@
+"""The OpenAI Responses wire (``POST /v1/responses``), as Codex CLI and the openai SDK speak it.
+
+See ``request`` (bodies), ``messages`` and ``turns`` (the ``input`` / ``output`` items),
+``response``, ``stream_decode`` / ``stream_encode`` and ``errors``.
+"""
+
+from __future__ import annotations
+
+from skillstate.conversation import Request, Wire
+from skillstate.protocols import Adapter
+from skillstate.protocols.openai_responses.errors import decode_error, error_body
+from skillstate.protocols.openai_responses.request import decode_request, encode_request
+from skillstate.protocols.openai_responses.response import decode_response, encode_response
+from skillstate.protocols.openai_responses.stream_decode import ResponsesStreamDecoder
+from skillstate.protocols.openai_responses.stream_encode import ResponsesStreamEncoder
+
+
+def stream_decoder() -> ResponsesStreamDecoder:
+    return ResponsesStreamDecoder()
+
+
+def stream_encoder(request: Request | None) -> ResponsesStreamEncoder:
+    return ResponsesStreamEncoder(request)
+
+
+ADAPTER = Adapter(
+    wire=Wire.RESPONSES,
+    path="/v1/responses",
+    decode_request=decode_request,
+    encode_request=encode_request,
+    decode_response=decode_response,
+    encode_response=encode_response,
+    stream_decoder=stream_decoder,
+    stream_encoder=stream_encoder,
+    error_body=error_body,
+    decode_error=decode_error,
+)
+
+__all__ = [
+    "ADAPTER",
+    "ResponsesStreamDecoder",
+    "ResponsesStreamEncoder",
+    "decode_error",
+    "decode_request",
+    "decode_response",
+    "encode_request",
+    "encode_response",
+    "error_body",
+    "stream_decoder",
+    "stream_encoder",
+]
