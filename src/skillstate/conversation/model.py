@@ -64,12 +64,14 @@ class Image:
 @dataclass(slots=True)
 class ToolCall:
     """A call the model made. ``arguments`` is the JSON text of the arguments (for ``custom``
-    freeform tools, the raw input string)."""
+    freeform tools, the raw input string). ``namespace`` names the group of tools ``name``
+    belongs to, on wires that group tools (Responses' ``namespace`` tools)."""
 
     id: str
     name: str
     arguments: str
     kind: str = "function"
+    namespace: str | None = None
     cache: Json | None = None
     extra: Json = field(default_factory=dict)
     hints: Json = field(default_factory=dict)

@@ -7,8 +7,18 @@ never waiting for more input than one SSE event. Both are fed raw bytes as they 
 
 from __future__ import annotations
 
-from skillstate.conversation import Accumulator, Failure, Request, Response, Wire
+from skillstate.conversation import (
+    Accumulator,
+    Event,
+    Failure,
+    PartStart,
+    Request,
+    Response,
+    ToolCall,
+    Wire,
+)
 from skillstate.protocols import StreamDecoder, adapter
+from skillstate.protocols.portable import namespace_map, restore_namespace
 from skillstate.protocols.sse import SSEDecoder
 
 
@@ -52,21 +62,27 @@ class StreamObserver:
 class StreamTranslator:
     """``source`` wire bytes in, ``target`` wire bytes out; also accumulates the response."""
 
-    __slots__ = ("_accumulator", "_decoder", "_encoder", "_sse")
+    __slots__ = ("_accumulator", "_decoder", "_encoder", "_names", "_sse")
 
     def __init__(self, source: Wire, target: Wire, request: Request | None) -> None:
         self._sse = SSEDecoder()
         self._decoder = adapter(source).stream_decoder()
         self._encoder = adapter(target).stream_encoder(request)
         self._accumulator = Accumulator(source)
+        self._names = namespace_map(request) if request is not None else {}
 
     def feed(self, chunk: bytes) -> bytes:
         out = bytearray()
         for sse in self._sse.feed(chunk):
             for event in self._decoder.feed(sse):
-                self._accumulator.add(event)
-                out += self._encoder.encode(event)
+                out += self._pass(event)
         return bytes(out)
+
+    def _pass(self, event: Event) -> bytes:
+        if self._names and isinstance(event, PartStart) and isinstance(event.part, ToolCall):
+            event = PartStart(event.index, restore_namespace(event.part, self._names))
+        self._accumulator.add(event)
+        return self._encoder.encode(event)
 
     def fail(self, message: str) -> bytes:
         """The upstream went away mid-stream: tell the client in its own wire."""
@@ -78,11 +94,9 @@ class StreamTranslator:
         out = bytearray()
         for sse in self._sse.close():
             for event in self._decoder.feed(sse):
-                self._accumulator.add(event)
-                out += self._encoder.encode(event)
+                out += self._pass(event)
         for event in self._decoder.close():
-            self._accumulator.add(event)
-            out += self._encoder.encode(event)
+            out += self._pass(event)
         out += self._encoder.close()
         return bytes(out)
 

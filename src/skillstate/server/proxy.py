@@ -20,6 +20,7 @@ from skillstate.conversation import ProtocolError, Request, Wire
 from skillstate.exchange import Exchange
 from skillstate.protocols import adapter
 from skillstate.protocols.headers import response_headers, upstream_headers
+from skillstate.protocols.portable import portable_request
 from skillstate.server.context import GATEWAY, GatewayContext
 from skillstate.server.errors import error_response
 from skillstate.server.relay import relay_json, relay_stream, relay_upstream_error
@@ -106,9 +107,12 @@ async def handle_generation(request: web.Request, wire: Wire) -> web.StreamRespo
         return _no_upstream(gateway, inbound, ours)
     target = upstream.wire_for(wire)
     try:
-        payload = _payload(inbound, target)
+        payload, dropped = _payload(inbound, target)
     except ProtocolError as exc:
         return error_response(wire, exc.status, exc.message, headers=ours)
+    if dropped:
+        ours["x-skillstate-dropped-tools"] = ",".join(dropped)
+        log.info("left out tools %s: %s cannot run them", dropped, target.value)
     if target is not wire:
         ours["x-skillstate-translated"] = f"{wire.value}->{target.value}"
     url = upstream.url(adapter(target).path)
@@ -125,10 +129,11 @@ async def handle_generation(request: web.Request, wire: Wire) -> web.StreamRespo
     return await _forward(request, gateway, inbound, outbound, ours)
 
 
-def _payload(inbound: Inbound, target: Wire) -> bytes:
+def _payload(inbound: Inbound, target: Wire) -> tuple[bytes, list[str]]:
     if target is inbound.wire:
-        return inbound.raw
-    return jsonio.dumps(adapter(target).encode_request(inbound.request))
+        return inbound.raw, []
+    request, dropped = portable_request(inbound.request, target)
+    return jsonio.dumps(adapter(target).encode_request(request)), dropped
 
 
 def _no_upstream(

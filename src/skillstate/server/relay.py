@@ -10,9 +10,10 @@ import aiohttp
 from aiohttp import web
 
 from skillstate import jsonio
-from skillstate.conversation import ProtocolError, Request, Response, Wire
+from skillstate.conversation import ProtocolError, Request, Response, ToolCall, Wire
 from skillstate.exchange import Exchange
 from skillstate.protocols import adapter
+from skillstate.protocols.portable import namespace_map, restore_namespace
 from skillstate.protocols.streams import StreamObserver, StreamTranslator
 from skillstate.server.errors import error_response
 
@@ -105,7 +106,9 @@ async def relay_json(
         exchange.response = _observe(raw, target, exchange)
         return out
     try:
-        response = adapter(target).decode_response(jsonio.loads(raw))
+        response = restore_namespaces(
+            adapter(target).decode_response(jsonio.loads(raw)), client_request
+        )
         body = jsonio.dumps(adapter(client_wire).encode_response(response, client_request))
     except (ProtocolError, ValueError, TypeError) as exc:
         message = f"upstream reply could not be translated to {client_wire.value}: {exc}"
@@ -113,6 +116,16 @@ async def relay_json(
         return error_response(client_wire, 502, message, kind="api_error", headers=headers)
     exchange.response = response
     return await _send(request, reply.status, body, headers)
+
+
+def restore_namespaces(response: Response, client_request: Request) -> Response:
+    names = namespace_map(client_request)
+    if names:
+        parts = response.message.parts
+        response.message.parts = [
+            restore_namespace(p, names) if isinstance(p, ToolCall) else p for p in parts
+        ]
+    return response
 
 
 async def _send(

@@ -90,7 +90,9 @@ def _decode_call(item: Json, path: str, key: str, kind: str) -> ToolCall:
     name = checks.field(item, "name", str, path, required=True)
     arguments = checks.field(item, key, str, path, required=True)
     extra = checks.without(item, "type", "call_id", "name", key)
-    return ToolCall(call_id, name, arguments, kind=kind, extra=extra)
+    namespace = extra.get("namespace")
+    namespace = namespace if isinstance(namespace, str) else None
+    return ToolCall(call_id, name, arguments, kind=kind, namespace=namespace, extra=extra)
 
 
 def _decode_reasoning(item: Json, path: str) -> Reasoning:
@@ -254,6 +256,8 @@ def encode_call(call: ToolCall, *, own: bool, custom: frozenset[str], ids: IdMak
         item["input"] = custom_input(call.arguments)
         return item
     item.update(type="function_call", call_id=call.id, name=call.name)
+    if call.namespace:
+        item["namespace"] = call.namespace
     item["arguments"] = call.arguments
     if ids is not None:
         item["status"] = "completed"
