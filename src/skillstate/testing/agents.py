@@ -1,0 +1,199 @@
+"""A policy that plays the model for a real agent CLI (Codex, OpenCode, Claude Code): the first
+turn calls the client's shell tool once, the turn that carries the tool's result ends with a
+final text. Side requests the clients make on their own (OpenCode's and Claude Code's session
+titles, which offer no tools) get a short title, as JSON when the request asks for a JSON
+answer.
+
+The policy reads whatever wire the upstream hears, so it works the same behind a gateway that
+translates: Claude Code's ``Bash`` tool may reach it as a Chat Completions function. What it
+did is kept for the test to check: ``calls`` holds each call it made with the id the scripted
+upstream generated for it, ``outputs`` each tool result that came back.
+
+The command prints ``MARKER`` without containing it (``printf 'skillstate-%s\\n' e2e``), so
+finding the marker in a tool result proves the command ran rather than being echoed back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from skillstate import jsonio
+from skillstate.conversation import Wire
+from skillstate.testing.outcome import resolve
+from skillstate.testing.recording import RecordedRequest
+from skillstate.testing.replies import Reply, ScriptedCall
+
+#: What the shell command prints, and what a test looks for in the tool result.
+MARKER = "skillstate-e2e"
+#: Prints ``MARKER`` in any POSIX shell; the command text itself does not contain it.
+COMMAND = "printf 'skillstate-%s\\n' e2e"
+FINAL_TEXT = "The marker was printed; the round trip is complete."
+TITLE = "Print the e2e marker"
+#: The shell tool of each client, by name: Codex, OpenCode, Claude Code, then older Codex names.
+SHELL_TOOLS = ("exec_command", "bash", "Bash", "shell_command", "shell")
+
+
+class NoShellTool(LookupError):
+    """The request offers tools but none of them is a shell the policy knows."""
+
+
+@dataclass(frozen=True, slots=True)
+class IssuedCall:
+    """A tool call the policy made: ``id`` is the call id the upstream sent for it."""
+
+    request: int
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutput:
+    """A tool result found in request ``request``, answering the call ``call_id``."""
+
+    request: int
+    call_id: str
+    text: str
+
+
+@dataclass(slots=True)
+class AgentPolicy:
+    """``ScriptedUpstream(AgentPolicy())``: one shell call, then ``final_text``; see the module
+    docstring. ``side`` lists the indexes of the requests answered with a title."""
+
+    command: str = COMMAND
+    final_text: str = FINAL_TEXT
+    title: str = TITLE
+    shell_tools: Sequence[str] = SHELL_TOOLS
+    calls: list[IssuedCall] = field(default_factory=list)
+    outputs: list[ToolOutput] = field(default_factory=list)
+    side: list[int] = field(default_factory=list)
+
+    def __call__(self, request: RecordedRequest) -> Reply:
+        wire, body = request.wire, request.json
+        if wire is None or not isinstance(body, dict):
+            raise ValueError(f"request #{request.index} is not a model request")
+        found = [ToolOutput(request.index, cid, text) for cid, text in tool_outputs(wire, body)]
+        if found:
+            self.outputs.extend(found)
+            return Reply(text=self.final_text)
+        tools = dict(tool_schemas(wire, body))
+        if not tools:
+            self.side.append(request.index)
+            wanted = wants_json(wire, body)
+            return Reply(text=jsonio.dumps_str({"title": self.title}) if wanted else self.title)
+        name = next((name for name in self.shell_tools if name in tools), None)
+        if name is None:
+            raise NoShellTool(
+                f"no shell tool among {sorted(tools)} (looked for {self.shell_tools})"
+            )
+        reply = Reply(calls=[ScriptedCall(name, shell_arguments(tools[name], self.command))])
+        issued = resolve(reply, request).calls[0]
+        self.calls.append(IssuedCall(request.index, issued.id, issued.name, issued.arguments))
+        return reply
+
+
+def shell_arguments(schema: Mapping[str, Any], command: str) -> dict[str, Any]:
+    """Arguments running ``command`` for a shell tool with this JSON schema: Codex's
+    ``exec_command`` takes ``cmd``; ``bash`` / ``Bash`` take ``command`` (a string); older
+    shells take ``command`` as an argv list. A ``description``, where offered, is filled in as
+    Claude Code's model does."""
+    properties = schema.get("properties")
+    props: Mapping[str, Any] = properties if isinstance(properties, Mapping) else {}
+    arguments: dict[str, Any]
+    if "cmd" in props:
+        arguments = {"cmd": command}
+    elif _type_of(props.get("command")) == "array":
+        arguments = {"command": ["bash", "-lc", command]}
+    else:
+        arguments = {"command": command}
+    if "description" in props:
+        arguments["description"] = "Print the e2e marker"
+    return arguments
+
+
+def tool_schemas(wire: Wire, body: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """(name, JSON schema of the arguments) of each function tool the request offers. Hosted
+    tools (Codex's ``web_search``) have no name and are skipped; Responses namespaces are
+    opened."""
+    tools = body.get("tools")
+    yield from _named_tools(wire, tools if isinstance(tools, list) else [])
+
+
+def _named_tools(wire: Wire, tools: list[Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    for tool in tools:
+        if not isinstance(tool, Mapping):
+            continue
+        if wire is Wire.CHAT:
+            spec = tool.get("function")
+            schema_key = "parameters"
+        else:
+            spec = tool
+            schema_key = "input_schema" if wire is Wire.MESSAGES else "parameters"
+        if wire is Wire.RESPONSES and tool.get("type") == "namespace":
+            inner = tool.get("tools")
+            yield from _named_tools(wire, inner if isinstance(inner, list) else [])
+            continue
+        if not isinstance(spec, Mapping) or not isinstance(spec.get("name"), str):
+            continue
+        schema = spec.get(schema_key)
+        yield spec["name"], schema if isinstance(schema, Mapping) else {}
+
+
+def tool_outputs(wire: Wire, body: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(call id, text) of each tool result in the request: Chat ``role:"tool"`` messages,
+    Responses ``function_call_output`` items, Anthropic ``tool_result`` blocks."""
+    found: list[tuple[str, str]] = []
+    if wire is Wire.RESPONSES:
+        items = body.get("input")
+        for item in items if isinstance(items, list) else []:
+            if isinstance(item, Mapping) and item.get("type") == "function_call_output":
+                found.append((str(item.get("call_id")), _text(item.get("output"))))
+        return found
+    messages = body.get("messages")
+    for message in messages if isinstance(messages, list) else []:
+        if not isinstance(message, Mapping):
+            continue
+        if wire is Wire.CHAT and message.get("role") == "tool":
+            found.append((str(message.get("tool_call_id")), _text(message.get("content"))))
+        content = message.get("content")
+        if wire is Wire.MESSAGES and isinstance(content, list):
+            found.extend(
+                (str(block.get("tool_use_id")), _text(block.get("content")))
+                for block in content
+                if isinstance(block, Mapping) and block.get("type") == "tool_result"
+            )
+    return found
+
+
+def wants_json(wire: Wire, body: Mapping[str, Any]) -> bool:
+    """Whether the request asks for a JSON answer (Claude Code's title request does):
+    ``output_config.format`` on Anthropic, ``response_format`` on Chat, ``text.format`` on
+    Responses."""
+    if wire is Wire.MESSAGES:
+        holder, key = body.get("output_config"), "format"
+    elif wire is Wire.CHAT:
+        holder, key = body, "response_format"
+    else:
+        holder, key = body.get("text"), "format"
+    fmt = holder.get(key) if isinstance(holder, Mapping) else None
+    return isinstance(fmt, Mapping) and fmt.get("type") in ("json_schema", "json_object")
+
+
+def _type_of(schema: Any) -> Any:
+    return schema.get("type") if isinstance(schema, Mapping) else None
+
+
+def _text(content: Any) -> str:
+    """The text of a tool result: a string, or the text of its list of parts."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "".join(
+        part["text"]
+        for part in content
+        if isinstance(part, Mapping) and isinstance(part.get("text"), str)
+    )
