@@ -21,7 +21,9 @@ class Append:
 
     def __call__(self, request: Request, context: LaneContext) -> LaneOutcome:
         messages = [*request.messages, Message("user", [Text(self.text)])]
-        write = ArchiveWrite(ref=f"ar_{self.name}", data=self.text.encode(), session=context.session)
+        write = ArchiveWrite(
+            ref=f"ar_{self.name}", data=self.text.encode(), session=context.session
+        )
         return LaneOutcome(dataclasses.replace(request, messages=messages), [write], {"n": 1})
 
 
