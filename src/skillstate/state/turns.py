@@ -1,0 +1,221 @@
+"""Segmenting a canonical conversation into turns: the units collapse may cut between.
+
+A **turn** (DESIGN.md, "Invariants") is one step of the conversation:
+
+* a ``user`` turn: one user message that carries no tool result;
+* an ``assistant`` turn: one assistant message together with the results of the tool calls it
+  made, wherever they sit: ``tool`` messages (one per result, as Chat and Responses send them)
+  or ``ToolResult`` parts of a user message (as Anthropic sends them), parallel batches
+  included. A turn reaches as far as its last result, so anything between a call and its
+  result (another assistant message, a note) is inside the turn too;
+* a ``results`` turn: results that no earlier turn reaches, because no call before them made
+  them (a malformed or pre-trimmed history); collapse never cuts just before one;
+* an ``instruction`` turn: system or developer messages at the very end of the conversation.
+
+System and developer messages in the middle of a conversation belong to the turn they
+precede: an instruction given before a step is read with that step, so the two are kept or
+collapsed together. After a turn's results, the messages that only continue it (more tool
+messages, a user message of results, a user message of nothing but ``Opaque`` items, which on
+the Responses wire carry the outputs of hosted calls) are part of it as well.
+
+A turn is **open** when one of its calls has no result anywhere after it: the client has not
+answered it yet. Collapse never cuts after an open turn.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from skillstate import jsonio
+from skillstate.conversation import (
+    ArchiveRef,
+    Image,
+    Message,
+    Opaque,
+    Reasoning,
+    Text,
+    ToolCall,
+    ToolResult,
+)
+from skillstate.economics.tokenizer import IMAGE_TOKENS, MESSAGE_OVERHEAD, count_tokens
+
+TurnKind = Literal["user", "assistant", "results", "instruction"]
+
+_INSTRUCTION_ROLES = ("system", "developer")
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One turn: messages ``start`` to ``end`` (exclusive) of the conversation.
+
+    ``calls`` are the ids of the tool calls made in the turn and ``results`` the ids its tool
+    results answer, in order. ``first_user`` marks the session's first user instruction.
+    """
+
+    index: int
+    start: int
+    end: int
+    kind: TurnKind
+    tokens: int
+    calls: tuple[str, ...] = ()
+    results: tuple[str, ...] = ()
+    open: bool = False
+    first_user: bool = False
+
+    @property
+    def span(self) -> range:
+        """The indexes of the turn's messages."""
+        return range(self.start, self.end)
+
+    @property
+    def pending(self) -> frozenset[str]:
+        """Ids of the calls in this turn that still wait for their result."""
+        return frozenset(self.calls) - frozenset(self.results)
+
+
+def segment(
+    messages: Sequence[Message], *, count: Callable[[Message], int] | None = None
+) -> list[Turn]:
+    """Split ``messages`` into consecutive turns covering every message, in order.
+
+    ``count`` gives a message's tokens (``message_tokens`` unless given).
+    """
+    counter = message_tokens if count is None else count
+    last_result = _last_results(messages)
+    turns: list[Turn] = []
+    seen_user = False
+    start = 0
+    while start < len(messages):
+        head = _after_instructions(messages, start)
+        if head == len(messages):
+            kind: TurnKind = "instruction"
+            end = head
+        else:
+            kind = _kind(messages[head])
+            end = _turn_end(messages, head, last_result)
+        span = messages[start:end]
+        first_user = kind == "user" and not seen_user
+        seen_user = seen_user or first_user
+        calls = tuple(p.id for m in span for p in m.parts if isinstance(p, ToolCall))
+        results = tuple(p.call_id for m in span for p in m.parts if isinstance(p, ToolResult))
+        turns.append(
+            Turn(
+                index=len(turns),
+                start=start,
+                end=end,
+                kind=kind,
+                tokens=sum(counter(m) for m in span),
+                calls=calls,
+                results=results,
+                open=not set(calls) <= set(results),
+                first_user=first_user,
+            )
+        )
+        start = end
+    return turns
+
+
+def _last_results(messages: Sequence[Message]) -> dict[str, int]:
+    """For each call id, the index of the last message holding a result for it."""
+    last: dict[str, int] = {}
+    for i, message in enumerate(messages):
+        for part in message.parts:
+            if isinstance(part, ToolResult):
+                last[part.call_id] = i
+    return last
+
+
+def _after_instructions(messages: Sequence[Message], start: int) -> int:
+    i = start
+    while i < len(messages) and messages[i].role in _INSTRUCTION_ROLES:
+        i += 1
+    return i
+
+
+def _kind(message: Message) -> TurnKind:
+    if message.role == "assistant":
+        return "assistant"
+    return "results" if _continues(message) else "user"
+
+
+def _continues(message: Message) -> bool:
+    """Whether ``message`` carries results (or hosted outputs) of an earlier turn."""
+    if message.role == "tool":
+        return True
+    if message.role != "user" or not message.parts:
+        return False
+    parts = message.parts
+    return any(isinstance(p, ToolResult) for p in parts) or all(
+        isinstance(p, Opaque) for p in parts
+    )
+
+
+def _turn_end(messages: Sequence[Message], head: int, last_result: dict[str, int]) -> int:
+    """One past the last message of the turn whose first non-instruction message is ``head``."""
+    end = head + 1
+    scanned = head
+    while True:
+        # A call's result may come later than the next message: reach it, then keep scanning
+        # what was reached, since it may hold calls of its own.
+        while scanned < end:
+            for part in messages[scanned].parts:
+                if isinstance(part, ToolCall):
+                    end = max(end, last_result.get(part.id, scanned) + 1)
+            scanned += 1
+        if end < len(messages) and _continues(messages[end]):
+            end += 1
+            continue
+        return end
+
+
+# Counting ----------------------------------------------------------------------------------
+
+_MEMO_SIZE = 8192
+#: Token counts by a digest of a message's counted text. Histories are re-sent whole on every
+#: request, so almost every message is counted many times; the digest keeps the memo small.
+_memo: OrderedDict[bytes, int] = OrderedDict()
+
+
+def message_tokens(message: Message) -> int:
+    """An offline estimate of ``message``'s input tokens, the way ``count_request`` counts
+    a request: its texts, tool calls, results, reasoning and opaque items through o200k_base,
+    a fixed figure per image, plus the per-message framing."""
+    pieces, images = _pieces(message)
+    text = "\n".join(pieces)
+    key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    tokens = _memo.get(key)
+    if tokens is None:
+        tokens = count_tokens(text)
+        _memo[key] = tokens
+        if len(_memo) > _MEMO_SIZE:
+            _memo.popitem(last=False)
+    else:
+        _memo.move_to_end(key)
+    return tokens + images * IMAGE_TOKENS + MESSAGE_OVERHEAD
+
+
+def _pieces(message: Message) -> tuple[list[str], int]:
+    pieces: list[str] = []
+    images = 0
+    for part in message.parts:
+        if isinstance(part, Text | Reasoning):
+            pieces.append(part.text)
+        elif isinstance(part, ToolCall):
+            pieces.extend((part.name, part.arguments))
+        elif isinstance(part, ToolResult):
+            for item in part.content:
+                if isinstance(item, Text):
+                    pieces.append(item.text)
+                else:
+                    images += 1
+        elif isinstance(part, Image):
+            images += 1
+        elif isinstance(part, Opaque):
+            pieces.append(jsonio.dumps_str(part.data))
+        elif isinstance(part, ArchiveRef):
+            pieces.extend((part.ref, part.summary))
+    return pieces, images

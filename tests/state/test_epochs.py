@@ -1,0 +1,254 @@
+"""The epoch rule: a boundary comes when it pays for its one cache miss, within a few turns,
+and keeps a long session's requests a small fraction of its transcript; an epoch holds while
+the client's history only grows."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pytest
+
+from skillstate.conversation import Json, Message, Text, ToolCall, ToolResult
+from skillstate.state.epochs import (
+    DEFAULT_PAYBACK_TURNS,
+    DEFAULT_PRICES,
+    BoundaryShape,
+    CachePrices,
+    boundary_threshold,
+    expected_remaining_turns,
+    prefix_extends,
+    same_content,
+    should_start_epoch,
+)
+
+ANTHROPIC_LIKE = CachePrices(input=1.0, cached_input=0.1, cache_write=1.25)
+OPENAI_LIKE = CachePrices(input=1.0, cached_input=0.1)
+CACHED: Json = {"type": "ephemeral"}
+SHAPE = BoundaryShape(kept_tokens=4_200, sigma_tokens=1_500, sigma_growth=100)
+
+# A simulated tool loop, token counts only ------------------------------------------------
+
+HEAD = 3_200  # system prompt, tool definitions and the first user instruction
+STEP = 1_050  # one step: a short tool call and its 1,000-token output
+KEEP = 4  # turns a boundary keeps verbatim
+
+
+def sigma_size(absorbed_turns: int) -> int:
+    """Σ grows as it absorbs turns, up to the state's size bound."""
+    return min(400 + 25 * absorbed_turns, 2_500) if absorbed_turns else 0
+
+
+@dataclass
+class Request:
+    turn: int
+    tokens: int
+    transcript: int
+    cost: float
+    boundary: bool
+    shape: BoundaryShape
+    window: int
+
+
+Policy = Callable[[int, int, BoundaryShape], bool]
+
+
+def simulate(turns: int, prices: CachePrices, policy: Policy) -> list[Request]:
+    """Bill each request of the loop the way a prefix cache does: the part shared with the
+    previous request at the cached price, the rest at the write price."""
+    window: list[int] = []  # turn numbers after the Σ message, each STEP tokens
+    absorbed = epoch = 0
+    previous: list[tuple[object, int]] = []
+    requests: list[Request] = []
+    for turn in range(1, turns + 1):
+        window.append(turn)
+        after = absorbed + max(0, len(window) - KEEP)
+        shape = BoundaryShape(
+            kept_tokens=STEP * min(KEEP, len(window)),
+            sigma_tokens=sigma_size(after),
+            sigma_growth=sigma_size(after) - sigma_size(absorbed),
+        )
+        size = STEP * len(window)
+        boundary = len(window) > KEEP and policy(turn, size, shape)
+        if boundary:
+            absorbed, window, epoch = after, window[-KEEP:], epoch + 1
+        segments: list[tuple[object, int]] = [("head", HEAD)]
+        if absorbed:
+            segments.append((("sigma", epoch), sigma_size(absorbed)))
+        segments += [(("turn", n), STEP) for n in window]
+        cached = 0
+        for old, new in zip(previous, segments, strict=False):
+            if old != new:
+                break
+            cached += new[1]
+        tokens = sum(n for _, n in segments)
+        cost = cached * prices.cached_input + (tokens - cached) * prices.write
+        requests.append(Request(turn, tokens, HEAD + turn * STEP, cost, boundary, shape, size))
+        previous = segments
+    return requests
+
+
+def epoch_rule(prices: CachePrices) -> Policy:
+    def decide(turn: int, window: int, shape: BoundaryShape) -> bool:
+        return should_start_epoch(window, prices, expected_remaining_turns(turn), shape)
+
+    return decide
+
+
+def never(turn: int, window: int, shape: BoundaryShape) -> bool:
+    return False
+
+
+def always(turn: int, window: int, shape: BoundaryShape) -> bool:
+    return True
+
+
+PRICES = pytest.mark.parametrize("prices", [ANTHROPIC_LIKE, OPENAI_LIKE], ids=["write+", "auto"])
+
+
+@PRICES
+def test_a_long_tool_loop_stays_a_small_fraction_of_its_transcript(prices: CachePrices) -> None:
+    requests = simulate(100, prices, epoch_rule(prices))
+    assert requests[-1].tokens < requests[-1].transcript / 3
+    late = [r for r in requests if r.turn >= 70]
+    assert all(r.tokens < r.transcript / 3 for r in late)
+    assert sum(r.boundary for r in requests) >= 3
+
+
+@PRICES
+def test_every_boundary_pays_for_its_cache_miss_within_a_few_turns(prices: CachePrices) -> None:
+    rule = epoch_rule(prices)
+    requests = simulate(100, prices, rule)
+    horizon = math.ceil(DEFAULT_PAYBACK_TURNS)
+    boundaries = [r.turn for r in requests if r.boundary]
+    assert all(b - a >= horizon for a, b in itertools.pairwise(boundaries))
+    for turn in boundaries:
+        # The same session with this one boundary held back for the payback horizon.
+        def held(t: int, window: int, shape: BoundaryShape, at: int = turn) -> bool:
+            return not at <= t < at + horizon and rule(t, window, shape)
+
+        without = simulate(turn + horizon - 1, prices, held)
+        span = slice(turn - 1, turn - 1 + horizon)
+        paid = sum(r.cost for r in requests[span])
+        assert paid < sum(r.cost for r in without[span]), f"boundary at turn {turn} did not pay"
+
+
+@PRICES
+def test_epochs_bill_less_than_never_collapsing_and_than_rewriting_every_turn(
+    prices: CachePrices,
+) -> None:
+    def billed(policy: Policy) -> float:
+        return sum(r.cost for r in simulate(100, prices, policy))
+
+    with_epochs = billed(epoch_rule(prices))
+    assert with_epochs < billed(never)
+    assert with_epochs < billed(always)
+
+
+# The threshold ---------------------------------------------------------------------------
+
+
+def test_the_worked_example_of_the_docstring() -> None:
+    assert boundary_threshold(ANTHROPIC_LIKE, 10, SHAPE) == pytest.approx(20_687.5)
+    assert DEFAULT_PRICES == ANTHROPIC_LIKE
+
+
+def test_a_dearer_cache_read_lowers_the_threshold() -> None:
+    thresholds = [
+        boundary_threshold(CachePrices(1.0, cached, 1.25), 10, SHAPE)
+        for cached in (0.02, 0.05, 0.1, 0.25, 0.5, 1.0)
+    ]
+    assert thresholds == sorted(thresholds, reverse=True)
+    assert len(set(thresholds)) == len(thresholds)
+
+
+def test_more_remaining_turns_lower_the_threshold_up_to_the_payback_horizon() -> None:
+    def at(remaining: float) -> float:
+        return boundary_threshold(ANTHROPIC_LIKE, remaining, SHAPE)
+
+    shorter = [at(r) for r in (1, 2, 3, DEFAULT_PAYBACK_TURNS)]
+    assert shorter == sorted(shorter, reverse=True)
+    assert len(set(shorter)) == len(shorter)
+    assert at(DEFAULT_PAYBACK_TURNS) == at(50) == at(1_000)
+    assert boundary_threshold(ANTHROPIC_LIKE, 50, SHAPE, payback_turns=8) < at(50)
+
+
+def test_a_write_premium_and_a_bigger_rewrite_raise_the_threshold() -> None:
+    assert boundary_threshold(ANTHROPIC_LIKE, 10, SHAPE) > boundary_threshold(
+        OPENAI_LIKE, 10, SHAPE
+    )
+    bigger = BoundaryShape(kept_tokens=8_000, sigma_tokens=3_000, sigma_growth=100)
+    assert boundary_threshold(ANTHROPIC_LIKE, 10, bigger) > boundary_threshold(
+        ANTHROPIC_LIKE, 10, SHAPE
+    )
+
+
+def test_free_cache_reads_or_no_remaining_turns_never_pay() -> None:
+    assert boundary_threshold(CachePrices(1.0, 0.0), 10, SHAPE) == math.inf
+    assert boundary_threshold(ANTHROPIC_LIKE, 0, SHAPE) == math.inf
+    assert not should_start_epoch(10**9, ANTHROPIC_LIKE, 0, SHAPE)
+
+
+def test_without_a_cache_discount_any_saving_pays_at_once() -> None:
+    uncached = CachePrices(input=1.0, cached_input=1.0)
+    assert boundary_threshold(uncached, 10, SHAPE) == 4_200 + 100 + 1
+
+
+def test_should_start_epoch_compares_the_window_with_the_threshold() -> None:
+    threshold = boundary_threshold(ANTHROPIC_LIKE, 10, SHAPE)
+    assert should_start_epoch(math.ceil(threshold), ANTHROPIC_LIKE, 10, SHAPE)
+    assert not should_start_epoch(math.floor(threshold) - 1, ANTHROPIC_LIKE, 10, SHAPE)
+    assert should_start_epoch(0, ANTHROPIC_LIKE, 10, SHAPE, force=True)
+
+
+def test_a_session_is_expected_to_run_about_as_long_again() -> None:
+    assert expected_remaining_turns(0) == 1.0
+    assert expected_remaining_turns(30) == 30.0
+
+
+# Whether the epoch still holds -----------------------------------------------------------
+
+
+def history(
+    *,
+    first_cache: Json | None = CACHED,
+    result_cache: Json | None = None,
+    result: str = "def parse(): ...",
+) -> list[Message]:
+    return [
+        Message("user", [Text("fix the parser", cache=first_cache)]),
+        Message("assistant", [ToolCall("c1", "read_file", '{"path": "p.py"}')]),
+        Message("tool", [ToolResult("c1", [Text(result, cache=result_cache)])]),
+    ]
+
+
+def test_a_history_that_only_grows_extends_the_epoch() -> None:
+    grown = [*history(), Message("assistant", [Text("found it")])]
+    assert prefix_extends(history(), history())
+    assert prefix_extends(history(), grown)
+    assert prefix_extends([], grown)
+
+
+def test_moved_cache_markers_and_changed_hints_do_not_break_the_epoch() -> None:
+    moved = history(first_cache=None, result_cache=CACHED)
+    moved[1].hints["string"] = True
+    assert prefix_extends(history(), moved)
+
+
+def test_a_rewound_or_edited_history_breaks_the_epoch() -> None:
+    assert not prefix_extends(history(), history()[:2])
+    assert not prefix_extends(history(), history(result="def parse(): return 1"))
+    renamed = history()
+    renamed[0] = Message("developer", renamed[0].parts)
+    assert not prefix_extends(history(), renamed)
+    extra = history()
+    extra[1].extra["name"] = "helper"
+    assert not prefix_extends(history(), extra)
+
+
+def test_same_content_tells_types_and_lengths_apart() -> None:
+    assert not same_content(Text("a"), Message("user", [Text("a")]))
+    assert not same_content([Text("a")], [Text("a"), Text("b")])
+    assert same_content(Text("a", hints={"x": 1}), Text("a"))

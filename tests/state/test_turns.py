@@ -1,0 +1,194 @@
+"""Turn segmentation: what one step of a conversation is, in every shape the wires produce."""
+
+from __future__ import annotations
+
+from skillstate.conversation import (
+    Image,
+    Message,
+    Opaque,
+    Part,
+    Reasoning,
+    Request,
+    Text,
+    ToolCall,
+    ToolResult,
+    Wire,
+)
+from skillstate.economics.tokenizer import count_request
+from skillstate.state.turns import message_tokens, segment
+
+
+def user(text: str) -> Message:
+    return Message("user", [Text(text)])
+
+
+def system(text: str) -> Message:
+    return Message("system", [Text(text)])
+
+
+def calls(*ids: str, text: str = "") -> Message:
+    parts: list[Part] = [Text(text)] if text else []
+    parts += [ToolCall(i, "read_file", f'{{"path": "{i}.py"}}') for i in ids]
+    return Message("assistant", parts)
+
+
+def tool(call_id: str, output: str = "ok") -> Message:
+    return Message("tool", [ToolResult(call_id, [Text(output)])])
+
+
+def results_in_user(*ids: str, text: str = "") -> Message:
+    parts: list[Part] = [ToolResult(i, [Text(f"out {i}")]) for i in ids]
+    if text:
+        parts.append(Text(text))
+    return Message("user", parts)
+
+
+def one(n: int) -> int:
+    return 1
+
+
+def spans(messages: list[Message]) -> list[tuple[int, int, str]]:
+    return [(t.start, t.end, t.kind) for t in segment(messages, count=one)]
+
+
+def test_each_user_message_and_each_plain_assistant_reply_is_a_turn() -> None:
+    messages = [user("fix the bug"), Message("assistant", [Text("done")]), user("thanks")]
+    turns = segment(messages, count=one)
+    assert [(t.start, t.end, t.kind) for t in turns] == [
+        (0, 1, "user"),
+        (1, 2, "assistant"),
+        (2, 3, "user"),
+    ]
+    assert [t.first_user for t in turns] == [True, False, False]
+    assert [t.index for t in turns] == [0, 1, 2]
+
+
+def test_a_parallel_batch_and_its_tool_messages_are_one_turn() -> None:
+    messages = [user("go"), calls("a", "b", "c"), tool("a"), tool("b"), tool("c"), calls("d")]
+    turns = segment(messages, count=one)
+    assert [(t.start, t.end) for t in turns] == [(0, 1), (1, 5), (5, 6)]
+    batch = turns[1]
+    assert batch.calls == ("a", "b", "c")
+    assert batch.results == ("a", "b", "c")
+    assert not batch.open
+    assert batch.span == range(1, 5)
+
+
+def test_results_inside_a_user_message_belong_to_the_call_turn() -> None:
+    messages = [
+        user("go"),
+        calls("a", "b"),
+        results_in_user("a", "b", text="also check the tests"),
+        calls("c"),
+        results_in_user("c"),
+    ]
+    assert spans(messages) == [(0, 1, "user"), (1, 3, "assistant"), (3, 5, "assistant")]
+
+
+def test_a_turn_reaches_its_last_result_across_messages_in_between() -> None:
+    # Calls split over two assistant messages before their results: one step, uncuttable.
+    messages = [user("go"), calls("a"), calls("b"), tool("a"), tool("b"), user("next")]
+    turns = segment(messages, count=one)
+    assert [(t.start, t.end) for t in turns] == [(0, 1), (1, 5), (5, 6)]
+    assert turns[1].calls == ("a", "b")
+
+
+def test_a_mid_conversation_instruction_belongs_to_the_turn_it_precedes() -> None:
+    messages = [
+        user("go"),
+        calls("a"),
+        tool("a"),
+        system("be brief"),
+        Message("developer", [Text("use tabs")]),
+        calls("b"),
+        tool("b"),
+    ]
+    assert spans(messages) == [(0, 1, "user"), (1, 3, "assistant"), (3, 7, "assistant")]
+
+
+def test_an_instruction_inside_a_call_and_its_result_stays_in_that_turn() -> None:
+    messages = [user("go"), calls("a"), system("note"), tool("a"), user("next")]
+    assert spans(messages) == [(0, 1, "user"), (1, 4, "assistant"), (4, 5, "user")]
+
+
+def test_leading_system_messages_join_the_first_user_turn() -> None:
+    turns = segment([system("you are helpful"), user("hi")], count=one)
+    assert [(t.start, t.end, t.kind, t.first_user) for t in turns] == [(0, 2, "user", True)]
+
+
+def test_trailing_instructions_are_a_turn_of_their_own() -> None:
+    messages = [user("go"), Message("assistant", [Text("ok")]), system("wrap up")]
+    assert spans(messages)[-1] == (2, 3, "instruction")
+
+
+def test_a_call_waiting_for_its_result_makes_the_turn_open() -> None:
+    messages = [user("go"), calls("a", "b"), tool("a")]
+    turns = segment(messages, count=one)
+    assert turns[-1].open
+    assert turns[-1].pending == frozenset({"b"})
+    assert not turns[0].open
+
+
+def test_results_no_call_made_are_their_own_turn_at_the_start() -> None:
+    messages = [tool("lost"), user("go")]
+    assert spans(messages) == [(0, 1, "results"), (1, 2, "user")]
+
+
+def test_orphan_results_after_a_turn_continue_it() -> None:
+    messages = [user("go"), Message("assistant", [Text("hm")]), tool("lost"), user("next")]
+    assert spans(messages) == [(0, 1, "user"), (1, 3, "assistant"), (3, 4, "user")]
+
+
+def test_a_user_message_of_opaque_items_continues_the_turn_before_it() -> None:
+    hosted_call = Message("assistant", [Opaque(Wire.RESPONSES, {"kind": "hosted call"})])
+    hosted_output = Message("user", [Opaque(Wire.RESPONSES, {"kind": "hosted output"})])
+    messages = [user("go"), hosted_call, hosted_output, user("next")]
+    assert spans(messages) == [(0, 1, "user"), (1, 3, "assistant"), (3, 4, "user")]
+
+
+def test_only_the_first_user_instruction_is_marked_first() -> None:
+    messages = [
+        Message("assistant", [Text("hello, what shall we do?")]),
+        user("fix it"),
+        calls("a"),
+        results_in_user("a"),
+        user("and the docs"),
+    ]
+    turns = segment(messages, count=one)
+    assert [t.first_user for t in turns] == [False, True, False, False]
+
+
+def test_an_empty_conversation_has_no_turns() -> None:
+    assert segment([]) == []
+
+
+def test_turn_tokens_add_up_their_messages() -> None:
+    messages = [user("go"), calls("a", "b"), tool("a", "x" * 50), tool("b", "hello world")]
+    turns = segment(messages)
+    assert [t.tokens for t in turns] == [
+        message_tokens(messages[0]),
+        sum(message_tokens(m) for m in messages[1:]),
+    ]
+
+
+def test_message_tokens_agree_with_the_request_estimate() -> None:
+    message = Message(
+        "assistant",
+        [
+            Reasoning("let me think about the failing test"),
+            Text("Reading both files."),
+            ToolCall("c1", "read_file", '{"path": "src/app.py"}'),
+            ToolResult("c0", [Text("def main():\n    return 1\n"), Image(url="http://x/y.png")]),
+            Opaque(Wire.RESPONSES, {"type": "item_reference", "id": "rs_1"}),
+        ],
+    )
+    alone = Request(model="m", messages=[message], source=Wire.CHAT)
+    assert message_tokens(message) == count_request(alone)
+
+
+def test_equal_content_counts_the_same_and_different_content_differently() -> None:
+    first = message_tokens(user("the quick brown fox jumps over the lazy dog"))
+    again = message_tokens(user("the quick brown fox jumps over the lazy dog"))
+    longer = message_tokens(user("the quick brown fox jumps over the lazy dog twice"))
+    assert first == again
+    assert longer > first
