@@ -1,0 +1,242 @@
+"""The default store: one SQLite file in WAL mode under the data directory.
+
+One connection lives on one dedicated thread, so the event loop never blocks on the disk and
+the connection is never shared between threads. Every write is one ``BEGIN IMMEDIATE``
+transaction, which also serializes writers from other processes on the same file (they wait up
+to ``busy_timeout`` seconds).
+
+Durability: WAL with ``synchronous=NORMAL``. A commit that returned is in the WAL file, so a
+crash of the process (SIGKILL included) loses nothing; a power cut may lose the last commits
+but never corrupts the database. ``synchronous="FULL"`` trades an fsync per commit for the
+power-cut case too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from pathlib import Path
+from typing import Literal, TypeVar
+
+from skillstate.conversation import Json
+from skillstate.storage.protocols import (
+    MAX_DOC_BYTES,
+    MAX_STATE_BYTES,
+    Change,
+    SessionInfo,
+    StateRecord,
+    Updater,
+    VersionConflict,
+)
+from skillstate.storage.records import EMPTY, check_session, decode_object, encode_object
+from skillstate.storage.updates import SessionLocks, run_update
+
+DB_NAME = "skillstate.db"
+SCHEMA_VERSION = 1
+T = TypeVar("T")
+Synchronous = Literal["NORMAL", "FULL"]
+
+_TABLES = (
+    """CREATE TABLE IF NOT EXISTS sessions (
+        session TEXT PRIMARY KEY, version INTEGER NOT NULL, step INTEGER NOT NULL,
+        state BLOB NOT NULL, meta BLOB NOT NULL, live INTEGER NOT NULL,
+        created REAL NOT NULL, seen REAL NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS documents (
+        session TEXT NOT NULL, name TEXT NOT NULL, doc BLOB NOT NULL, updated REAL NOT NULL,
+        PRIMARY KEY (session, name))""",
+    """CREATE TABLE IF NOT EXISTS archive_entries (
+        session TEXT NOT NULL, ref TEXT NOT NULL, first_turn INTEGER NOT NULL,
+        last_turn INTEGER NOT NULL, summary TEXT NOT NULL, size INTEGER NOT NULL,
+        created REAL NOT NULL, PRIMARY KEY (session, ref, first_turn))""",
+)
+
+
+class SQLiteDatabase:
+    """A SQLite file and the thread that owns its connection. Build it with ``open``."""
+
+    def __init__(self, path: Path, executor: ThreadPoolExecutor, conn: sqlite3.Connection):
+        self.path = path
+        self._executor = executor
+        self._conn = conn
+
+    @classmethod
+    async def open(
+        cls, path: Path, *, busy_timeout: float = 5.0, synchronous: Synchronous = "NORMAL"
+    ) -> SQLiteDatabase:
+        """Open (creating, owner-only) the database at ``path`` and bring its schema up."""
+        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="skillstate-sqlite")
+        loop = asyncio.get_running_loop()
+        connect = partial(_connect, path, busy_timeout, synchronous)
+        try:
+            conn = await loop.run_in_executor(executor, connect)
+        except BaseException:
+            executor.shutdown(wait=False)
+            raise
+        return cls(path, executor, conn)
+
+    async def run(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """``work(connection)`` on the database's thread."""
+        return await asyncio.get_running_loop().run_in_executor(self._executor, work, self._conn)
+
+    async def close(self) -> None:
+        with contextlib.suppress(RuntimeError):  # already closed
+            await self.run(sqlite3.Connection.close)
+        await asyncio.to_thread(self._executor.shutdown)
+
+
+def _connect(path: Path, busy_timeout: float, synchronous: Synchronous) -> sqlite3.Connection:
+    if not path.parent.exists():
+        path.parent.mkdir(mode=0o700, parents=True)
+    # Created owner-only before SQLite opens it; SQLite gives its -wal and -shm files the
+    # database file's permissions.
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    conn = sqlite3.connect(path, isolation_level=None, timeout=busy_timeout)
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute(f"PRAGMA synchronous={synchronous}")
+        with transaction(conn):
+            found = conn.execute("PRAGMA user_version").fetchone()[0]
+            if found > SCHEMA_VERSION:
+                raise sqlite3.DatabaseError(
+                    f"{path} has schema version {found}, newer than this gateway's"
+                )
+            for table in _TABLES:
+                conn.execute(table)
+            conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+@contextlib.contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """One ``BEGIN IMMEDIATE`` transaction: committed on success, rolled back on any error."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        conn.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+        raise
+
+
+class SQLiteStateStore:
+    """``StateStore`` on a ``SQLiteDatabase``."""
+
+    def __init__(self, db: SQLiteDatabase, *, clock: Callable[[], float] = time.time) -> None:
+        self._db = db
+        self._clock = clock
+        self._locks = SessionLocks()
+
+    async def load(self, session: str) -> StateRecord:
+        check_session(session)
+        return await self._db.run(partial(_load, session))
+
+    async def commit(self, session: str, change: Change, *, expected_version: int) -> StateRecord:
+        check_session(session)
+        state = encode_object(change.state, MAX_STATE_BYTES, "a state")
+        meta = encode_object(change.meta, MAX_STATE_BYTES, "a state's meta")
+        row = (state, meta, change.step)
+        work = partial(_commit, session, row, expected_version, self._clock())
+        version = await self._db.run(work)
+        return StateRecord(decode_object(state), version, change.step, decode_object(meta))
+
+    async def update(self, session: str, updater: Updater) -> StateRecord:
+        async def commit(name: str, change: Change, expected: int) -> StateRecord:
+            return await self.commit(name, change, expected_version=expected)
+
+        return await run_update(self.load, commit, self._locks, session, updater)
+
+    async def touch(self, session: str) -> None:
+        check_session(session)
+        sql = "UPDATE sessions SET seen = ? WHERE session = ? AND live = 1"
+        await self._db.run(partial(_write, sql, (self._clock(), session)))
+
+    async def list_sessions(self) -> list[SessionInfo]:
+        return await self._db.run(_list)
+
+    async def reset(self, session: str) -> bool:
+        check_session(session)
+        return await self._db.run(partial(_reset, session))
+
+    async def get_doc(self, session: str, name: str) -> Json | None:
+        check_session(session)
+        sql = "SELECT doc FROM documents WHERE session = ? AND name = ?"
+        row = await self._db.run(partial(_one, sql, (session, name)))
+        return None if row is None else decode_object(row[0])
+
+    async def put_doc(self, session: str, name: str, doc: Json) -> None:
+        check_session(session)
+        raw = encode_object(doc, MAX_DOC_BYTES, f"document {name!r}")
+        sql = "INSERT OR REPLACE INTO documents VALUES (?, ?, ?, ?)"
+        await self._db.run(partial(_write, sql, (session, name, raw, self._clock())))
+
+    async def close(self) -> None:
+        return None  # the database is closed by whoever opened it
+
+
+def _load(session: str, conn: sqlite3.Connection) -> StateRecord:
+    sql = "SELECT state, version, step, meta FROM sessions WHERE session = ?"
+    row = conn.execute(sql, (session,)).fetchone()
+    if row is None:
+        return StateRecord({}, 0)
+    return StateRecord(decode_object(row[0]), row[1], row[2], decode_object(row[3]))
+
+
+def _commit(
+    session: str,
+    row: tuple[bytes, bytes, int],
+    expected: int,
+    now: float,
+    conn: sqlite3.Connection,
+) -> int:
+    state, meta, step = row
+    with transaction(conn):
+        sql = "SELECT version, live, created FROM sessions WHERE session = ?"
+        found = conn.execute(sql, (session,)).fetchone()
+        current = found[0] if found else 0
+        if current != expected:
+            raise VersionConflict(session, expected, current)
+        created = found[2] if found and found[1] else now
+        conn.execute(
+            "INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?, ?, 1, ?, ?)",
+            (session, current + 1, step, state, meta, created, now),
+        )
+    return current + 1
+
+
+def _reset(session: str, conn: sqlite3.Connection) -> bool:
+    with transaction(conn):
+        conn.execute("DELETE FROM documents WHERE session = ?", (session,))
+        cursor = conn.execute(
+            "UPDATE sessions SET state = ?, meta = ?, step = 0, version = version + 1, live = 0"
+            " WHERE session = ? AND live = 1",
+            (EMPTY, EMPTY, session),
+        )
+        return cursor.rowcount > 0
+
+
+def _list(conn: sqlite3.Connection) -> list[SessionInfo]:
+    rows = conn.execute(
+        "SELECT session, version, step, length(state), length(meta), created, seen"
+        " FROM sessions WHERE live = 1 ORDER BY seen DESC, session"
+    ).fetchall()
+    return [SessionInfo(*row) for row in rows]
+
+
+def _one(sql: str, params: tuple[object, ...], conn: sqlite3.Connection) -> tuple[bytes] | None:
+    row: tuple[bytes] | None = conn.execute(sql, params).fetchone()
+    return row
+
+
+def _write(sql: str, params: tuple[object, ...], conn: sqlite3.Connection) -> None:
+    with transaction(conn):
+        conn.execute(sql, params)
