@@ -9,6 +9,7 @@ import logging
 import signal
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from pathlib import Path
 
 from aiohttp import web
 
@@ -16,6 +17,10 @@ from skillstate.config import Settings
 from skillstate.conversation import Wire
 from skillstate.server.app import build_app
 from skillstate.server.context import GatewayContext
+from skillstate.state.engine import EngineConfig, StateEngine
+from skillstate.state.options import CollapseOptions
+from skillstate.state.schema import StateSchema
+from skillstate.storage.stores import Stores, open_stores
 from skillstate.upstream.client import UpstreamClient
 from skillstate.upstream.routing import Router, Upstream, normalize_base_url
 
@@ -38,8 +43,19 @@ def build_context(settings: Settings) -> GatewayContext:
         connect_timeout=settings.connect_timeout, total_timeout=settings.upstream_timeout
     )
     return GatewayContext(
-        router=Router(upstreams), client=client, max_body_bytes=settings.max_body_bytes
+        router=Router(upstreams),
+        client=client,
+        max_body_bytes=settings.max_body_bytes,
+        mode=settings.mode,
     )
+
+
+def build_engine(settings: Settings, stores: Stores) -> StateEngine:
+    schema = StateSchema.from_keys(settings.state_schema)
+    config = EngineConfig(
+        schema=schema, options=CollapseOptions(), initial_state=dict(settings.initial_state or {})
+    )
+    return StateEngine(stores.state, stores.archive, config)
 
 
 @dataclass(slots=True)
@@ -53,6 +69,10 @@ async def running(settings: Settings, *, port: int | None = None) -> AsyncIterat
     """Start the gateway on ``settings.host`` and ``port`` (default ``settings.port``; 0 picks a
     free one) and stop it on exit."""
     context = build_context(settings)
+    stores = await open_stores(Path(settings.data_dir))
+    if stores.degraded:
+        log.warning("state kept in memory only: %s", stores.degraded)
+    context.engine = build_engine(settings, stores)
     runner = web.AppRunner(build_app(context), handler_cancellation=True, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, settings.host, settings.port if port is None else port)
@@ -62,6 +82,7 @@ async def running(settings: Settings, *, port: int | None = None) -> AsyncIterat
         yield RunningGateway(f"http://{settings.host}:{bound}", context)
     finally:
         await runner.cleanup()
+        await stores.close()
 
 
 async def serve(settings: Settings) -> None:

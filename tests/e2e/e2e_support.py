@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import re
@@ -159,9 +160,14 @@ class Trip:
 
 
 async def round_trip(
-    invocation: Callable[[str], Invocation], *, wire: str = "auto", limit_s: float = TIMEOUT_S
+    invocation: Callable[[str], Invocation],
+    *,
+    wire: str = "auto",
+    mode: str = "hybrid",
+    limit_s: float = TIMEOUT_S,
 ) -> Trip:
-    """Start the upstream and a gateway in front of it (``wire`` as ``gateway_for`` takes it),
+    """Start the upstream and a gateway in front of it (``wire`` as ``gateway_for`` takes it,
+    in state ``mode``),
     run the CLI built by ``invocation(gateway_url)``, and stop both. Everything is asserted
     after the gateway stopped, so its last exchange has been reported."""
     policy = AgentPolicy()
@@ -171,7 +177,8 @@ async def round_trip(
     logger.addHandler(collector)
     try:
         async with ScriptedUpstream(policy) as upstream:
-            async with gateway_for(upstream.url, wire=wire) as gateway:
+            settings = {"mode": mode}
+            async with gateway_for(upstream.url, wire=wire, settings=settings) as gateway:
                 gateway.context.observers.append(exchanges.append)
                 finished = await run_cli(invocation(gateway.url), limit_s)
     finally:
@@ -260,3 +267,16 @@ def _exchange(exchange: Exchange) -> str:
         f"status={exchange.status} streamed={exchange.streamed} "
         f"original={exchange.forwarded_original} note={exchange.note}"
     )
+
+
+def assert_state_lane(trip: Trip) -> None:
+    """Hybrid mode engaged: every model request of the agent's loop (those offering tools; a
+    title request offers none and passes untouched) offered the gateway's own ``skill_state``
+    and ``recall`` tools beside the client's, and the client never saw them."""
+    report = trip.report()
+    looped = [r for r in trip.model_requests if isinstance(r.json, dict) and r.json.get("tools")]
+    assert looped, report
+    for request in looped:
+        names = json.dumps(request.json["tools"])
+        assert '"skill_state"' in names and '"recall"' in names, report
+    assert "skill_state" not in trip.cli.stdout, report

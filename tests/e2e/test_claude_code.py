@@ -13,6 +13,7 @@ from e2e_support import (
     Trip,
     assert_round_trip,
     assert_same_wire,
+    assert_state_lane,
     assert_translated,
     base_env,
     round_trip,
@@ -58,7 +59,7 @@ def assert_claude_result(trip: Trip) -> None:
 
 
 async def test_claude_code_round_trip_on_its_own_wire(claude: Path, tmp_path: Path) -> None:
-    trip = await round_trip(claude_print(claude, tmp_path))
+    trip = await round_trip(claude_print(claude, tmp_path), mode="off")
     assert_round_trip(trip, source="claude-code")
     assert_same_wire(trip, Wire.MESSAGES, signal="x-claude-code-session-id")
     assert_claude_result(trip)
@@ -67,5 +68,6 @@ async def test_claude_code_round_trip_on_its_own_wire(claude: Path, tmp_path: Pa
 async def test_claude_code_round_trip_to_a_chat_upstream(claude: Path, tmp_path: Path) -> None:
     trip = await round_trip(claude_print(claude, tmp_path), wire="openai-chat")
     assert_round_trip(trip, source="claude-code")
+    assert_state_lane(trip)
     assert_translated(trip, Wire.MESSAGES, Wire.CHAT)
     assert_claude_result(trip)

@@ -12,6 +12,7 @@ from e2e_support import (
     Trip,
     assert_round_trip,
     assert_same_wire,
+    assert_state_lane,
     assert_translated,
     base_env,
     round_trip,
@@ -65,7 +66,7 @@ def assert_codex_session(trip: Trip) -> None:
 
 
 async def test_codex_round_trip_on_its_own_wire(codex: Path, tmp_path: Path) -> None:
-    trip = await round_trip(codex_exec(codex, tmp_path))
+    trip = await round_trip(codex_exec(codex, tmp_path), mode="off")
     assert_round_trip(trip, source="codex")
     assert_same_wire(trip, Wire.RESPONSES, signal="session-id")
     assert_codex_session(trip)
@@ -74,5 +75,6 @@ async def test_codex_round_trip_on_its_own_wire(codex: Path, tmp_path: Path) -> 
 async def test_codex_round_trip_to_an_anthropic_upstream(codex: Path, tmp_path: Path) -> None:
     trip = await round_trip(codex_exec(codex, tmp_path), wire="anthropic-messages")
     assert_round_trip(trip, source="codex")
+    assert_state_lane(trip)
     assert_translated(trip, Wire.RESPONSES, Wire.MESSAGES)
     assert_codex_session(trip)

@@ -14,6 +14,7 @@ from e2e_support import (
     Trip,
     assert_round_trip,
     assert_same_wire,
+    assert_state_lane,
     assert_translated,
     base_env,
     round_trip,
@@ -75,7 +76,7 @@ def assert_opencode_run(trip: Trip, home: Path) -> None:
 
 
 async def test_opencode_round_trip_on_its_own_wire(opencode: Path, tmp_path: Path) -> None:
-    trip = await round_trip(opencode_run(opencode, tmp_path))
+    trip = await round_trip(opencode_run(opencode, tmp_path), mode="off")
     assert_round_trip(trip, source="opencode")
     assert_same_wire(trip, Wire.CHAT, signal="x-session-id")
     assert_opencode_run(trip, tmp_path)
@@ -84,5 +85,6 @@ async def test_opencode_round_trip_on_its_own_wire(opencode: Path, tmp_path: Pat
 async def test_opencode_round_trip_to_a_responses_upstream(opencode: Path, tmp_path: Path) -> None:
     trip = await round_trip(opencode_run(opencode, tmp_path), wire="openai-responses")
     assert_round_trip(trip, source="opencode")
+    assert_state_lane(trip)
     assert_translated(trip, Wire.CHAT, Wire.RESPONSES)
     assert_opencode_run(trip, tmp_path)

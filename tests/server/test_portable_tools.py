@@ -14,7 +14,9 @@ from skillstate.testing import Reply, ScriptedCall, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
 from skillstate.testing.policies import Script
 
-CODEX = Path(__file__).parents[1] / "fixtures" / "recorded" / "openai-responses" / "codex-first.json"
+CODEX = (
+    Path(__file__).parents[1] / "fixtures" / "recorded" / "openai-responses" / "codex-first.json"
+)
 
 
 def _codex_body(stream: bool) -> dict[str, Any]:

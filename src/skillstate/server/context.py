@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from aiohttp import web
 
 from skillstate.exchange import Observer
+from skillstate.state.engine import StateEngine
 from skillstate.upstream.client import UpstreamClient
 from skillstate.upstream.routing import Router
 
@@ -17,6 +18,8 @@ class GatewayContext:
     client: UpstreamClient
     max_body_bytes: int = 32 * 1024 * 1024
     observers: list[Observer] = field(default_factory=list)
+    engine: StateEngine | None = None
+    mode: str = "off"
 
 
 GATEWAY: web.AppKey[GatewayContext] = web.AppKey("gateway", GatewayContext)

@@ -21,6 +21,7 @@ from skillstate.exchange import Exchange
 from skillstate.protocols import adapter
 from skillstate.protocols.headers import response_headers, upstream_headers
 from skillstate.protocols.portable import portable_request
+from skillstate.server import stateful
 from skillstate.server.context import GATEWAY, GatewayContext
 from skillstate.server.errors import error_response
 from skillstate.server.relay import relay_json, relay_stream, relay_upstream_error
@@ -106,13 +107,20 @@ async def handle_generation(request: web.Request, wire: Wire) -> web.StreamRespo
     if upstream is None:
         return _no_upstream(gateway, inbound, ours)
     target = upstream.wire_for(wire)
+    engine = gateway.engine
+    mode = _mode(request, gateway.mode)
+    if engine is not None and mode != "off":
+        prepared = await engine.prepare(inbound.session.id, inbound.request, mode, target)
+        if prepared is not None:
+            ours["x-skillstate-mode"] = mode
+            _note_dropped(ours, portable_request(prepared.request, target)[1], target)
+            flow = stateful.Flow(request, gateway, engine, prepared, upstream, target, ours)
+            return await _stateful(flow, inbound, gateway)
     try:
         payload, dropped = _payload(inbound, target)
     except ProtocolError as exc:
         return error_response(wire, exc.status, exc.message, headers=ours)
-    if dropped:
-        ours["x-skillstate-dropped-tools"] = ",".join(dropped)
-        log.info("left out tools %s: %s cannot run them", dropped, target.value)
+    _note_dropped(ours, dropped, target)
     if target is not wire:
         ours["x-skillstate-translated"] = f"{wire.value}->{target.value}"
     url = upstream.url(adapter(target).path)
@@ -127,6 +135,61 @@ async def handle_generation(request: web.Request, wire: Wire) -> web.StreamRespo
     )
     outbound = Outbound(upstream, target, url, payload, headers)
     return await _forward(request, gateway, inbound, outbound, ours)
+
+
+MODES = ("paper", "hybrid", "off")
+
+
+def _note_dropped(headers: dict[str, str], dropped: list[str], target: Wire) -> None:
+    if dropped:
+        headers["x-skillstate-dropped-tools"] = ",".join(dropped)
+        log.info("left out tools %s: %s cannot run them", dropped, target.value)
+
+
+def _mode(request: web.Request, default: str) -> str:
+    """``x-skillstate-mode`` chooses per request; ``x-skillstate-bypass`` turns the state lane
+    off (the gateway is then a byte-exact pass-through). An unknown mode is ignored."""
+    if request.headers.get("x-skillstate-bypass", "").lower() in ("1", "true", "yes"):
+        return "off"
+    asked = request.headers.get("x-skillstate-mode", "").lower()
+    return asked if asked in MODES else default
+
+
+async def _stateful(
+    flow: stateful.Flow, inbound: Inbound, gateway: GatewayContext
+) -> web.StreamResponse:
+    started = time.perf_counter()
+    exchange = Exchange(
+        session=inbound.session.id,
+        session_source=inbound.session.source,
+        client_wire=inbound.wire,
+        upstream_wire=flow.target,
+        upstream=flow.upstream.name,
+        request=inbound.request,
+        response=None,
+        status=0,
+        streamed=inbound.request.params.stream,
+        forwarded_original=False,
+        elapsed_s=0.0,
+        started=started,
+    )
+    flow.exchange = exchange
+    try:
+        if inbound.request.params.stream:
+            return await stateful.stream(flow)
+        return await stateful.complete(flow)
+    except ProtocolError as exc:
+        return error_response(inbound.wire, exc.status, exc.message, headers=flow.headers)
+    except (aiohttp.ClientConnectorError, aiohttp.ServerDisconnectedError) as exc:
+        message = f"upstream {flow.upstream.name!r} is unreachable: {exc}"
+        return error_response(inbound.wire, 502, message, kind="api_error", headers=flow.headers)
+    except TimeoutError:
+        message = f"upstream {flow.upstream.name!r} did not answer in time"
+        return error_response(inbound.wire, 504, message, kind="api_error", headers=flow.headers)
+    finally:
+        exchange.elapsed_s = time.perf_counter() - started
+        if exchange.status:
+            _notify(gateway, exchange)
 
 
 def _payload(inbound: Inbound, target: Wire) -> tuple[bytes, list[str]]:

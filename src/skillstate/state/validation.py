@@ -164,12 +164,22 @@ class _Walk:
         return kept
 
     def items(self, shape: Shape | None, value: list[Any], path: Path) -> list[Any]:
+        """An array replaces whole, so nothing in it deletes: a null anywhere inside it, an
+        object member's included, would be stored as a null and is refused."""
         checked = []
         for index, item in enumerate(value):
-            if item is None:
-                self.reject((*path, index), "is null; null only deletes, arrays cannot hold it")
+            if item is None or _holds_null(item):
+                self.reject((*path, index), "holds null; null only deletes, arrays cannot hold it")
             checked.append(self.value(shape, item, (*path, index)))
         return checked
+
+
+def _holds_null(value: object) -> bool:
+    if isinstance(value, dict):
+        return any(item is None or _holds_null(item) for item in value.values())
+    if isinstance(value, list):
+        return any(item is None or _holds_null(item) for item in value)
+    return False
 
 
 def _article(kind: JsonKind) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import tempfile
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -26,6 +27,10 @@ async def gateway_for(
     if upstream is not None:
         cli.setdefault("upstream", upstream)
         cli.setdefault("upstream_wire", wire)
-    loaded = load_settings(cli=cli, environ=dict(environ or {}), config_path=config_path)
-    async with running(loaded, port=0) as gateway:
-        yield gateway
+    with tempfile.TemporaryDirectory(prefix="skillstate-test-") as scratch:
+        env = dict(environ or {})
+        if "data_dir" not in cli and "SKILLSTATE_DATA_DIR" not in env:
+            cli["data_dir"] = scratch  # never the user's own data directory
+        loaded = load_settings(cli=cli, environ=env, config_path=config_path)
+        async with running(loaded, port=0) as gateway:
+            yield gateway

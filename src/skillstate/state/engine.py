@@ -1,0 +1,328 @@
+"""The state engine: per session, Σ and its epoch in, the outbound request out; the model's
+patches and the deterministic seed back into Σ.
+
+The engine is the state lane's I/O edge: it loads from and commits to the stores, and leaves
+every decision to pure functions (``boundary.decide``, ``render``, ``paper``, ``seed``).
+Which requests it takes:
+
+* ``mode`` ``off``: none (the gateway is a pass-through).
+* ``hybrid``: requests that offer tools (an agent's loop). A request without tools (a title
+  or summary side request) passes untouched; so does one whose system prompt differs from the
+  session's procedure (a subagent sharing the session id) unless subagents are allowed.
+* ``paper``: every request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from skillstate import jsonio
+from skillstate.archive.store import Archive
+from skillstate.conversation import Json, Request, Response, Text, Tool, ToolCall, Wire
+from skillstate.state.boundary import Decision, decide
+from skillstate.state.diff import state_changes
+from skillstate.state.envelope import EnvelopeError, correction_note, parse_envelope
+from skillstate.state.epoch_record import DOC_NAME, Epoch, Span, anchor
+from skillstate.state.epochs import DEFAULT_PRICES, CachePrices
+from skillstate.state.internal import PatchResult, answer_recall, answer_skill_state
+from skillstate.state.merge import apply_patch
+from skillstate.state.options import CollapseOptions
+from skillstate.state.paper import newest_instruction, procedure_of, render_paper
+from skillstate.state.render import SpanRef, render_hybrid
+from skillstate.state.schema import StateSchema
+from skillstate.state.seed import seed_state
+from skillstate.state.tools import RECALL_TOOL, SKILL_STATE_TOOL, recall_tool, skill_state_tool
+from skillstate.state.turns import Turn
+from skillstate.storage.protocols import ArchiveStore, Change, StateRecord, StateStore
+
+log = logging.getLogger("skillstate.state")
+
+LAST_DOC = "last"
+INTERNAL = frozenset({SKILL_STATE_TOOL, RECALL_TOOL})
+
+
+@dataclass(frozen=True, slots=True)
+class EngineConfig:
+    schema: StateSchema
+    options: CollapseOptions
+    initial_state: Json = field(default_factory=dict)
+    prices: CachePrices = DEFAULT_PRICES
+    max_internal_rounds: int = 4
+    paper_retries: int = 2
+
+
+@dataclass(slots=True)
+class Prepared:
+    """One request taken by the engine: what goes upstream, and what to remember about it."""
+
+    session: str
+    mode: str
+    client: Request
+    request: Request
+    record: StateRecord
+    epoch: Epoch | None
+    report: Json
+
+
+class StateEngine:
+    def __init__(
+        self,
+        store: StateStore,
+        archive: ArchiveStore,
+        config: EngineConfig,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self.archive = Archive(archive, clock=clock)
+        self.config = config
+        self._clock = clock
+        self._tools: list[Tool] = [skill_state_tool(config.schema), recall_tool()]
+
+    async def prepare(
+        self, session: str, request: Request, mode: str, upstream: Wire
+    ) -> Prepared | None:
+        if mode == "off" or (mode == "hybrid" and not request.tools):
+            return None
+        record = await self.store.load(session)
+        record = await self._start(session, record, request)
+        if mode == "hybrid" and self._subagent(record, request):
+            return None
+        if mode == "paper":
+            task = newest_instruction(request.messages)
+            procedure = [Text(t) for t in record.meta.get("procedure", [])]
+            outbound = render_paper(
+                request,
+                procedure=procedure,
+                state=record.state,
+                schema=self.config.schema,
+                task=task,
+            )
+            report: Json = {"mode": "paper", "step": record.step}
+            prepared = Prepared(session, mode, request, outbound, record, None, report)
+        else:
+            prepared = await self._hybrid(session, record, request, upstream)
+        await self.store.put_doc(session, LAST_DOC, prepared.report)
+        return prepared
+
+    async def _start(self, session: str, record: StateRecord, request: Request) -> StateRecord:
+        """Fix the procedure (the system prompt) and seed Σ at the session's first request;
+        count the step on every later one."""
+
+        def updater(current: StateRecord) -> Change:
+            meta = dict(current.meta)
+            if "procedure" not in meta:
+                meta["procedure"] = [part.text for part in procedure_of(request)]
+                meta["procedure_digest"] = _digest(meta["procedure"])
+            state = current.state
+            if current.version == 0 and self.config.initial_state:
+                state = apply_patch(self.config.schema, {}, self.config.initial_state).state
+            return current.changed(state=state, step=current.step + 1, meta=meta)
+
+        return await self.store.update(session, updater)
+
+    def _subagent(self, record: StateRecord, request: Request) -> bool:
+        if self.config.options.allow_subagent_sessions:
+            return False
+        texts = [part.text for part in procedure_of(request)]
+        return record.meta.get("procedure_digest") not in (None, _digest(texts))
+
+    async def _hybrid(
+        self, session: str, record: StateRecord, request: Request, upstream: Wire
+    ) -> Prepared:
+        stored_doc = await self.store.get_doc(session, DOC_NAME)
+        stored = Epoch.from_json(stored_doc) if stored_doc else None
+        force = bool(record.meta.get("force_collapse"))
+        decision = decide(
+            request.messages,
+            stored,
+            record.state,
+            self.config.options,
+            force=force,
+            prices=self.config.prices,
+        )
+        epoch = decision.epoch
+        if decision.new_span is not None and decision.plan is not None:
+            epoch = await self._boundary(session, record, request, decision)
+        if force:
+            await self._clear_force(session)
+        outbound = self._render(request, record, epoch, upstream)
+        report = _report(decision, epoch, record, request, outbound)
+        return Prepared(session, "hybrid", request, outbound, record, epoch, report)
+
+    async def _boundary(
+        self, session: str, record: StateRecord, request: Request, decision: Decision
+    ) -> Epoch:
+        assert decision.plan is not None and decision.new_span is not None
+        span = decision.new_span
+        turns = [t for t in decision.turns if t.start >= span.start and t.end <= span.stop]
+        summary = f"{len(turns)} turns, {sum(t.tokens for t in turns):,} tokens"
+        entry = await self.archive.keep(
+            session,
+            request.messages[span.start : span.stop],
+            first_turn=span.start,
+            last_turn=span.stop - 1,
+            summary=summary,
+        )
+        ref = entry.ref
+        previous = decision.epoch
+        spans = (previous.spans if previous else ()) + (
+            Span(ref, span.start, span.stop - 1, len(turns), summary),
+        )
+        cut = decision.plan.collapsed.stop
+        epoch = Epoch(
+            number=(previous.number if previous else 0) + 1,
+            head=decision.plan.head.stop,
+            cut=cut,
+            anchor=anchor(request.messages[:cut]),
+            snapshot=record.state,
+            spans=spans,
+            started_step=record.step,
+        )
+        await self.store.put_doc(session, DOC_NAME, epoch.to_json())
+        log.info(
+            "session %s: epoch %d collapses messages %d-%d", session, epoch.number, *_ends(span)
+        )
+        return epoch
+
+    async def _clear_force(self, session: str) -> None:
+        def updater(current: StateRecord) -> Change | None:
+            if not current.meta.get("force_collapse"):
+                return None
+            meta = {k: v for k, v in current.meta.items() if k != "force_collapse"}
+            return current.changed(meta=meta)
+
+        await self.store.update(session, updater)
+
+    def _render(
+        self, request: Request, record: StateRecord, epoch: Epoch | None, upstream: Wire
+    ) -> Request:
+        n = len(request.messages)
+        nudge = self._nudge(record)
+        if epoch is None:
+            head, tail, snapshot, spans = range(0), range(n), record.state, []
+            changes: Json = {}
+        else:
+            head, tail, snapshot = range(epoch.head), range(epoch.cut, n), epoch.snapshot
+            spans = [
+                SpanRef(s.ref, s.first + 1, s.last + 1, s.turns, s.summary) for s in epoch.spans
+            ]
+            changes = state_changes(epoch.snapshot, record.state)
+        return render_hybrid(
+            request,
+            head=head,
+            tail=tail,
+            snapshot=snapshot,
+            spans=spans,
+            changes=changes,
+            nudge=nudge,
+            schema=self.config.schema,
+            internal_tools=self._tools,
+            cache_markers=upstream is Wire.MESSAGES,
+        )
+
+    def _nudge(self, record: StateRecord) -> str | None:
+        options = self.config.options
+        if not options.nudge_when_stale:
+            return None
+        last = int(record.meta.get("last_patch_step", 0))
+        idle = record.step - last
+        if idle < options.stale_after:
+            return None
+        return (
+            f"The state has not been updated for {idle} steps: "
+            "call skill_state with what you learned."
+        )
+
+    # --- the reply -------------------------------------------------------------------------
+
+    async def answer(self, prepared: Prepared, call: ToolCall) -> str:
+        """The result of an internal tool call the model made."""
+        if call.name == SKILL_STATE_TOOL:
+            result: PatchResult = await answer_skill_state(
+                self.store, self.config.schema, prepared.session, call.arguments
+            )
+            return result.text
+        return await answer_recall(self.archive, prepared.session, call.arguments)
+
+    async def check_paper(self, prepared: Prepared, response: Response) -> str | None:
+        """Paper mode: apply the reply's envelope; a correction note when it is not valid."""
+        text = "".join(p.text for p in response.message.parts if isinstance(p, Text))
+        envelope = parse_envelope(text)
+        if isinstance(envelope, EnvelopeError):
+            return correction_note(envelope)
+        arguments = jsonio.dumps_str({"patch": envelope.state_patch})
+        result = await answer_skill_state(
+            self.store, self.config.schema, prepared.session, arguments
+        )
+        return None if result.applied else result.text
+
+    async def finish(self, prepared: Prepared, response: Response | None) -> None:
+        """Hybrid mode: fill holes in Σ from the tool calls of the window (never overwriting
+        what the model wrote)."""
+        if prepared.mode != "hybrid" or not self.config.options.seed_from_tools:
+            return
+        messages = prepared.client.messages
+        start = prepared.epoch.cut if prepared.epoch else 0
+        schema = self.config.schema
+
+        def updater(current: StateRecord) -> Change | None:
+            seeded = seed_state(current.state, messages, schema, window=range(start, len(messages)))
+            return None if seeded == current.state else current.changed(state=seeded)
+
+        await self.store.update(prepared.session, updater)
+
+    async def request_collapse(self, session: str) -> None:
+        def updater(current: StateRecord) -> Change:
+            return current.changed(meta={**current.meta, "force_collapse": True})
+
+        await self.store.update(session, updater)
+
+    async def describe(self, session: str) -> dict[str, Any]:
+        record = await self.store.load(session)
+        epoch = await self.store.get_doc(session, DOC_NAME)
+        last = await self.store.get_doc(session, LAST_DOC)
+        return {
+            "session": session,
+            "state": record.state,
+            "version": record.version,
+            "step": record.step,
+            "epoch": epoch,
+            "last_request": last,
+            "archive": [e.ref for e in await self.archive.entries(session)],
+        }
+
+
+def _digest(texts: list[str]) -> str:
+    return hashlib.blake2b("\0".join(texts).encode(), digest_size=12).hexdigest()
+
+
+def _ends(span: range) -> tuple[int, int]:
+    return span.start + 1, span.stop
+
+
+def _report(
+    decision: Decision, epoch: Epoch | None, record: StateRecord, client: Request, out: Request
+) -> Json:
+    head = epoch.head if epoch else 0
+    cut = epoch.cut if epoch else 0
+    return {
+        "mode": "hybrid",
+        "step": record.step,
+        "messages": len(client.messages),
+        "window_tokens": decision.window_tokens,
+        "outbound_messages": len(out.messages),
+        "recomputed": decision.recomputed,
+        "epoch": epoch.number if epoch else 0,
+        "turns": [_turn_entry(t, head, cut) for t in decision.turns],
+    }
+
+
+def _turn_entry(turn: Turn, head: int, cut: int) -> Json:
+    where = "head" if turn.end <= head else "collapsed" if turn.end <= cut else "verbatim"
+    return {"index": turn.index, "kind": str(turn.kind), "tokens": turn.tokens, "where": where}

@@ -1,0 +1,115 @@
+"""A session's current epoch, as stored between requests.
+
+An epoch is fixed at a boundary: the client's messages before ``cut`` are stood in for by the
+head (``messages[:head]``, verbatim), the Σ ``snapshot`` and the archived ``spans``; the
+messages from ``cut`` on are the verbatim window. ``anchor`` identifies the client history the
+epoch was built from, so a rewound or edited history is noticed and the epoch recomputed.
+
+The anchor (a contract: changing it ends every stored epoch once) is the BLAKE2b-128 hex of,
+for each of ``messages[:cut]`` in order, the message's role, then every text, tool call (id,
+name, arguments) and tool result (call id, texts) it holds, each followed by a NUL byte.
+Cache markers and shape hints are left out: clients move their cache markers from request to
+request, and that does not change the history.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from skillstate.conversation import Json, Message, Reasoning, Text, ToolCall, ToolResult
+
+DOC_NAME = "epoch"
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """One archived span: messages ``first`` to ``last`` (0-based, inclusive) of the client's
+    history, ``turns`` turns, kept exactly under ``ref``."""
+
+    ref: str
+    first: int
+    last: int
+    turns: int
+    summary: str = ""
+
+    def to_json(self) -> Json:
+        return {
+            "ref": self.ref,
+            "first": self.first,
+            "last": self.last,
+            "turns": self.turns,
+            "summary": self.summary,
+        }
+
+    @staticmethod
+    def from_json(data: Json) -> Span:
+        return Span(
+            str(data["ref"]),
+            int(data["first"]),
+            int(data["last"]),
+            int(data["turns"]),
+            str(data.get("summary", "")),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Epoch:
+    number: int
+    head: int
+    cut: int
+    anchor: str
+    snapshot: Json
+    spans: tuple[Span, ...] = ()
+    started_step: int = 0
+    extra: Json = field(default_factory=dict)
+
+    def to_json(self) -> Json:
+        return {
+            "number": self.number,
+            "head": self.head,
+            "cut": self.cut,
+            "anchor": self.anchor,
+            "snapshot": self.snapshot,
+            "spans": [s.to_json() for s in self.spans],
+            "started_step": self.started_step,
+        }
+
+    @staticmethod
+    def from_json(data: Json) -> Epoch:
+        spans: Any = data.get("spans", [])
+        return Epoch(
+            number=int(data["number"]),
+            head=int(data["head"]),
+            cut=int(data["cut"]),
+            anchor=str(data["anchor"]),
+            snapshot=dict(data.get("snapshot", {})),
+            spans=tuple(Span.from_json(s) for s in spans),
+            started_step=int(data.get("started_step", 0)),
+        )
+
+    def holds(self, messages: Sequence[Message]) -> bool:
+        """Whether the client's ``messages`` still extend the history this epoch was built on."""
+        return len(messages) >= self.cut and anchor(messages[: self.cut]) == self.anchor
+
+
+def anchor(messages: Sequence[Message]) -> str:
+    digest = hashlib.blake2b(digest_size=16)
+    for message in messages:
+        digest.update(message.role.encode() + b"\0")
+        for part in message.parts:
+            for piece in _pieces(part):
+                digest.update(piece.encode("utf-8", "surrogatepass") + b"\0")
+    return digest.hexdigest()
+
+
+def _pieces(part: object) -> tuple[str, ...]:
+    if isinstance(part, Text | Reasoning):
+        return (part.text,)
+    if isinstance(part, ToolCall):
+        return (part.id, part.name, part.arguments)
+    if isinstance(part, ToolResult):
+        return (part.call_id, *(c.text for c in part.content if isinstance(c, Text)))
+    return (type(part).__name__,)

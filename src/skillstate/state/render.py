@@ -1,0 +1,285 @@
+"""Hybrid mode's rendering: the client's request with collapsed turns replaced by a Σ message.
+
+Within an epoch (DESIGN.md, "Cache-stable rewriting: epochs") every outbound request is
+
+    system · tools + internal tools · head · Σ message · tail (verbatim) · [tail note]
+
+where the head, the Σ snapshot and the spans it replaced are fixed for the epoch and the tail
+only grows. Everything here is a pure function of its inputs, down to the byte: the Σ message is
+rebuilt on every request, so it must come out identical each time or the provider's prefix cache
+misses from the Σ message on. Hence sorted keys, no clock, no ids, no set iteration.
+
+Anthropic takes at most four explicit cache breakpoints per request. With ``cache_markers``
+the Σ message, which ends the stable prefix, carries one; the client's own markers are kept,
+except that one on a message part may give way so the total never passes the limit.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import orjson
+
+from skillstate.conversation.model import (
+    Image,
+    Json,
+    Message,
+    Part,
+    Request,
+    Text,
+    Tool,
+    ToolCall,
+    ToolResult,
+)
+from skillstate.state.schema import StateSchema
+from skillstate.state.tools import RECALL_TOOL, SKILL_STATE_TOOL
+
+MAX_CACHE_BREAKPOINTS = 4
+"""Anthropic's limit on ``cache_control`` breakpoints in one request (system, tools, messages)."""
+
+EPHEMERAL: Json = {"type": "ephemeral"}
+
+SUMMARY_CHARS = 100
+"""The longest span summary shown in the Σ message header; a longer one is cut."""
+
+NOTE_LABEL = "[skillstate]"
+"""How the gateway's own messages begin, so the model tells them from the user's words."""
+
+
+@dataclass(frozen=True, slots=True)
+class SpanRef:
+    """One collapsed span: the archive ``ref`` that holds it exactly, its ``first`` and
+    ``last`` message as 1-based positions in the client's conversation, how many ``turns`` it
+    held, and a one-line ``summary`` of what happened in it."""
+
+    ref: str
+    first: int
+    last: int
+    turns: int
+    summary: str = ""
+
+
+def state_json(value: Any) -> str:
+    """Σ as compact JSON with sorted keys: the one spelling every request of an epoch shares.
+
+    Integers beyond 64 bits (which orjson refuses) take the standard library's path; a given
+    value always takes the same path, so the text is a function of the value.
+    """
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    except TypeError:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def sigma_message(snapshot: Json, spans: Sequence[SpanRef], schema: StateSchema) -> Message:
+    """The Σ message that stands in for the collapsed spans: a short header naming what it
+    replaced, where the exact originals are and how to use the internal tools, then Σ in a
+    fenced ``json`` block."""
+    replaced = "; ".join(_span_text(span) for span in spans) or "no earlier messages"
+    unset = [key for key in schema.keys if key not in snapshot]
+    lines = [
+        f"{NOTE_LABEL} Session state Σ, kept by the skillstate gateway in place of earlier "
+        f"messages. Replaced: {replaced}.",
+        f"`{RECALL_TOOL}` fetches archived messages exactly, by `ref` or by `query`. "
+        f"`{SKILL_STATE_TOOL}` updates Σ with a JSON Merge Patch: null deletes a key; "
+        "collections are objects keyed by short slugs.",
+    ]
+    if unset:
+        lines.append("Not set yet: " + ", ".join(unset) + ".")
+    text = "\n".join(lines) + "\n```json\n" + state_json(snapshot) + "\n```"
+    return Message("user", [Text(text)])
+
+
+def _span_text(span: SpanRef) -> str:
+    where = (
+        f"messages {span.first}-{span.last}" if span.last > span.first else f"message {span.first}"
+    )
+    turns = "1 turn" if span.turns == 1 else f"{span.turns} turns"
+    summary = _one_line(span.summary)
+    detail = f"{turns}: {summary}" if summary else turns
+    return f"{where} ({detail}), archived as `{span.ref}`"
+
+
+def _one_line(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= SUMMARY_CHARS else line[: SUMMARY_CHARS - 1].rstrip() + "…"
+
+
+def tail_note(changes: Json, *, nudge: str | None) -> Message | None:
+    """The note after the verbatim turns: the Σ changes since the snapshot (a merge patch of
+    the Σ message's state) and the stale nudge, either or both; ``None`` when neither."""
+    lines: list[str] = []
+    if changes:
+        lines.append(
+            "Σ changes since the state message (merge them into it):\n```json\n"
+            + state_json(changes)
+            + "\n```"
+        )
+    if nudge and nudge.strip():
+        lines.append(" ".join(nudge.split()))
+    if not lines:
+        return None
+    return Message("user", [Text(f"{NOTE_LABEL} " + "\n".join(lines))])
+
+
+def stale_nudge(steps: int) -> str:
+    """The one-line reminder sent when the model has not patched Σ for ``steps`` steps."""
+    return (
+        f"Σ has not been updated for {steps} steps: call {SKILL_STATE_TOOL} with what you learned."
+    )
+
+
+def render_hybrid(
+    request: Request,
+    *,
+    head: range,
+    tail: range,
+    snapshot: Json,
+    spans: Sequence[SpanRef],
+    changes: Json,
+    nudge: str | None,
+    schema: StateSchema,
+    internal_tools: list[Tool],
+    cache_markers: bool,
+) -> Request:
+    """The outbound request of hybrid mode; ``request`` is left untouched.
+
+    ``head`` and ``tail`` are the message ranges kept verbatim (from the collapse plan of the
+    epoch); the messages between them are the collapsed ``spans``, replaced by the Σ message of
+    ``snapshot``. Without spans nothing is collapsed, so the head and the tail must meet. The
+    system prompt is the client's; the tools are the client's followed by each of
+    ``internal_tools`` the client does not already offer by name. The tail note (see
+    ``tail_note``) goes last, unless the conversation ends in an assistant message or with a
+    tool call still waiting for its result (DESIGN.md, invariant 2). ``cache_markers``: put a
+    breakpoint on the Σ message within ``MAX_CACHE_BREAKPOINTS`` (see ``_place_marker``).
+    """
+    _check_ranges(request.messages, head, tail, collapsed=bool(spans))
+    if spans:
+        sigma = sigma_message(snapshot, spans, schema)
+        messages = [*request.messages[head.start : head.stop], sigma]
+        messages += request.messages[tail.start : tail.stop]
+        if cache_markers:
+            messages = _place_marker(request, messages, sigma)
+    else:
+        messages = list(request.messages)
+    note = tail_note(changes, nudge=nudge)
+    if note is not None and _may_append(messages):
+        messages.append(note)
+    return replace(request, messages=messages, tools=_with_tools(request.tools, internal_tools))
+
+
+def _check_ranges(
+    messages: Sequence[Message], head: range, tail: range, *, collapsed: bool
+) -> None:
+    """Refuse ranges that would drop messages no span names (DESIGN.md, invariant 4)."""
+    valid = (
+        head.step == 1
+        and tail.step == 1
+        and head.start == 0
+        and head.stop <= tail.start
+        and tail.stop == len(messages)
+    )
+    if not valid:
+        raise ValueError(f"head {head} and tail {tail} do not split {len(messages)} messages")
+    if not collapsed and head.stop != tail.start:
+        raise ValueError(f"messages {head.stop}..{tail.start} are left out but no span names them")
+
+
+def _with_tools(client: list[Tool], internal: list[Tool]) -> list[Tool]:
+    tools = list(client)
+    names = {tool.name for tool in client}
+    for tool in internal:
+        if tool.name not in names:
+            tools.append(tool)
+            names.add(tool.name)
+    return tools
+
+
+def _may_append(messages: Sequence[Message]) -> bool:
+    """Whether a note may follow the conversation: not after an assistant message (the model's
+    turn is not done, or a prefill would be broken), and not while a call of the newest
+    assistant message still waits for its result."""
+    if not messages:
+        return True
+    if messages[-1].role == "assistant":
+        return False
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].role == "assistant":
+            calls = {p.id for p in messages[i].parts if isinstance(p, ToolCall)}
+            answered = {
+                p.call_id for m in messages[i + 1 :] for p in m.parts if isinstance(p, ToolResult)
+            }
+            return calls <= answered
+    return True
+
+
+# Cache breakpoints -------------------------------------------------------------------------
+
+
+def _place_marker(request: Request, messages: list[Message], sigma: Message) -> list[Message]:
+    """``messages`` with a breakpoint on the Σ message's text, within the provider's limit.
+
+    The client's markers on system texts, tools and the parts of the messages sent are counted
+    (those on collapsed messages are gone with them). If ours would pass the limit, the
+    earliest client marker on a message part is dropped (those on system and tools mark the
+    client's own stable prefix and stay); if that is still not enough, ours is not added.
+    """
+    count = sum(t.cache is not None for t in request.system)
+    count += sum(t.cache is not None for t in request.tools)
+    count += sum(_message_markers(m) for m in messages)
+    if count + 1 > MAX_CACHE_BREAKPOINTS:
+        trimmed = _drop_first_marker(messages)
+        if trimmed is not None:
+            messages, count = trimmed, count - 1
+        if count + 1 > MAX_CACHE_BREAKPOINTS:
+            return messages
+    index = next(i for i, m in enumerate(messages) if m is sigma)
+    parts: list[Part] = [
+        replace(part, cache=dict(EPHEMERAL)) if isinstance(part, Text) else part
+        for part in sigma.parts
+    ]
+    messages[index] = replace(sigma, parts=parts)
+    return messages
+
+
+def _message_markers(message: Message) -> int:
+    count = 0
+    for part in message.parts:
+        if isinstance(part, Text | Image | ToolCall | ToolResult) and part.cache is not None:
+            count += 1
+        if isinstance(part, ToolResult):
+            count += sum(item.cache is not None for item in part.content)
+    return count
+
+
+def _drop_first_marker(messages: list[Message]) -> list[Message] | None:
+    """``messages`` without their earliest message-part marker (new objects on the way to
+    it), or ``None`` when no message part has one."""
+    for i, message in enumerate(messages):
+        parts = _parts_without_first_marker(message.parts)
+        if parts is not None:
+            return [*messages[:i], replace(message, parts=parts), *messages[i + 1 :]]
+    return None
+
+
+def _parts_without_first_marker(parts: list[Part]) -> list[Part] | None:
+    for j, part in enumerate(parts):
+        changed: Part | None = None
+        if isinstance(part, Text | Image | ToolCall | ToolResult) and part.cache is not None:
+            changed = replace(part, cache=None)
+        elif isinstance(part, ToolResult):
+            content = _content_without_first_marker(part.content)
+            changed = None if content is None else replace(part, content=content)
+        if changed is not None:
+            return [*parts[:j], changed, *parts[j + 1 :]]
+    return None
+
+
+def _content_without_first_marker(content: list[Text | Image]) -> list[Text | Image] | None:
+    for k, item in enumerate(content):
+        if item.cache is not None:
+            return [*content[:k], replace(item, cache=None), *content[k + 1 :]]
+    return None
