@@ -80,6 +80,7 @@ class Flow:
 
     def post(self, outbound: Request) -> aiohttp.client._RequestContextManager:
         portable, _ = portable_request(outbound, self.target)
+        portable = with_usage(portable, self.target)
         body = jsonio.dumps(adapter(self.target).encode_request(portable))
         headers = upstream_headers(
             self.request.headers,
@@ -92,6 +93,19 @@ class Flow:
         if self.target is self.client.source and self.request.query_string:
             url += "?" + self.request.query_string
         return self.gateway.client.post(url, body, headers)
+
+
+def with_usage(request: Request, target: Wire) -> Request:
+    """A Chat stream reports usage only when asked; the gateway always asks, since what the
+    engine re-encodes is its own request (the client's encoder still sends the client only
+    what it asked for)."""
+    if target is not Wire.CHAT or not request.params.stream or request.source is not Wire.CHAT:
+        return request
+    options = request.extra.get("stream_options")
+    if isinstance(options, dict) and options.get("include_usage"):
+        return request
+    merged = {**(options if isinstance(options, dict) else {}), "include_usage": True}
+    return dataclasses.replace(request, extra={**request.extra, "stream_options": merged})
 
 
 def split(parts: list[Part]) -> tuple[list[ToolCall], list[Part]]:
