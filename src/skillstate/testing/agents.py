@@ -15,7 +15,7 @@ finding the marker in a tool result proves the command ran rather than being ech
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -197,3 +197,82 @@ def _text(content: Any) -> str:
         for part in content
         if isinstance(part, Mapping) and isinstance(part.get("text"), str)
     )
+
+
+#: The shell command of one turn of a ``LoopPolicy``, from its 1-based turn number.
+CommandFor = Callable[[int], str]
+
+
+@dataclass(slots=True)
+class LoopPolicy(AgentPolicy):
+    """A long agent loop: one shell call per model request until ``turns`` tool results have
+    come back, then ``final_text``. Turn ``n`` runs ``command_for(n)`` (``command`` every turn
+    when it is None).
+
+    With ``recall_query``, the policy calls the gateway's ``recall`` tool once with that query,
+    instead of a shell call, at the first request whose body holds ``recall_cue`` (the text of
+    the gateway's state message, say) and offers ``recall``. The gateway answers that call
+    itself and asks again; ``recalls`` holds the call, ``recalled`` its result.
+
+    A gateway that collapses the conversation sends only the newest results, so the policy
+    counts each shell call's result once, by call id, whichever request brought it.
+    """
+
+    turns: int = 30
+    command_for: CommandFor | None = None
+    recall_query: str | None = None
+    recall_cue: str | None = None
+    recall_tool: str = "recall"
+    recalls: list[IssuedCall] = field(default_factory=list)
+    recalled: list[ToolOutput] = field(default_factory=list)
+
+    def __call__(self, request: RecordedRequest) -> Reply:
+        wire, body = request.wire, request.json
+        if wire is None or not isinstance(body, dict):
+            raise ValueError(f"request #{request.index} is not a model request")
+        self._collect(request.index, tool_outputs(wire, body))
+        tools = dict(tool_schemas(wire, body))
+        if not tools:
+            self.side.append(request.index)
+            wanted = wants_json(wire, body)
+            return Reply(text=jsonio.dumps_str({"title": self.title}) if wanted else self.title)
+        if len(self.outputs) >= self.turns:
+            return Reply(text=self.final_text)
+        if self._recall_now(request, tools):
+            assert self.recall_query is not None
+            call = ScriptedCall(self.recall_tool, {"query": self.recall_query})
+            return self._issue(request, Reply(calls=[call]), self.recalls)
+        name = next((name for name in self.shell_tools if name in tools), None)
+        if name is None:
+            raise NoShellTool(
+                f"no shell tool among {sorted(tools)} (looked for {self.shell_tools})"
+            )
+        turn = len(self.calls) + 1
+        command = self.command if self.command_for is None else self.command_for(turn)
+        reply = Reply(calls=[ScriptedCall(name, shell_arguments(tools[name], command))])
+        return self._issue(request, reply, self.calls)
+
+    def _collect(self, index: int, found: list[tuple[str, str]]) -> None:
+        """Keep each result of a call the policy made, the first time it is seen."""
+        seen = {out.call_id for out in (*self.outputs, *self.recalled)}
+        shell = {call.id for call in self.calls}
+        recall = {call.id for call in self.recalls}
+        for call_id, text in found:
+            if call_id in seen:
+                continue
+            seen.add(call_id)
+            if call_id in shell:
+                self.outputs.append(ToolOutput(index, call_id, text))
+            elif call_id in recall:
+                self.recalled.append(ToolOutput(index, call_id, text))
+
+    def _recall_now(self, request: RecordedRequest, tools: Mapping[str, Any]) -> bool:
+        if self.recall_query is None or self.recalls or self.recall_tool not in tools:
+            return False
+        return self.recall_cue is None or self.recall_cue.encode() in request.body
+
+    @staticmethod
+    def _issue(request: RecordedRequest, reply: Reply, into: list[IssuedCall]) -> Reply:
+        issued = resolve(reply, request).calls[0]
+        into.append(IssuedCall(request.index, issued.id, issued.name, issued.arguments))
+        return reply
