@@ -138,7 +138,7 @@ async def long_session_demo(console: Console, files: int = 60) -> bool:
         ):
             answer = await run_session(gw.url, files, session=f"demo-{mode}")
             engine = gw.context.engine
-            described = await engine.describe(f"demo-{mode}") if engine and mode == "hybrid" else {}
+            described = (await engine.describe(f"demo-{mode}") if engine else None) or {}
             results[mode] = (measure(up.requests), answer, described)
     off, hybrid = results["off"][0], results["hybrid"][0]
     table = Table(title="per upstream request (every 5th shown)", title_justify="left")
