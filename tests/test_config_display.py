@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 
 from skillstate.config import KEYS, describe, describe_json, load_settings, mask_secret
+from skillstate.state.options import CollapseOptions
 
 KEY = "sk-proj-0123456789abcdefwxyz"
 ORG = "org-very-private-value"
+
+#: The rows ``describe`` shows by default: every key, the collapse table one row per option.
+ROWS = [
+    row
+    for key in KEYS
+    for row in (
+        [f"collapse.{f.name}" for f in fields(CollapseOptions)] if key == "collapse" else [key]
+    )
+]
 
 
 @pytest.mark.parametrize(
@@ -31,7 +42,7 @@ def test_every_key_has_a_row_with_its_source(tmp_path: Path) -> None:
     environ = {"HOME": str(tmp_path), "SKILLSTATE_API_KEY": KEY, "SKILLSTATE_VERBOSE": "yes"}
     settings = load_settings(cli={"port": "9000", "schema": "step,notes"}, environ=environ)
     rows = {key: (value, source) for key, value, source in describe(settings)}
-    assert list(rows) == list(KEYS)
+    assert list(rows) == ROWS
     assert rows["port"] == ("9000", "command line --port")
     assert rows["api_key"] == ("sk-…wxyz", "environment SKILLSTATE_API_KEY")
     assert rows["verbose"] == ("true", "environment SKILLSTATE_VERBOSE")
@@ -76,3 +87,24 @@ def test_json_report_keeps_json_types(tmp_path: Path) -> None:
     assert report["upstreams"]["value"] == []
     assert report["data_dir"]["value"] == str(tmp_path / ".local/share/skillstate")
     assert json.loads(json.dumps(report)) == report
+
+
+def test_collapse_options_are_rows_each_with_its_own_source(tmp_path: Path) -> None:
+    config = tmp_path / "s.toml"
+    config.write_text("[collapse]\nkeep_recent_turns = 2\nnudge_when_stale = false\n")
+    settings = load_settings(environ={}, config_path=str(config))
+    rows = {key: (value, source) for key, value, source in describe(settings)}
+    source = f"config file {config}"
+    assert rows["collapse.keep_recent_turns"] == ("2", source)
+    assert rows["collapse.nudge_when_stale"] == ("false", source)
+    assert rows["collapse.min_turns"] == (str(CollapseOptions().min_turns), "default")
+    assert list(rows) == ROWS
+
+
+def test_json_report_gives_the_whole_collapse_table(tmp_path: Path) -> None:
+    environ = {"HOME": str(tmp_path), "SKILLSTATE_COLLAPSE": '{"min_turns": 30}'}
+    report = describe_json(load_settings(environ=environ))
+    expected = {
+        f.name: getattr(CollapseOptions(min_turns=30), f.name) for f in fields(CollapseOptions)
+    }
+    assert report["collapse"] == {"value": expected, "source": "environment SKILLSTATE_COLLAPSE"}

@@ -18,7 +18,6 @@ from skillstate.conversation import Wire
 from skillstate.server.app import build_app
 from skillstate.server.context import GatewayContext
 from skillstate.state.engine import EngineConfig, StateEngine
-from skillstate.state.options import CollapseOptions
 from skillstate.state.schema import StateSchema
 from skillstate.storage.stores import Stores, open_stores
 from skillstate.upstream.client import UpstreamClient
@@ -53,7 +52,9 @@ def build_context(settings: Settings) -> GatewayContext:
 def build_engine(settings: Settings, stores: Stores) -> StateEngine:
     schema = StateSchema.from_keys(settings.state_schema)
     config = EngineConfig(
-        schema=schema, options=CollapseOptions(), initial_state=dict(settings.initial_state or {})
+        schema=schema,
+        options=settings.collapse,
+        initial_state=dict(settings.initial_state or {}),
     )
     return StateEngine(stores.state, stores.archive, config)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from click.testing import CliRunner
 
 from skillstate.cli.main import cli
 from skillstate.config import KEYS
+from skillstate.state.options import CollapseOptions
 
 KEY = "sk-proj-0123456789abcdefwxyz"
 
@@ -35,7 +37,8 @@ def test_one_line_per_key_with_value_and_source(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, args, env=env)
     assert result.exit_code == 0, result.output
     shown = lines(result.stdout)
-    assert list(shown) == list(KEYS)
+    options = [f"collapse.{option.name}" for option in fields(CollapseOptions)]
+    assert list(shown) == [row for key in KEYS for row in (options if key == "collapse" else [key])]
     assert shown["mode"] == ["paper", "config", "file", str(config)]
     assert shown["port"] == ["8001", "environment", "SKILLSTATE_PORT"]
     assert shown["upstream"] == ["https://api.anthropic.com", "command", "line", "--upstream"]
@@ -67,3 +70,21 @@ def test_a_config_error_prints_to_stderr_and_exits_2() -> None:
         result.stderr
         == "config error: port='abc' from environment SKILLSTATE_PORT: not an integer\n"
     )
+
+
+def test_the_collapse_table_is_shown_option_by_option(tmp_path: Path) -> None:
+    config = tmp_path / "skillstate.toml"
+    config.write_text("[collapse]\nmin_turns = 40\n")
+    result = CliRunner().invoke(cli, ["config", "--config", str(config)])
+    assert result.exit_code == 0, result.output
+    shown = lines(result.stdout)
+    assert shown["collapse.min_turns"] == ["40", "config", "file", str(config)]
+    assert shown["collapse.enabled"] == ["true", "default"]
+
+
+def test_an_unknown_collapse_option_is_a_config_error(tmp_path: Path) -> None:
+    env = {"SKILLSTATE_COLLAPSE": '{"keep_recent": 2}'}
+    result = CliRunner().invoke(cli, ["config"], env=env)
+    assert result.exit_code == 2
+    assert "collapse option 'keep_recent' is unknown" in result.stderr
+    assert "SKILLSTATE_COLLAPSE" in result.stderr

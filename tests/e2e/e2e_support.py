@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import pytest
 
@@ -132,6 +132,8 @@ class Trip:
     policy: AgentPolicy
     exchanges: list[Exchange] = field(default_factory=list)
     log: list[str] = field(default_factory=list)
+    #: ``engine.describe`` of each session (None: nothing kept), taken when the CLI had finished.
+    states: dict[str, Any] = field(default_factory=dict)
 
     @property
     def model_requests(self) -> list[RecordedRequest]:
@@ -165,12 +167,15 @@ async def round_trip(
     wire: str = "auto",
     mode: str = "hybrid",
     limit_s: float = TIMEOUT_S,
+    policy: AgentPolicy | None = None,
 ) -> Trip:
-    """Start the upstream and a gateway in front of it (``wire`` as ``gateway_for`` takes it,
-    in state ``mode``),
-    run the CLI built by ``invocation(gateway_url)``, and stop both. Everything is asserted
-    after the gateway stopped, so its last exchange has been reported."""
-    policy = AgentPolicy()
+    """Start the upstream (playing ``policy``, an ``AgentPolicy()`` by default) and a gateway
+    in front of it (``wire`` as ``gateway_for`` takes it, in state ``mode``), run the CLI built
+    by ``invocation(gateway_url)``, and stop both. The state engine's description of each
+    session is taken before the gateway stops (its data directory goes with it); everything
+    else is asserted after, so its last exchange has been reported."""
+    policy = AgentPolicy() if policy is None else policy
+    states: dict[str, Any] = {}
     exchanges: list[Exchange] = []
     collector = _Collector()
     logger = logging.getLogger("skillstate")
@@ -181,9 +186,12 @@ async def round_trip(
             async with gateway_for(upstream.url, wire=wire, settings=settings) as gateway:
                 gateway.context.observers.append(exchanges.append)
                 finished = await run_cli(invocation(gateway.url), limit_s)
+                engine = gateway.context.engine
+                for session in {exchange.session for exchange in exchanges}:
+                    states[session] = await engine.describe(session) if engine else None
     finally:
         logger.removeHandler(collector)
-    return Trip(wire, finished, upstream, policy, exchanges, collector.lines)
+    return Trip(wire, finished, upstream, policy, exchanges, collector.lines, states)
 
 
 def assert_round_trip(trip: Trip, source: str) -> None:

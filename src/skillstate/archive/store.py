@@ -70,6 +70,11 @@ class Archive:
     async def entries(self, session: str) -> list[ArchiveEntry]:
         return await self._store.entries(session)
 
+    async def forget(self, session: str) -> int:
+        """Drop the session's index entries (a reset); the spans stay until evicted, since
+        another session may share one. How many entries were dropped."""
+        return await self._store.forget(session)
+
     async def recall(
         self, ref: str, query: str | None = None, *, context: int = 2, offset: int = 0
     ) -> str:

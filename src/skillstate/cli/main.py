@@ -10,6 +10,7 @@ from skillstate import __version__
 from skillstate.cli.config import config_command
 from skillstate.cli.options import Flags, load, settings_options
 from skillstate.cli.serve import serve_command, start
+from skillstate.cli.state import state_command
 
 _HELP = """\
 A local context gateway for LLM agents: it sits between your agent and its model provider
@@ -43,6 +44,7 @@ def cli(ctx: click.Context, /, **params: Any) -> None:
 
 cli.add_command(serve_command)
 cli.add_command(config_command)
+cli.add_command(state_command)
 
 
 def main() -> None:

@@ -25,9 +25,16 @@ Upstream base URLs are stored without a trailing ``/v1``; the gateway appends
     wire = "anthropic-messages"
     api_key_env = "ANTHROPIC_API_KEY"
 
+    [collapse]                          # the collapse lane's options (state/options.py)
+    keep_recent_turns = 6
+    min_turns = 20
+
 Or, for one provider, ``upstream = "https://api.openai.com/v1"`` with ``upstream_wire`` and
 ``SKILLSTATE_API_KEY`` instead of the tables (not both). From the environment or a flag,
-``schema`` is a comma list and ``initial_state`` / ``upstreams`` are JSON text.
+``schema`` is a comma list and ``initial_state`` / ``upstreams`` / ``collapse`` are JSON text
+(``SKILLSTATE_COLLAPSE='{"keep_recent_turns": 6}'``). A table is replaced whole by a later
+source, never merged with it; its options are read by ``state.options.parse_options``, so an
+unknown option is a ``ConfigError`` naming it and its source.
 """
 
 from skillstate.config.display import describe, describe_json, mask_secret

@@ -7,12 +7,14 @@ providers take credentials in headers too.
 
 from __future__ import annotations
 
+from dataclasses import asdict, fields
 from pathlib import Path
 
 from pydantic import SecretStr
 
 from skillstate import jsonio
 from skillstate.config.settings import ATTRIBUTES, KEYS, Settings, UpstreamSettings
+from skillstate.state.options import CollapseOptions
 
 _NOT_SET = "(not set)"
 _MIN_REVEALING_LENGTH = 16
@@ -30,18 +32,32 @@ def mask_secret(secret: SecretStr | str) -> str:
 
 
 def describe(settings: Settings) -> list[tuple[str, str, str]]:
-    """``(key, value as text, source)`` for every key; one row per configured upstream."""
+    """``(key, value as text, source)`` for every key; one row per configured upstream and one
+    per collapse option (``collapse.<option>``)."""
     rows: list[tuple[str, str, str]] = []
     for key in KEYS:
         source = settings.sources.get(key, "default")
         value = getattr(settings, ATTRIBUTES[key])
-        if key == "upstreams" and settings.upstreams:
+        if key == "collapse":
+            rows.extend(_option_rows(settings))
+        elif key == "upstreams" and settings.upstreams:
             rows.extend(
                 (f"upstreams[{index}]", _upstream_text(upstream), source)
                 for index, upstream in enumerate(settings.upstreams)
             )
         else:
             rows.append((key, _text(value), source))
+    return rows
+
+
+def _option_rows(settings: Settings) -> list[tuple[str, str, str]]:
+    """One row per collapse option: each comes from the table's source when the table named
+    it, else from the defaults."""
+    rows = []
+    for option in fields(settings.collapse):
+        key = f"collapse.{option.name}"
+        value = _text(getattr(settings.collapse, option.name))
+        rows.append((key, value, settings.sources.get(key, "default")))
     return rows
 
 
@@ -72,6 +88,8 @@ def _text(value: object) -> str:
 
 
 def _json(value: object) -> object:
+    if isinstance(value, CollapseOptions):
+        return asdict(value)
     if isinstance(value, SecretStr):
         return mask_secret(value)
     if isinstance(value, Path):

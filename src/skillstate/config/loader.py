@@ -146,5 +146,9 @@ def _validate(merged: Layer, data_dir: Path) -> Settings:
         settings = Settings.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(validation_problems(exc, merged, _TABLE_KEYS)) from None
-    settings._sources = {key: merged[key].source if key in merged else "default" for key in KEYS}
+    sources = {key: merged[key].source if key in merged else "default" for key in KEYS}
+    table = merged.get("collapse")
+    if table is not None and isinstance(table.value, Mapping):
+        sources.update({f"collapse.{name}": table.source for name in table.value})
+    settings._sources = sources
     return settings

@@ -90,7 +90,12 @@ def validation_problems(
     """One problem per pydantic error, with the key's source; ``nested_keys`` are the keys an
     upstream table may hold (for suggestions)."""
     for error in exc.errors(include_url=False):
-        yield _problem(error, entries, nested_keys)
+        problems = (error.get("ctx") or {}).get("problems")
+        if problems is not None:  # a table read by its owner's parser (settings.OPTIONS)
+            source = _source(entries, str(error["loc"][0]))
+            yield from (f"{problem} (from {source})" for problem in problems)
+        else:
+            yield _problem(error, entries, nested_keys)
 
 
 def _problem(error: ErrorDetails, entries: Mapping[str, Sourced], nested: Collection[str]) -> str:

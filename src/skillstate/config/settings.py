@@ -8,14 +8,18 @@ else is accepted. Values that a file gives in TOML's own types must have the rig
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import asdict
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PlainSerializer,
+    PlainValidator,
     PrivateAttr,
     SecretStr,
     StrictBool,
@@ -28,6 +32,7 @@ from pydantic_core import PydanticCustomError
 
 from skillstate.config import values
 from skillstate.conversation.model import Wire
+from skillstate.state.options import CollapseOptions, OptionsError, parse_options
 
 UpstreamWire = Literal["auto", "openai-chat", "openai-responses", "anthropic-messages"]
 """``auto`` forwards in the client's own wire; the others are the ``Wire`` values."""
@@ -38,8 +43,32 @@ CONFLICT = "config_conflict"
 """Error type of a cross-key check; its context names the ``keys`` involved."""
 
 
+OPTIONS = "config_options"
+"""Error type of a table of options read by its owner's parser; its context holds the
+``problems``, one per bad option, each naming the option."""
+
+
 def _conflict(keys: tuple[str, ...], reason: str) -> PydanticCustomError:
     return PydanticCustomError(CONFLICT, "{reason}", {"reason": reason, "keys": keys})
+
+
+def _collapse_options(value: object) -> CollapseOptions:
+    """The ``collapse`` table, read by the collapse lane's own ``parse_options`` so that the
+    lane's option names, types and bounds are defined in one place."""
+    if isinstance(value, CollapseOptions):
+        return value
+    if not isinstance(value, Mapping):
+        raise ValueError("not a table (a JSON object)")
+    try:
+        return parse_options(value)
+    except OptionsError as exc:
+        context = {"reason": str(exc), "problems": exc.problems}
+        raise PydanticCustomError(OPTIONS, "{reason}", context) from None
+
+
+CollapseTable = Annotated[
+    CollapseOptions, PlainValidator(_collapse_options), PlainSerializer(asdict, return_type=dict)
+]
 
 
 class UpstreamSettings(BaseModel):
@@ -119,6 +148,7 @@ class Settings(BaseModel):
     # Named ``schema`` in every source; the attribute name avoids BaseModel.schema().
     state_schema: tuple[str, ...] | None = Field(default=None, alias="schema")
     initial_state: dict[str, Any] = Field(default_factory=dict)
+    collapse: CollapseTable = Field(default_factory=CollapseOptions)
     data_dir: Path
     verbose: StrictBool = False
     max_body_bytes: StrictInt = 32 * 1024 * 1024
@@ -203,7 +233,9 @@ class Settings(BaseModel):
 
     @property
     def sources(self) -> dict[str, str]:
-        """Where each key's value came from, by key (``schema``, not ``state_schema``)."""
+        """Where each key's value came from, by key (``schema``, not ``state_schema``); also
+        ``collapse.<option>`` for each option the ``collapse`` table gave (a later source
+        replaces the whole table, so the others are the defaults)."""
         return dict(self._sources)
 
     def resolved_upstreams(self) -> list[UpstreamSettings]:

@@ -12,6 +12,7 @@ from skillstate.server import info
 from skillstate.server.context import GATEWAY, GatewayContext
 from skillstate.server.errors import error_response, guess_wire
 from skillstate.server.proxy import handle_generation
+from skillstate.server.state_routes import add_state_routes
 
 log = logging.getLogger("skillstate.server")
 
@@ -32,6 +33,7 @@ def build_app(gateway: GatewayContext) -> web.Application:
         app.router.add_post(prefix + "/messages/count_tokens", info.count_tokens)
         app.router.add_get(prefix + "/models", info.models)
     app.router.add_get("/health", info.health)
+    add_state_routes(app.router)
     app.router.add_get("/", info.root)  # aiohttp answers HEAD for GET routes too
 
     async def start(_: web.Application) -> None:

@@ -26,6 +26,13 @@ from skillstate.protocols.signals import fingerprint_material, session_signals
 
 HEADER = "x-skillstate-session"
 _VALID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+ID_RULE = "1 to 128 characters of letters, digits and . _ : -"
+"""What a valid session id is, in words, for error messages."""
+
+
+def valid_session_id(text: str) -> bool:
+    """Whether ``text`` may name a session (``ID_RULE``): the same check our header gets."""
+    return _VALID.fullmatch(text) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,11 +44,8 @@ class SessionId:
 def resolve_session(headers: Mapping[str, str], body: Mapping[str, Any], wire: Wire) -> SessionId:
     ours = headers.get(HEADER)
     if ours is not None:
-        if not _VALID.fullmatch(ours):
-            raise ProtocolError(
-                f"{HEADER} must be 1 to 128 characters of letters, digits and . _ : -",
-                param=HEADER,
-            )
+        if not valid_session_id(ours):
+            raise ProtocolError(f"{HEADER} must be {ID_RULE}", param=HEADER)
         return SessionId(ours, "header")
     signals = session_signals(headers, body)
     if signals:

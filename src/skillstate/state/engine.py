@@ -19,12 +19,12 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from skillstate import jsonio
 from skillstate.archive.store import Archive
 from skillstate.conversation import Json, Request, Response, Text, Tool, ToolCall, Wire
 from skillstate.state.boundary import Decision, decide
+from skillstate.state.description import describe_session
 from skillstate.state.diff import state_changes
 from skillstate.state.envelope import EnvelopeError, correction_note, parse_envelope
 from skillstate.state.epoch_record import DOC_NAME, Epoch, Span, anchor
@@ -35,7 +35,7 @@ from skillstate.state.options import CollapseOptions
 from skillstate.state.paper import newest_instruction, procedure_of, render_paper
 from skillstate.state.render import SpanRef, render_hybrid
 from skillstate.state.schema import StateSchema
-from skillstate.state.seed import seed_state
+from skillstate.state.seed import assistant_turns, seed_state
 from skillstate.state.tools import RECALL_TOOL, SKILL_STATE_TOOL, recall_tool, skill_state_tool
 from skillstate.state.turns import Turn
 from skillstate.storage.protocols import ArchiveStore, Change, StateRecord, StateStore
@@ -273,6 +273,11 @@ class StateEngine:
 
         def updater(current: StateRecord) -> Change | None:
             seeded = seed_state(current.state, messages, schema, window=range(start, len(messages)))
+            if schema.shape("step") is not None and "step" not in current.meta.get(
+                "model_keys", []
+            ):
+                # The seed keeps the step count current until the model takes it over.
+                seeded = {**seeded, "step": assistant_turns(messages)}
             return None if seeded == current.state else current.changed(state=seeded)
 
         await self.store.update(prepared.session, updater)
@@ -283,19 +288,18 @@ class StateEngine:
 
         await self.store.update(session, updater)
 
-    async def describe(self, session: str) -> dict[str, Any]:
+    async def describe(self, session: str) -> Json | None:
+        """What the engine keeps about ``session`` (``description.describe_session`` lists
+        it), or None when the session has no committed state (never seen, or reset)."""
+        infos = await self.store.list_sessions()
+        info = next((i for i in infos if i.session == session), None)
+        if info is None:
+            return None
         record = await self.store.load(session)
         epoch = await self.store.get_doc(session, DOC_NAME)
         last = await self.store.get_doc(session, LAST_DOC)
-        return {
-            "session": session,
-            "state": record.state,
-            "version": record.version,
-            "step": record.step,
-            "epoch": epoch,
-            "last_request": last,
-            "archive": [e.ref for e in await self.archive.entries(session)],
-        }
+        entries = await self.archive.entries(session)
+        return describe_session(info, record, epoch, last, entries)
 
 
 def _digest(texts: list[str]) -> str:

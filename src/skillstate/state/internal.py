@@ -52,7 +52,8 @@ async def answer_skill_state(
         outcome_box[:] = [outcome]
         if not outcome.accepted:
             return None
-        meta = {**record.meta, "last_patch_step": record.step}
+        written = sorted({*record.meta.get("model_keys", []), *patch})
+        meta = {**record.meta, "last_patch_step": record.step, "model_keys": written}
         return record.changed(state=outcome.state, meta=meta)
 
     record = await store.update(session, updater)

@@ -9,6 +9,9 @@ translates: Claude Code's ``Bash`` tool may reach it as a Chat Completions funct
 did is kept for the test to check: ``calls`` holds each call it made with the id the scripted
 upstream generated for it, ``outputs`` each tool result that came back.
 
+``LoopPolicy`` plays a long loop instead: one shell call per request until a number of results
+have come back, with one call to the gateway's ``recall`` tool on the way.
+
 The command prints ``MARKER`` without containing it (``printf 'skillstate-%s\\n' e2e``), so
 finding the marker in a tool result proves the command ran rather than being echoed back.
 """

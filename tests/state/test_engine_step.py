@@ -1,0 +1,37 @@
+"""The seed keeps Σ's step current until the model writes it; then the model's value stands."""
+
+from __future__ import annotations
+
+from skillstate.conversation import Message, Request, Text, Tool, ToolCall, ToolResult, Wire
+from skillstate.state.engine import EngineConfig, StateEngine
+from skillstate.state.options import CollapseOptions
+from skillstate.state.schema import StateSchema
+from skillstate.storage import MemoryArchiveStore, MemoryStateStore
+
+
+def _loop(turns: int) -> Request:
+    messages = [Message("user", [Text("do the task")])]
+    for n in range(turns):
+        messages.append(Message("assistant", [ToolCall(f"c{n}", "run", '{"cmd": "true"}')]))
+        messages.append(Message("tool", [ToolResult(f"c{n}", [Text("ok")])]))
+    tools = [Tool("run", parameters={"type": "object"})]
+    return Request(model="m", messages=messages, source=Wire.CHAT, tools=tools)
+
+
+async def test_step_follows_the_loop_until_the_model_sets_it() -> None:
+    engine = StateEngine(
+        MemoryStateStore(),
+        MemoryArchiveStore(),
+        EngineConfig(schema=StateSchema.from_keys(None), options=CollapseOptions()),
+    )
+    for turns in (1, 2, 3):
+        prepared = await engine.prepare("s", _loop(turns), "hybrid", Wire.CHAT)
+        assert prepared is not None
+        await engine.finish(prepared, None)
+        assert (await engine.store.load("s")).state["step"] == turns
+    call = ToolCall("k", "skill_state", '{"patch": {"step": 40}}')
+    await engine.answer(prepared, call)
+    prepared = await engine.prepare("s", _loop(4), "hybrid", Wire.CHAT)
+    assert prepared is not None
+    await engine.finish(prepared, None)
+    assert (await engine.store.load("s")).state["step"] == 40
