@@ -10,6 +10,11 @@ client stream under the next part numbers.
 
 Paper mode: a non-streaming reply whose envelope is invalid is retried with a correction note
 (``paper_retries`` times at most); a streamed one is checked once it has ended.
+
+Σ is committed before the client has the whole reply (a JSON body is sent after the state
+work, a stream's terminal event waits for it), so a client's next request always sees it. What
+the observers get is the reply as the client saw it: the visible parts of every round, the
+usage summed over the rounds.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import time
 from dataclasses import dataclass, field
 
 import aiohttp
@@ -199,6 +205,9 @@ class _ClientStream:
         if not data:
             return
         if self.out is None:
+            exchange = self.flow.exchange
+            if exchange is not None:
+                exchange.first_byte_s = time.perf_counter() - exchange.started
             self.out = web.StreamResponse(status=200, headers=self.flow.headers)
             self.out.content_type = "text/event-stream"
             self.out.headers["cache-control"] = "no-cache"
@@ -265,9 +274,35 @@ async def _relay_round(
 
 async def stream(flow: Flow) -> web.StreamResponse:
     client = _ClientStream(flow)
+    ended = await _stream_rounds(flow, client)
+    if isinstance(ended, web.StreamResponse):
+        return ended
+    response, final = ended
+    # Σ is committed before the client's last event, as a JSON reply's is before it is sent:
+    # a loop that sends its next request at once (a paper-mode agent does) must see the patch.
+    # Shielded: a client that goes away meanwhile does not cancel the state work.
+    await asyncio.shield(_after_reply(flow, response))
+    if final is not None:
+        await client.write(client.encoder.encode(final))
+    await client.write(client.encoder.close())
+    if client.out is None:
+        return await _empty_stream(flow)
+    await client.out.write_eof()
+    return client.out
+
+
+async def _stream_rounds(
+    flow: Flow, client: _ClientStream
+) -> tuple[Response | None, Finish | None] | web.StreamResponse:
+    """Relay rounds until the turn is the client's again. Returns the reply as the client saw
+    it (every round's visible parts, the summed usage) and the terminal event still to send
+    (None after a failure, already sent); or the upstream's error, when it refused before the
+    client's stream opened."""
     outbound = flow.prepared.request
     response: Response | None = None
-    for round_no in range(flow.engine.config.max_internal_rounds + 1):
+    shown: list[Part] = []
+    rounds = 0
+    while True:
         async with flow.post(outbound) as reply:
             if reply.status >= 400:
                 flow.record(reply.status, None)
@@ -276,34 +311,25 @@ async def stream(flow: Flow) -> web.StreamResponse:
                         flow.request, reply, flow.client.source, flow.target, flow.headers
                     )
                 await client.write(client.encoder.encode(Failure("upstream refused")))
-                break
-            state = await _relay_round(client, reply, round_no)
+                return response, None
+            state = await _relay_round(client, reply, rounds)
         response = state.accumulator.response()
         if state.finish is not None and state.finish.usage is not None:
             flow.usage = flow.usage + state.finish.usage
+        said = response.message.parts
+        internal, external = split(said)
+        response.message.parts, response.usage = shown + external, flow.usage
         if state.failed:
-            break
-        internal, external = split(response.message.parts)
+            return response, None
         answers = [(call, await flow.engine.answer(flow.prepared, call)) for call in internal]
         has_calls = any(isinstance(p, ToolCall) for p in external)
-        last = round_no == flow.engine.config.max_internal_rounds
-        if answers and not has_calls and not last:
-            outbound = continued(outbound, response.message.parts, answers)
+        if answers and not has_calls and rounds < flow.engine.config.max_internal_rounds:
+            shown += external
+            outbound = continued(outbound, said, answers)
+            rounds += 1
             continue
-        stop = state.finish.stop_reason if state.finish else None
-        if stop == "tool_use" and not has_calls:
-            stop = "end_turn"
-        await client.write(client.encoder.encode(Finish(stop, flow.usage)))
-        break
-    # The state work does not depend on the client: a client that leaves as soon as it has
-    # the last event (Codex does) must not cancel it.
-    after = asyncio.ensure_future(_after_reply(flow, response))
-    await client.write(client.encoder.close())
-    if client.out is None:
-        return await _empty_stream(flow, after)
-    await client.out.write_eof()
-    await asyncio.shield(after)
-    return client.out
+        _final_stop(response, external)
+        return response, Finish(response.stop_reason, flow.usage)
 
 
 async def _after_reply(flow: Flow, response: Response | None) -> None:
@@ -315,11 +341,10 @@ async def _after_reply(flow: Flow, response: Response | None) -> None:
     await flow.engine.finish(flow.prepared, response)
 
 
-async def _empty_stream(flow: Flow, after: asyncio.Future[None]) -> web.StreamResponse:
+async def _empty_stream(flow: Flow) -> web.StreamResponse:
     """The upstream sent nothing at all: the client still gets a well-formed, empty stream."""
     out = web.StreamResponse(status=200, headers=flow.headers)
     out.content_type = "text/event-stream"
     await out.prepare(flow.request)
     await out.write_eof()
-    await asyncio.shield(after)
     return out

@@ -102,7 +102,9 @@ def _choices(resp: Response, native: bool, custom_names: frozenset[str]) -> list
         return []
     first: Json = dict(kept[0]) if kept else {"index": 0, "logprobs": None}
     message = resp.message
-    if not native or "content" not in message.hints:
+    # Only a list-shaped content of this wire is re-emitted part by part; a string one stays a
+    # string even when the gateway composed the message from several replies' texts.
+    if not native or message.hints.get("content") != "list":
         message = _joined(message)
     first["message"] = encode_assistant(message, native, custom_names)
     reason = finish_reason(resp.stop_reason, resp.hints.get("finish_reason") if native else None)
