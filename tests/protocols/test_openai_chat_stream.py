@@ -311,7 +311,7 @@ def test_failure_becomes_an_error_event() -> None:
                 "message": "upstream overloaded",
                 "type": "server_error",
                 "param": None,
-                "code": "overloaded",
+                "code": "server_is_overloaded",
             }
         },
         "[DONE]",
