@@ -191,12 +191,35 @@ def test_everything_older_than_the_recent_turns_is_collapsed(
 ) -> None:
     messages, starts = conversation.messages, conversation.starts
     plan = plan_collapse(turns_of(messages), CollapseOptions(min_turns=0, keep_recent_turns=keep))
-    if len(starts) - keep <= 1:
+    lead = _leading_user_turns(conversation)
+    if len(starts) - keep <= lead:
         assert plan is None
         return
     assert plan is not None
-    assert plan.head == range(starts[1])
+    assert plan.head == range(starts[lead])
     assert plan.tail == range(starts[-keep], len(messages))
+
+
+def _leading_user_turns(conversation: Conversation) -> int:
+    """How many turns open the conversation with the user's words alone, before any answer:
+    the first instruction the planner keeps."""
+    messages, starts = conversation.messages, conversation.starts
+    lead = 1
+    for start in starts[1:]:
+        first = next(m for m in messages[start:] if m.role not in ("system", "developer"))
+        if first.role != "user" or not all(isinstance(p, Text) for p in first.parts):
+            break
+        lead += 1
+    return lead
+
+
+def test_the_instruction_split_over_several_user_messages_stays_whole() -> None:
+    # Codex sends its environment context and the task as two user messages.
+    messages = [user("<environment_context>"), *tool_loop(10)]
+    plan = plan_collapse(turns_of(messages), OPTIONS)
+    assert plan is not None
+    assert plan.head == range(2)
+    assert plan.collapsed.start == 2
 
 
 # Examples ---------------------------------------------------------------------------------

@@ -131,10 +131,17 @@ def cut_points(turns: Sequence[Turn]) -> list[bool]:
 
 def _head_turns(turns: Sequence[Turn], options: CollapseOptions) -> int:
     """How many turns at the start stay verbatim: through the first user instruction when
-    it is protected (none when the conversation has no user turn yet)."""
+    it is protected (none when the conversation has no user turn yet).
+
+    The instruction is everything the user said before the model first answered: hosts split
+    it over several user messages (Codex sends its environment context, then the task), and
+    the task must not be collapsed for coming second."""
     if not options.protect_first_user_message:
         return 0
     for turn in turns:
         if turn.first_user:
-            return turn.index + 1
+            end = turn.index + 1
+            while end < len(turns) and turns[end].kind == "user":
+                end += 1
+            return end
     return 0

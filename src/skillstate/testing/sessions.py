@@ -12,6 +12,11 @@ about much later (``SessionPlan.probe``).
 
 Everything is derived from ``seed``: two runs of one plan send byte-identical requests.
 
+The pieces: this module (plan, workspace), ``session_tools`` (each host's tools: Codex,
+Claude Code, a plain loop), ``session_view`` (a request as the model reads it),
+``session_model`` (the scripted models), ``session_clients`` (the client loops and
+``run_session``), ``session_checks`` (reading what went upstream: epochs, prefixes, pairs).
+
 Turns and steps: turn ``t`` is the client's ``t``-th request; the model's answer to it is step
 ``t`` of the plan (its tool calls, whose results the client sends in turn ``t + 1``). The last
 step answers with a final text and no call.
@@ -95,9 +100,10 @@ class SessionPlan:
 
 class Workspace:
     """The generated repository the client's tools read: ``text(path)`` is a file's content,
-    the same for a path and seed on every call and every run."""
+    the same for a path and seed on every call and every run; the file of ``plan``'s fact (if
+    a plan is given) holds the fact."""
 
-    def __init__(self, plan: SessionPlan, seed: int) -> None:
+    def __init__(self, plan: SessionPlan | None, seed: int) -> None:
         self.plan = plan
         self.seed = seed
         self._cache: dict[str, str] = {}
@@ -105,7 +111,7 @@ class Workspace:
     def text(self, path: str) -> str:
         if path not in self._cache:
             rng = random.Random(f"{self.seed}:{path}")
-            if path == self.plan.fact_path:
+            if self.plan is not None and path == self.plan.fact_path:
                 self._cache[path] = _fact_file(rng, self.plan.fact)
             else:
                 self._cache[path] = source_text(path, file_size(rng), rng)
@@ -163,7 +169,7 @@ def coding_plan(
     system_turn: int | None = None,
     note_fact: bool = False,
     patch_every: int = 10,
-    alone_every: int = 25,
+    alone_every: int = 30,
     files: int = 60,
 ) -> SessionPlan:
     """A coding task of ``turns`` turns over a repository of ``files`` generated modules.
@@ -212,11 +218,11 @@ def _step(
     uses: tuple[ToolUse, ...]
     if fact_path is not None:
         uses = (ToolUse("read", fact_path),)
-    elif roll < 0.40:
+    elif roll < 0.25:
         uses = (ToolUse("read", rng.choice(paths)),)
-    elif roll < 0.55:
-        uses = tuple(ToolUse("read", p) for p in rng.sample(paths, rng.randrange(2, 4)))
-    elif roll < 0.75:
+    elif roll < 0.32:
+        uses = tuple(ToolUse("read", p) for p in rng.sample(paths, 2))
+    elif roll < 0.67:
         uses = (ToolUse("test", rng.choice(paths)),)
     elif roll < 0.85:
         uses = (ToolUse("test", rng.choice(paths)), ToolUse("grep", rng.choice(_WORDS)))

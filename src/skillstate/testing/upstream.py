@@ -64,6 +64,9 @@ _ROUTES: dict[tuple[str, str], tuple[Wire | None, tuple[str, ...]]] = {
     ("GET", "/models"): (None, ()),
 }
 
+#: The largest request body the fake accepts, as Anthropic's API does.
+MAX_BODY_BYTES = 32 * 1024 * 1024
+
 _SSE_HEADERS = {"Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache"}
 
 
@@ -96,7 +99,8 @@ class ScriptedUpstream:
         return self._url
 
     async def start(self) -> None:
-        app = web.Application()
+        # Providers take bodies of tens of MB (Anthropic: 32 MB); aiohttp's default is 1 MiB.
+        app = web.Application(client_max_size=MAX_BODY_BYTES)
         app.router.add_route("*", "/{tail:.*}", self._handle)
         # A short shutdown timeout: a stream a test left held must not stall teardown.
         runner = web.AppRunner(app, handler_cancellation=True, shutdown_timeout=1.0)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 import aiohttp
 
 
@@ -41,7 +43,10 @@ class UpstreamClient:
     def post(
         self, url: str, body: bytes, headers: dict[str, str]
     ) -> aiohttp.client._RequestContextManager:
-        return self.session.post(url, data=body, headers=headers)
+        # As a file-like payload: aiohttp writes it in chunks, yielding to the loop between
+        # them, where a plain bytes body over 1 MB (a long session's history) makes it warn
+        # (ResourceWarning) that the write may hold the event loop.
+        return self.session.post(url, data=io.BytesIO(body), headers=headers)
 
     def get(
         self, url: str, headers: dict[str, str], *, timeout: float | None = None
