@@ -35,3 +35,20 @@ async def test_step_follows_the_loop_until_the_model_sets_it() -> None:
     assert prepared is not None
     await engine.finish(prepared, None)
     assert (await engine.store.load("s")).state["step"] == 40
+
+
+def test_a_window_past_the_cap_starts_a_boundary_whatever_the_cost_rule() -> None:
+    from skillstate.state.boundary import decide
+    from skillstate.state.epochs import CachePrices
+
+    big = "word " * 4000  # about 4,000 tokens a result
+    messages = [Message("user", [Text("task")])]
+    for n in range(13):  # about 52,000 tokens: under the default cap
+        messages.append(Message("assistant", [ToolCall(f"c{n}", "run", "{}")]))
+        messages.append(Message("tool", [ToolResult(f"c{n}", [Text(big)])]))
+    # Cache reads nearly free: the cost rule alone would never collapse.
+    cheap = CachePrices(input=1.0, cached_input=0.0001, cache_write=1.25)
+    assert not decide(messages, None, {}, CollapseOptions(), prices=cheap).threshold_hit
+    capped = CollapseOptions(max_window_tokens=20_000)
+    decision = decide(messages, None, {}, capped, prices=cheap)
+    assert decision.threshold_hit and decision.new_span is not None

@@ -26,7 +26,7 @@ def test_given_options_override_defaults_and_the_rest_stay() -> None:
     assert options.min_turns == CollapseOptions().min_turns
 
 
-def test_the_options_are_the_ones_the_issue_names() -> None:
+def test_the_options_are_the_ones_the_issue_names_and_the_window_cap() -> None:
     assert [f.name for f in fields(CollapseOptions)] == [
         "enabled",
         "min_turns",
@@ -37,6 +37,7 @@ def test_the_options_are_the_ones_the_issue_names() -> None:
         "track_tools",
         "nudge_when_stale",
         "stale_after",
+        "max_window_tokens",
     ]
 
 
@@ -69,6 +70,7 @@ def test_an_unknown_option_far_from_any_is_named_without_a_guess() -> None:
         ("stale_after", "6", "must be a whole number, not '6' (str)"),
         ("keep_recent_turns", 0, "must be at least 1, not 0"),
         ("stale_after", 0, "must be at least 1, not 0"),
+        ("max_window_tokens", 10, "must be at least 1000, not 10"),
         ("min_turns", -1, "must be at least 0, not -1"),
     ],
 )

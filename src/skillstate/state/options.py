@@ -35,6 +35,9 @@ class CollapseOptions:
     * ``nudge_when_stale`` (True): the tail note reminds the model to update Σ when it has not
       patched it for ``stale_after`` steps.
     * ``stale_after`` (6): steps without a patch before that reminder (at least 1).
+    * ``max_window_tokens`` (64,000): a verbatim window this large starts a boundary whatever
+      the cost rule says. The rule's threshold grows with the kept turns, so a few huge tool
+      outputs could otherwise push a request past the model's context window.
     """
 
     enabled: bool = True
@@ -46,6 +49,7 @@ class CollapseOptions:
     track_tools: bool = True
     nudge_when_stale: bool = True
     stale_after: int = 6
+    max_window_tokens: int = 64_000
 
 
 class OptionsError(ValueError):
@@ -57,7 +61,7 @@ class OptionsError(ValueError):
 
 
 #: The smallest value each whole-number option accepts.
-_MINIMUM = {"min_turns": 0, "keep_recent_turns": 1, "stale_after": 1}
+_MINIMUM = {"min_turns": 0, "keep_recent_turns": 1, "stale_after": 1, "max_window_tokens": 1000}
 
 
 def _kinds() -> dict[str, type]:
