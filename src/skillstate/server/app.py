@@ -9,6 +9,7 @@ from aiohttp import web
 
 from skillstate.conversation import Wire
 from skillstate.server import info
+from skillstate.server.compact_route import handle_compact
 from skillstate.server.context import GATEWAY, GatewayContext
 from skillstate.server.errors import error_response, guess_wire
 from skillstate.server.proxy import handle_generation
@@ -31,6 +32,7 @@ def build_app(gateway: GatewayContext) -> web.Application:
         for path, wire in generation:
             app.router.add_post(prefix + path, _generation(wire))
         app.router.add_post(prefix + "/messages/count_tokens", info.count_tokens)
+        app.router.add_post(prefix + "/responses/compact", handle_compact)
         app.router.add_get(prefix + "/models", info.models)
     app.router.add_get("/health", info.health)
     add_state_routes(app.router)

@@ -21,7 +21,7 @@ from skillstate.exchange import Exchange
 from skillstate.protocols import adapter
 from skillstate.protocols.headers import response_headers, upstream_headers
 from skillstate.protocols.portable import portable_request
-from skillstate.server import stateful
+from skillstate.server import compaction, stateful
 from skillstate.server.context import GATEWAY, GatewayContext
 from skillstate.server.errors import error_response
 from skillstate.server.relay import relay_json, relay_stream, relay_upstream_error
@@ -108,8 +108,15 @@ async def handle_generation(request: web.Request, wire: Wire) -> web.StreamRespo
         return _no_upstream(gateway, inbound, ours)
     target = upstream.wire_for(wire)
     engine = gateway.engine
-    mode = _mode(request, gateway.mode)
+    mode = request_mode(request, gateway.mode)
     if engine is not None and mode != "off":
+        if (unwrapped := compaction.unwrap(inbound.request)) is not None:
+            inbound.request, inbound.raw = unwrapped
+        answered = await compaction.answer_compaction(
+            request, gateway, engine, inbound.request, inbound.session, ours
+        )
+        if answered is not None:
+            return answered
         prepared = await engine.prepare(inbound.session.id, inbound.request, mode, target)
         if prepared is not None:
             ours["x-skillstate-mode"] = mode
@@ -146,7 +153,7 @@ def _note_dropped(headers: dict[str, str], dropped: list[str], target: Wire) -> 
         log.info("left out tools %s: %s cannot run them", dropped, target.value)
 
 
-def _mode(request: web.Request, default: str) -> str:
+def request_mode(request: web.Request, default: str) -> str:
     """``x-skillstate-mode`` chooses per request; ``x-skillstate-bypass`` turns the state lane
     off (the gateway is then a byte-exact pass-through). An unknown mode is ignored."""
     if request.headers.get("x-skillstate-bypass", "").lower() in ("1", "true", "yes"):

@@ -110,6 +110,17 @@ def assistant_turns(messages: Sequence[Message]) -> int:
     return turns
 
 
+def file_actions(calls: Sequence[ToolCall]) -> dict[str, str]:
+    """Path -> what ``calls`` did there (``read, edited``), in order of first appearance, read
+    the way the seed reads them (see the module docstring)."""
+    return _files(calls)
+
+
+def shell_command(call: ToolCall) -> str | None:
+    """The shell text ``call`` ran, when it is a command call of a known agent host."""
+    return _command(call) if call.name.lower() in _SHELL_TOOLS else None
+
+
 def _window(messages: Sequence[Message], window: range | None) -> Sequence[Message]:
     return messages if window is None else messages[window.start : window.stop]
 
