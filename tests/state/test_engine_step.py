@@ -52,3 +52,24 @@ def test_a_window_past_the_cap_starts_a_boundary_whatever_the_cost_rule() -> Non
     capped = CollapseOptions(max_window_tokens=20_000)
     decision = decide(messages, None, {}, capped, prices=cheap)
     assert decision.threshold_hit and decision.new_span is not None
+
+
+def _with(system: str, task: str) -> Request:
+    request = _loop(1)
+    request.system = [Text(system)]
+    request.messages[0] = Message("user", [Text(task)])
+    return request
+
+
+async def test_a_subagent_needs_its_own_prompt_and_its_own_task() -> None:
+    engine = StateEngine(
+        MemoryStateStore(),
+        MemoryArchiveStore(),
+        EngineConfig(schema=StateSchema.from_keys(None), options=CollapseOptions()),
+    )
+    assert await engine.prepare("s", _with("You are Opus (1M)", "fix the bug"), "hybrid", Wire.CHAT)
+    # The host rewrote a line of its prompt between runs: still the same conversation.
+    assert await engine.prepare("s", _with("You are Opus", "fix the bug"), "hybrid", Wire.CHAT)
+    # A helper agent with its own prompt and its own task: left alone.
+    helper = _with("You explore code", "find the config loader")
+    assert await engine.prepare("s", helper, "hybrid", Wire.CHAT) is None

@@ -90,9 +90,9 @@ class StateEngine:
         if mode == "off" or (mode == "hybrid" and not request.tools):
             return None
         record = await self.store.load(session)
-        record = await self._start(session, record, request)
         if mode == "hybrid" and self._subagent(record, request):
-            return None
+            return None  # before the step is counted: the request is not the session's
+        record = await self._start(session, record, request)
         if mode == "paper":
             task = newest_instruction(request.messages)
             procedure = [Text(t) for t in record.meta.get("procedure", [])]
@@ -119,6 +119,7 @@ class StateEngine:
             if "procedure" not in meta:
                 meta["procedure"] = [part.text for part in procedure_of(request)]
                 meta["procedure_digest"] = _digest(meta["procedure"])
+                meta["opening_digest"] = _digest(_opening(request))
             state = current.state
             if current.version == 0 and self.config.initial_state:
                 state = apply_patch(self.config.schema, {}, self.config.initial_state).state
@@ -127,10 +128,17 @@ class StateEngine:
         return await self.store.update(session, updater)
 
     def _subagent(self, record: StateRecord, request: Request) -> bool:
+        """A subagent sharing its parent's session id has its own system prompt and its own
+        task. Either alone changes for other reasons (a host rewrites a line of its system
+        prompt between runs; a user edits the first message), so it takes both."""
         if self.config.options.allow_subagent_sessions:
             return False
-        texts = [part.text for part in procedure_of(request)]
-        return record.meta.get("procedure_digest") not in (None, _digest(texts))
+        meta = record.meta
+        procedure = _digest([part.text for part in procedure_of(request)])
+        opening = _digest(_opening(request))
+        other_procedure = meta.get("procedure_digest") not in (None, procedure)
+        other_opening = meta.get("opening_digest") not in (None, opening)
+        return other_procedure and other_opening
 
     async def _hybrid(
         self, session: str, record: StateRecord, request: Request, upstream: Wire
@@ -300,6 +308,14 @@ class StateEngine:
         last = await self.store.get_doc(session, LAST_DOC)
         entries = await self.archive.entries(session)
         return describe_session(info, record, epoch, last, entries)
+
+
+def _opening(request: Request) -> list[str]:
+    """The texts of the conversation's first user message."""
+    for message in request.messages:
+        if message.role == "user":
+            return [part.text for part in message.parts if isinstance(part, Text)]
+    return []
 
 
 def _digest(texts: list[str]) -> str:
