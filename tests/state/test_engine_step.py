@@ -73,3 +73,23 @@ async def test_a_subagent_needs_its_own_prompt_and_its_own_task() -> None:
     # A helper agent with its own prompt and its own task: left alone.
     helper = _with("You explore code", "find the config loader")
     assert await engine.prepare("s", helper, "hybrid", Wire.CHAT) is None
+
+
+async def _collapsed_summary(track: bool) -> str:
+    engine = StateEngine(
+        MemoryStateStore(),
+        MemoryArchiveStore(),
+        EngineConfig(
+            schema=StateSchema.from_keys(None), options=CollapseOptions(track_tools=track)
+        ),
+    )
+    await engine.prepare("s", _loop(2), "hybrid", Wire.CHAT)
+    await engine.request_collapse("s")
+    prepared = await engine.prepare("s", _loop(20), "hybrid", Wire.CHAT)
+    assert prepared is not None and prepared.epoch is not None
+    return prepared.epoch.spans[0].summary
+
+
+async def test_track_tools_names_what_ran_in_a_collapsed_span() -> None:
+    assert "tools: run x" in await _collapsed_summary(True)
+    assert "tools:" not in await _collapsed_summary(False)

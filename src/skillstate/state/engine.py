@@ -17,12 +17,13 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from skillstate import jsonio
 from skillstate.archive.store import Archive
-from skillstate.conversation import Json, Request, Response, Text, Tool, ToolCall, Wire
+from skillstate.conversation import Json, Message, Request, Response, Text, Tool, ToolCall, Wire
 from skillstate.state.boundary import Decision, decide
 from skillstate.state.description import describe_session
 from skillstate.state.diff import state_changes
@@ -170,6 +171,8 @@ class StateEngine:
         span = decision.new_span
         turns = [t for t in decision.turns if t.start >= span.start and t.end <= span.stop]
         summary = f"{len(turns)} turns, {sum(t.tokens for t in turns):,} tokens"
+        if self.config.options.track_tools:
+            summary += _tools_ran(request.messages[span.start : span.stop])
         entry = await self.archive.keep(
             session,
             request.messages[span.start : span.stop],
@@ -308,6 +311,17 @@ class StateEngine:
         last = await self.store.get_doc(session, LAST_DOC)
         entries = await self.archive.entries(session)
         return describe_session(info, record, epoch, last, entries)
+
+
+def _tools_ran(messages: list[Message]) -> str:
+    """``; tools: read_file x12, exec_command x3`` for the calls in a collapsed span, most
+    used first, so the Σ message says what ran in what it replaced."""
+    counts = Counter(p.name for m in messages for p in m.parts if isinstance(p, ToolCall))
+    if not counts:
+        return ""
+    shown = ", ".join(f"{name} x{n}" for name, n in counts.most_common(6))
+    more = len(counts) - 6
+    return f"; tools: {shown}" + (f" and {more} more" if more > 0 else "")
 
 
 def _opening(request: Request) -> list[str]:
