@@ -15,6 +15,7 @@ from aiohttp import web
 
 from skillstate.config import Settings
 from skillstate.conversation import Wire
+from skillstate.economics.tokenizer import encoding
 from skillstate.server.app import build_app
 from skillstate.server.context import GatewayContext
 from skillstate.state.engine import EngineConfig, StateEngine
@@ -97,6 +98,9 @@ async def serve(settings: Settings) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stop.set)
+    # The tokenizer's vocabulary takes a few tenths of a second to load: do it now, off the
+    # loop, rather than on the first request.
+    warm = loop.run_in_executor(None, encoding)
     async with running(settings) as gateway:
         upstreams = gateway.context.router.upstreams
         log.info("skillstate listening on %s", gateway.url)
@@ -109,3 +113,4 @@ async def serve(settings: Settings) -> None:
             log.warning("no upstream configured: requests will be refused (use --upstream URL)")
         await stop.wait()
         log.info("stopping")
+    await warm

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -43,7 +43,9 @@ from skillstate.storage.protocols import ArchiveStore, Change, StateRecord, Stat
 
 log = logging.getLogger("skillstate.state")
 
-LAST_DOC = "last"
+LAST_REPORTS = 1024
+"""Sessions whose last-request report is kept (in memory: it describes what the gateway did,
+for /state, and is worth a store write on no request's path)."""
 INTERNAL = frozenset({SKILL_STATE_TOOL, RECALL_TOOL})
 
 
@@ -84,6 +86,7 @@ class StateEngine:
         self.config = config
         self._clock = clock
         self._tools: list[Tool] = [skill_state_tool(config.schema), recall_tool()]
+        self._last: OrderedDict[str, Json] = OrderedDict()
 
     async def prepare(
         self, session: str, request: Request, mode: str, upstream: Wire
@@ -108,7 +111,10 @@ class StateEngine:
             prepared = Prepared(session, mode, request, outbound, record, None, report)
         else:
             prepared = await self._hybrid(session, record, request, upstream)
-        await self.store.put_doc(session, LAST_DOC, prepared.report)
+        self._last[session] = prepared.report
+        self._last.move_to_end(session)
+        if len(self._last) > LAST_REPORTS:
+            self._last.popitem(last=False)
         return prepared
 
     async def _start(self, session: str, record: StateRecord, request: Request) -> StateRecord:
@@ -308,7 +314,7 @@ class StateEngine:
             return None
         record = await self.store.load(session)
         epoch = await self.store.get_doc(session, DOC_NAME)
-        last = await self.store.get_doc(session, LAST_DOC)
+        last = self._last.get(session)
         entries = await self.archive.entries(session)
         return describe_session(info, record, epoch, last, entries)
 
