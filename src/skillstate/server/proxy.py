@@ -107,29 +107,16 @@ async def handle_generation(request: web.Request, wire: Wire) -> web.StreamRespo
     if upstream is None:
         return _no_upstream(gateway, inbound, ours)
     target = upstream.wire_for(wire)
-    engine = gateway.engine
-    mode = request_mode(request, gateway.mode)
-    if engine is not None and mode != "off":
-        if (unwrapped := compaction.unwrap(inbound.request)) is not None:
-            inbound.request, inbound.raw = unwrapped
-        answered = await compaction.answer_compaction(
-            request, gateway, engine, inbound.request, inbound.session, ours
-        )
-        if answered is not None:
-            return answered
-        prepared = await engine.prepare(inbound.session.id, inbound.request, mode, target)
-        if prepared is not None:
-            ours["x-skillstate-mode"] = mode
-            _note_dropped(ours, portable_request(prepared.request, target)[1], target)
-            flow = stateful.Flow(request, gateway, engine, prepared, upstream, target, ours)
-            return await _stateful(flow, inbound, gateway)
+    if target is not wire:
+        ours["x-skillstate-translated"] = f"{wire.value}->{target.value}"
+    taken = await _through_state(request, gateway, inbound, upstream, target, ours)
+    if taken is not None:
+        return taken
     try:
         payload, dropped = _payload(inbound, target)
     except ProtocolError as exc:
         return error_response(wire, exc.status, exc.message, headers=ours)
     _note_dropped(ours, dropped, target)
-    if target is not wire:
-        ours["x-skillstate-translated"] = f"{wire.value}->{target.value}"
     url = upstream.url(adapter(target).path)
     if target is wire and request.query_string:
         url += "?" + request.query_string
@@ -145,6 +132,36 @@ async def handle_generation(request: web.Request, wire: Wire) -> web.StreamRespo
 
 
 MODES = ("paper", "hybrid", "off")
+
+
+async def _through_state(
+    request: web.Request,
+    gateway: GatewayContext,
+    inbound: Inbound,
+    upstream: Upstream,
+    target: Wire,
+    ours: dict[str, str],
+) -> web.StreamResponse | None:
+    """The reply when the state engine takes the request (a host's compaction request it
+    answers from Σ, or a request it rewrites); None when the request passes as it came."""
+    engine = gateway.engine
+    mode = request_mode(request, gateway.mode)
+    if engine is None or mode == "off":
+        return None
+    if (unwrapped := compaction.unwrap(inbound.request)) is not None:
+        inbound.request, inbound.raw = unwrapped
+    answered = await compaction.answer_compaction(
+        request, gateway, engine, inbound.request, inbound.session, ours
+    )
+    if answered is not None:
+        return answered
+    prepared = await engine.prepare(inbound.session.id, inbound.request, mode, target)
+    if prepared is None:
+        return None
+    ours["x-skillstate-mode"] = mode
+    _note_dropped(ours, portable_request(prepared.request, target)[1], target)
+    flow = stateful.Flow(request, gateway, engine, prepared, upstream, target, ours)
+    return await _stateful(flow, inbound, gateway)
 
 
 def _note_dropped(headers: dict[str, str], dropped: list[str], target: Wire) -> None:
