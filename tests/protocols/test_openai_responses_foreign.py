@@ -232,3 +232,18 @@ def test_an_opaque_item_belongs_to_its_wire_not_to_the_request_source() -> None:
     req = decode_request({"model": "m", "input": [item]})
     req.source = Wire.CHAT
     assert encode_request(req)["input"] == [item]
+
+
+def test_foreign_reasoning_in_a_request_needs_its_opaque_token() -> None:
+    from skillstate.conversation import Message, Reasoning, Request, Text, Wire
+    from skillstate.protocols import adapter
+
+    def items(reasoning: Reasoning) -> list[dict[str, object]]:
+        turn = Message("assistant", [reasoning, Text("answer")])
+        request = Request("m", [Message("user", [Text("q")]), turn], Wire.MESSAGES)
+        body = adapter(Wire.RESPONSES).encode_request(request)
+        return [i for i in body["input"] if i.get("type") == "reasoning"]
+
+    assert items(Reasoning(text="I think...")) == []  # no id the API issued: left out
+    kept = items(Reasoning(text="I think...", signature="opaque-token"))
+    assert [i["encrypted_content"] for i in kept] == ["opaque-token"]

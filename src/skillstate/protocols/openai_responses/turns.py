@@ -265,10 +265,14 @@ def encode_call(call: ToolCall, *, own: bool, custom: frozenset[str], ids: IdMak
 
 
 def encode_reasoning(part: Reasoning, *, own: bool, ids: IdMaker | None) -> Json | None:
-    """A reasoning item, or None for reasoning from another wire that has neither text nor a
-    signature (nothing of it could be replayed)."""
+    """A reasoning item, or None for reasoning from another wire that cannot be carried.
+
+    In a request (``ids`` None) reasoning from another wire needs its opaque token: the API
+    replays only ``encrypted_content`` and answers an item with text and an id it never issued
+    as not found, so text-only reasoning is left out there. In a reply to the client its text
+    is shown as a summary."""
     if not own:
-        if not part.text and part.signature is None:
+        if part.signature is None and (ids is None or not part.text):
             return None
         item: Json = {"id": (ids or content_id)("rs", part.signature or part.text)}
         item.update(type="reasoning", summary=summary(part.text, None, None))
