@@ -138,3 +138,18 @@ async def test_unreachable_upstream_and_no_upstream() -> None:
         assert got == 502 and "--upstream" in _openai_error(body)
         got, body = await _post(gw.url + ROUTES["chat"], b"{oops")
         assert got == 400  # and it is still serving after all of the above
+
+
+async def test_an_overload_gets_the_client_wires_own_status() -> None:
+    chat = json.dumps({"model": "m", "messages": [{"role": "user", "content": "x"}]}).encode()
+    async with ScriptedUpstream(Script([Reply.failure(529, "busy")])) as up:
+        async with gateway_for(up.url, wire="anthropic-messages") as gw:
+            got, body = await _post(gw.url + ROUTES["chat"], chat)
+    assert got == 503 and _openai_error(body) == "busy"
+    messages = json.dumps(
+        {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}]}
+    ).encode()
+    async with ScriptedUpstream(Script([Reply.failure(503, "busy")])) as up:
+        async with gateway_for(up.url, wire="openai-chat") as gw:
+            got, body = await _post(gw.url + ROUTES["messages"], messages)
+    assert got == 529 and body["error"]["type"] == "overloaded_error"

@@ -166,7 +166,10 @@ async def relay_upstream_error(
         parsed = jsonio.loads(raw) if raw else None
     except ValueError:
         parsed = None
-    kind, message = adapter(target).decode_error(
-        reply.status, parsed if isinstance(parsed, dict) else None
-    )
-    return error_response(client_wire, reply.status, message, kind=kind, headers=headers)
+    body = parsed if isinstance(parsed, dict) else None
+    kind, message = adapter(target).decode_error(reply.status, body)
+    status = reply.status
+    if kind == "overloaded_error":
+        # Each wire has its own overload status, and clients retry on theirs only.
+        status = 529 if client_wire is Wire.MESSAGES else 503
+    return error_response(client_wire, status, message, kind=kind, headers=headers)
