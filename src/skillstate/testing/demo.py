@@ -141,18 +141,22 @@ async def long_session_demo(console: Console, files: int = 60) -> bool:
             described = (await engine.describe(f"demo-{mode}") if engine else None) or {}
             results[mode] = (measure(up.requests), answer, described)
     off, hybrid = results["off"][0], results["hybrid"][0]
-    table = Table(title="per upstream request (every 5th shown)", title_justify="left")
+    table = Table(title="per upstream request", title_justify="left", box=None)
     for column in ("#", "passthrough bytes", "prefix repeat", "hybrid bytes", "prefix repeat"):
         table.add_column(column, justify="right")
+    table.add_column("")
     for a, b in zip(off.rows, hybrid.rows, strict=False):
-        if a.index % 5 == 1 or a.index == len(off.rows):
-            table.add_row(
-                str(a.index),
-                f"{a.bytes:,}",
-                f"{a.repeated:.0%}",
-                f"{b.bytes:,}",
-                f"{b.repeated:.0%}",
-            )
+        boundary = (
+            "new epoch: older turns collapsed into Σ" if b.repeated < 0.5 < a.repeated else ""
+        )
+        table.add_row(
+            str(a.index),
+            f"{a.bytes:,}",
+            f"{a.repeated:.0%}",
+            f"{b.bytes:,}",
+            f"{b.repeated:.0%}",
+            boundary,
+        )
     console.print(table)
     state = results["hybrid"][2].get("state", {})
     epoch = results["hybrid"][2].get("epoch") or {}
