@@ -93,3 +93,21 @@ async def _collapsed_summary(track: bool) -> str:
 async def test_track_tools_names_what_ran_in_a_collapsed_span() -> None:
     assert "tools: run x" in await _collapsed_summary(True)
     assert "tools:" not in await _collapsed_summary(False)
+
+
+async def test_reset_forgets_the_epoch_too() -> None:
+    # Only a forced boundary collapses here, so an epoch after the reset could only be stale.
+    options = CollapseOptions(min_turns=100)
+    engine = StateEngine(
+        MemoryStateStore(),
+        MemoryArchiveStore(),
+        EngineConfig(schema=StateSchema.from_keys(None), options=options),
+    )
+    await engine.prepare("s", _loop(2), "hybrid", Wire.CHAT)
+    await engine.request_collapse("s")
+    collapsed = await engine.prepare("s", _loop(20), "hybrid", Wire.CHAT)
+    assert collapsed is not None and collapsed.epoch is not None
+    assert await engine.reset("s") == (True, 1)
+    fresh = await engine.prepare("s", _loop(20), "hybrid", Wire.CHAT)
+    assert fresh is not None and fresh.epoch is None  # no stale epoch from memory
+    assert len(fresh.request.messages) >= len(_loop(20).messages)

@@ -90,8 +90,7 @@ async def _get(request: web.Request) -> web.Response:
 async def _delete(request: web.Request) -> web.Response:
     engine = _engine(request)
     session = _session(request)
-    had_state = await engine.store.reset(session)
-    forgotten = await engine.archive.forget(session)
+    had_state, forgotten = await engine.reset(session)
     if not had_state and not forgotten:
         raise _unknown(session)
     return _json({"session": session, "reset": True, "archive_entries_forgotten": forgotten})

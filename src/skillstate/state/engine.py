@@ -20,6 +20,7 @@ import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from skillstate import jsonio
 from skillstate.archive.store import Archive
@@ -44,8 +45,9 @@ from skillstate.storage.protocols import ArchiveStore, Change, StateRecord, Stat
 log = logging.getLogger("skillstate.state")
 
 LAST_REPORTS = 1024
-"""Sessions whose last-request report is kept (in memory: it describes what the gateway did,
-for /state, and is worth a store write on no request's path)."""
+"""Sessions whose last-request report and epoch are kept in memory (the report describes what
+the gateway did, for /state, and is worth a store write on no request's path; the epoch is
+read on every request of a session)."""
 INTERNAL = frozenset({SKILL_STATE_TOOL, RECALL_TOOL})
 
 
@@ -87,6 +89,31 @@ class StateEngine:
         self._clock = clock
         self._tools: list[Tool] = [skill_state_tool(config.schema), recall_tool()]
         self._last: OrderedDict[str, Json] = OrderedDict()
+        # Write-through: this process is the only writer of its sessions' epochs.
+        self._epochs: OrderedDict[str, Json | None] = OrderedDict()
+
+    @staticmethod
+    def _remember(cache: OrderedDict[str, Any], session: str, value: Any) -> None:
+        cache[session] = value
+        cache.move_to_end(session)
+        if len(cache) > LAST_REPORTS:
+            cache.popitem(last=False)
+
+    async def _epoch_doc(self, session: str) -> Json | None:
+        if session in self._epochs:
+            self._epochs.move_to_end(session)
+            return self._epochs[session]
+        doc = await self.store.get_doc(session, DOC_NAME)
+        self._remember(self._epochs, session, doc)
+        return doc
+
+    async def reset(self, session: str) -> tuple[bool, int]:
+        """Forget Σ, the epoch and the archive index of ``session``: (had a state, archive
+        entries forgotten)."""
+        self._epochs.pop(session, None)
+        self._last.pop(session, None)
+        had_state = await self.store.reset(session)
+        return had_state, await self.archive.forget(session)
 
     async def prepare(
         self, session: str, request: Request, mode: str, upstream: Wire
@@ -111,10 +138,7 @@ class StateEngine:
             prepared = Prepared(session, mode, request, outbound, record, None, report)
         else:
             prepared = await self._hybrid(session, record, request, upstream)
-        self._last[session] = prepared.report
-        self._last.move_to_end(session)
-        if len(self._last) > LAST_REPORTS:
-            self._last.popitem(last=False)
+        self._remember(self._last, session, prepared.report)
         return prepared
 
     async def _start(self, session: str, record: StateRecord, request: Request) -> StateRecord:
@@ -150,7 +174,7 @@ class StateEngine:
     async def _hybrid(
         self, session: str, record: StateRecord, request: Request, upstream: Wire
     ) -> Prepared:
-        stored_doc = await self.store.get_doc(session, DOC_NAME)
+        stored_doc = await self._epoch_doc(session)
         stored = Epoch.from_json(stored_doc) if stored_doc else None
         force = bool(record.meta.get("force_collapse"))
         decision = decide(
@@ -202,6 +226,7 @@ class StateEngine:
             started_step=record.step,
         )
         await self.store.put_doc(session, DOC_NAME, epoch.to_json())
+        self._remember(self._epochs, session, epoch.to_json())
         log.info(
             "session %s: epoch %d collapses messages %d-%d", session, epoch.number, *_ends(span)
         )
