@@ -24,7 +24,6 @@ answered it yet. Collapse never cuts after an open turn.
 
 from __future__ import annotations
 
-import hashlib
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -175,9 +174,11 @@ def _turn_end(messages: Sequence[Message], head: int, last_result: dict[str, int
 # Counting ----------------------------------------------------------------------------------
 
 _MEMO_SIZE = 8192
-#: Token counts by a digest of a message's counted text. Histories are re-sent whole on every
-#: request, so almost every message is counted many times; the digest keeps the memo small.
-_memo: OrderedDict[bytes, int] = OrderedDict()
+#: Token counts by (length, hash) of a message's counted text. Histories are re-sent whole on
+#: every request, so almost every message is counted many times; the key keeps the memo small,
+#: and Python's own string hash costs a fraction of a cryptographic digest (a collision, about
+#: one in 2**64 per pair, could only misjudge a count, never change content).
+_memo: OrderedDict[tuple[int, int], int] = OrderedDict()
 
 
 def message_tokens(message: Message) -> int:
@@ -186,7 +187,7 @@ def message_tokens(message: Message) -> int:
     a fixed figure per image, plus the per-message framing."""
     pieces, images = _pieces(message)
     text = "\n".join(pieces)
-    key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    key = (len(text), hash(text))
     tokens = _memo.get(key)
     if tokens is None:
         tokens = count_tokens(text)
