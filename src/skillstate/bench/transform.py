@@ -17,7 +17,8 @@ from pathlib import Path
 from skillstate import jsonio
 from skillstate.conversation import Message, Request, Text, Tool, ToolCall, ToolResult, Wire
 from skillstate.protocols import adapter
-from skillstate.state.engine import EngineConfig, StateEngine
+from skillstate.state.boundary import decide
+from skillstate.state.engine import EngineConfig, Prepared, StateEngine
 from skillstate.state.options import CollapseOptions
 from skillstate.state.schema import StateSchema
 from skillstate.storage.stores import open_stores
@@ -39,8 +40,12 @@ def session_request(turns: int) -> Request:
     return Request("bench-model", messages, Wire.CHAT, tools=TOOLS)
 
 
-async def run(turns: int, store: str) -> list[tuple[int, float, int, int]]:
-    """Per turn: (turn, milliseconds, client body bytes, upstream body bytes)."""
+async def run(
+    turns: int, store: str, stages: dict[str, list[float]] | None = None
+) -> list[tuple[int, float, int, int]]:
+    """Per turn: (turn, milliseconds, client body bytes, upstream body bytes). With
+    ``stages``, also the milliseconds of the boundary decision alone (timed again apart from
+    ``prepare``), of encoding the upstream body, and of ``finish`` (the seed's commit)."""
     with tempfile.TemporaryDirectory() as scratch:
         stores = await open_stores(Path(scratch) if store == "sqlite" else None)
         config = EngineConfig(schema=StateSchema.from_keys(None), options=CollapseOptions())
@@ -54,13 +59,31 @@ async def run(turns: int, store: str) -> list[tuple[int, float, int, int]]:
                 started = time.perf_counter()
                 prepared = await engine.prepare("bench", request, "hybrid", Wire.CHAT)
                 assert prepared is not None
+                encoding = time.perf_counter()
                 body = jsonio.dumps(chat.encode_request(prepared.request))
-                elapsed = (time.perf_counter() - started) * 1000
+                done = time.perf_counter()
                 await engine.finish(prepared, None)
-                rows.append((turn, elapsed, client_bytes, len(body)))
+                finished = time.perf_counter()
+                rows.append((turn, (done - started) * 1000, client_bytes, len(body)))
+                if stages is not None and turn > turns // 2:
+                    _time_stages(stages, request, prepared, done - encoding, finished - done)
         finally:
             await stores.close()
         return rows
+
+
+def _time_stages(
+    stages: dict[str, list[float]],
+    request: Request,
+    prepared: Prepared,
+    encode_s: float,
+    finish_s: float,
+) -> None:
+    started = time.perf_counter()
+    decide(request.messages, prepared.epoch, prepared.record.state, CollapseOptions())
+    stages.setdefault("boundary decision", []).append((time.perf_counter() - started) * 1000)
+    stages.setdefault("encode upstream body", []).append(encode_s * 1000)
+    stages.setdefault("finish (seed commit)", []).append(finish_s * 1000)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -68,7 +91,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--turns", type=int, default=150)
     parser.add_argument("--store", choices=("sqlite", "memory"), default="sqlite")
     args = parser.parse_args(argv)
-    rows = asyncio.run(run(args.turns, args.store))
+    stages: dict[str, list[float]] = {}
+    rows = asyncio.run(run(args.turns, args.store, stages))
     print(f"state lane transform time per request, hybrid mode, {args.store} store")
     print(f"{'turn':>5} {'ms':>8} {'client KB':>10} {'upstream KB':>12}")
     for turn, ms, client, upstream in rows:
@@ -78,6 +102,9 @@ def main(argv: list[str] | None = None) -> None:
     p50 = statistics.median(times)
     p99 = times[min(len(times) - 1, int(0.99 * len(times)))]
     print(f"p50 {p50:.2f} ms, p99 {p99:.2f} ms over {len(rows)} requests")
+    print(f"medians over the second half of the session (turns {args.turns // 2 + 1}-):")
+    for name, values in stages.items():
+        print(f"  {name}: {statistics.median(values):.2f} ms")
 
 
 if __name__ == "__main__":
