@@ -46,9 +46,12 @@ image_parts = st.builds(
     extra=objects,
     hints=objects,
 )
-leaf_parts = text_parts | image_parts
+opaque_parts = st.builds(Opaque, st.sampled_from(list(Wire)), objects, hints=objects)
+#: What a tool result holds: text, images and items of one wire (a ``tool_reference``...).
+result_items = text_parts | image_parts | opaque_parts
 parts = st.one_of(
-    leaf_parts,
+    text_parts,
+    image_parts,
     st.builds(
         ToolCall,
         texts,
@@ -62,7 +65,7 @@ parts = st.one_of(
     st.builds(
         ToolResult,
         texts,
-        st.lists(leaf_parts, max_size=3),
+        st.lists(result_items, max_size=3),
         is_error=st.booleans(),
         kind=st.sampled_from(["function", "custom"]),
         cache=maybe_objects,
@@ -77,7 +80,7 @@ parts = st.one_of(
         extra=objects,
         hints=objects,
     ),
-    st.builds(Opaque, st.sampled_from(list(Wire)), objects, hints=objects),
+    opaque_parts,
     st.builds(ArchiveRef, texts, texts),
 )
 messages = st.builds(

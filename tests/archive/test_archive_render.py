@@ -16,6 +16,17 @@ from skillstate.conversation import (
 )
 
 
+def test_an_opaque_item_of_a_tool_result_reads_as_its_json() -> None:
+    reference = Opaque(Wire.MESSAGES, {"type": "tool_reference", "tool_name": "WebFetch"})
+    span = [Message("user", [ToolResult("toolu_1", [reference])])]
+    assert span_text(span).split("\n") == [
+        "## 1 user",
+        "[tool result id=toolu_1]",
+        "[anthropic-messages item]",
+        '{"type":"tool_reference","tool_name":"WebFetch"}',
+    ]
+
+
 def test_each_part_kind_reads_as_text() -> None:
     span = [
         Message("user", [Text("look", cache={"type": "ephemeral"}), Image(url="https://x/y.png")]),

@@ -12,7 +12,7 @@ from hypothesis import given
 
 from skillstate.archive import SpanFormatError, decode_message, encode_message
 from skillstate.archive.serialize import PART_TYPES, decode_part, encode_part
-from skillstate.conversation import Message, Part, Text, ToolCall, ToolResult, Wire
+from skillstate.conversation import Message, Opaque, Part, Text, ToolCall, ToolResult, Wire
 from skillstate.jsonio import loads
 from skillstate.protocols import adapter
 
@@ -52,11 +52,22 @@ def test_nested_tool_result_content_and_wire_values() -> None:
     encoded = encode_part(result)
     assert encoded["content"] == [{"type": "text", "text": "out", "extra": {"annotations": []}}]
     assert decode_part(encoded) == result
-    from skillstate.conversation import Opaque
-
     opaque = Opaque(Wire.RESPONSES, {"type": "web_search_call"})
     assert encode_part(opaque)["wire"] == "openai-responses"
     assert decode_part(encode_part(opaque)) == opaque
+
+
+def test_an_opaque_item_of_a_tool_result_round_trips() -> None:
+    """A Claude Code tool search result: its ``tool_reference`` block is an item of the result."""
+    reference = {"type": "tool_reference", "tool_name": "mcp__github__create_issue"}
+    result = ToolResult("toolu_1", [Text("Found 1 tool"), Opaque(Wire.MESSAGES, reference)])
+    encoded = encode_part(result)
+    assert encoded["content"][1] == {
+        "type": "opaque",
+        "wire": "anthropic-messages",
+        "data": reference,
+    }
+    assert decode_part(encoded) == result
 
 
 def _recorded() -> list[tuple[Wire, Path]]:
@@ -99,6 +110,19 @@ def test_real_client_requests_restore_to_the_same_wire_json(wire: Wire, path: Pa
             "list",
         ),
         ({"role": "user", "parts": [{"type": "opaque", "wire": "smtp", "data": {}}]}, "wire"),
+        (
+            {
+                "role": "user",
+                "parts": [
+                    {
+                        "type": "tool_result",
+                        "call_id": "c",
+                        "content": [{"type": "tool_call", "id": "d", "name": "n", "arguments": ""}],
+                    }
+                ],
+            },
+            "cannot hold a ToolCall",
+        ),
     ],
 )
 def test_malformed_input_is_refused(data: Any, problem: str) -> None:

@@ -1,13 +1,15 @@
 """Translation between any two wires keeps what matters: every text, every tool call's id,
 name and arguments, and every tool result with the id of the call it answers, in order.
-Requests, JSON responses and streams alike."""
+Requests, JSON responses and streams alike. What only one wire can carry goes to that wire or
+is refused, never dropped."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from hypothesis import given, settings
+import pytest
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from skillstate.conversation import (
@@ -15,9 +17,11 @@ from skillstate.conversation import (
     Event,
     Finish,
     Message,
+    Opaque,
     Part,
     PartEnd,
     PartStart,
+    ProtocolError,
     Request,
     Response,
     Start,
@@ -97,6 +101,34 @@ def through(request: Request, first: Wire, second: Wire) -> Request:
 @given(conversations(), st.sampled_from(WIRES), st.sampled_from(WIRES))
 def test_requests_keep_texts_calls_and_results(request: Request, a: Wire, b: Wire) -> None:
     assert essence(through(request, a, b)) == essence(request)
+
+
+def _holds(value: Any, item: Any) -> bool:
+    """Whether ``item`` is ``value`` or sits anywhere inside it."""
+    if value == item:
+        return True
+    if isinstance(value, dict):
+        return any(_holds(v, item) for v in value.values())
+    return isinstance(value, list) and any(_holds(v, item) for v in value)
+
+
+@settings(max_examples=100, deadline=None)
+@given(conversations(), st.sampled_from(WIRES), st.sampled_from(WIRES))
+def test_an_opaque_item_of_a_tool_result_goes_to_its_own_wire_only(
+    request: Request, owner: Wire, target: Wire
+) -> None:
+    """A result holding a block only its wire knows (Claude Code's ``tool_reference``) is sent
+    with it on that wire, and refused by name on any other: never dropped."""
+    results = [p for m in request.messages for p in m.parts if isinstance(p, ToolResult)]
+    assume(results)
+    item = {"type": "vendor_block", "tool_name": "mcp__docs__search"}
+    results[0].content.append(Opaque(owner, item))
+    if owner is target:
+        assert _holds(adapter(target).encode_request(request), item)
+        return
+    with pytest.raises(ProtocolError) as caught:
+        adapter(target).encode_request(request)
+    assert caught.value.status == 400 and "vendor_block" in caught.value.message
 
 
 @st.composite

@@ -76,21 +76,31 @@ TOOL_USE_BLOCKS = _obj(
     {"type": "tool_use", "id": IDS, "name": IDS, "input": OBJECTS},
     {"cache_control": MAYBE_CACHE, "caller": st.just({"type": "direct"})},
 )
+DOCUMENT_BLOCKS = _obj(
+    {"type": "document", "source": _obj({"type": "text", "media_type": "text/plain"})},
+    {"title": TEXT, "cache_control": CACHE},
+)
+SEARCH_RESULT_BLOCKS = _obj(
+    {"type": "search_result", "source": TEXT, "title": TEXT, "content": st.just([])}
+)
 OPAQUE_BLOCKS = st.one_of(
-    _obj(
-        {"type": "document", "source": _obj({"type": "text", "media_type": "text/plain"})},
-        {"title": TEXT, "cache_control": CACHE},
-    ),
+    DOCUMENT_BLOCKS,
     _obj({"type": "server_tool_use", "id": IDS, "name": "web_search", "input": OBJECTS}),
     _obj({"type": "web_search_tool_result", "tool_use_id": IDS, "content": st.just([])}),
-    _obj({"type": "search_result", "source": TEXT, "title": TEXT, "content": st.just([])}),
+    SEARCH_RESULT_BLOCKS,
     _obj({"type": "container_upload", "file_id": IDS}),
     _obj({"type": "mcp_tool_use", "id": IDS, "name": IDS, "server_name": IDS, "input": OBJECTS}),
+)
+#: Blocks a tool result may hold that the model has no type for: they become opaque items.
+RESULT_OPAQUE_BLOCKS = st.one_of(
+    _obj({"type": "tool_reference", "tool_name": IDS}, {"cache_control": CACHE}),
+    DOCUMENT_BLOCKS,
+    SEARCH_RESULT_BLOCKS,
 )
 RESULT_CONTENT = (
     TEXT
     | st.lists(TEXT_BLOCKS | IMAGE_BLOCKS, max_size=3)
-    | st.lists(TEXT_BLOCKS | _obj({"type": "tool_reference", "tool_name": IDS}), max_size=2)
+    | st.lists(TEXT_BLOCKS | IMAGE_BLOCKS | RESULT_OPAQUE_BLOCKS, max_size=3)
     | st.none()
 )
 TOOL_RESULT_BLOCKS = _obj(
@@ -487,7 +497,8 @@ def assert_sdk_shape(body: Json) -> None:
             if block["type"] in _BLOCK_TYPES:  # others pass through whole, as the client sent
                 _keys(block, _BLOCK_TYPES[block["type"]])
             for inner in block.get("content", []) if block["type"] == "tool_result" else []:
-                _keys(inner, _BLOCK_TYPES[inner["type"]])
+                if inner["type"] in _BLOCK_TYPES:  # tool_reference, document...: as sent
+                    _keys(inner, _BLOCK_TYPES[inner["type"]])
     for block in body["system"] if isinstance(body.get("system"), list) else []:
         _keys(block, TextBlockParam)
     for tool in body.get("tools", []):

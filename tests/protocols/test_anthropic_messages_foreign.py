@@ -231,6 +231,10 @@ def test_images_in_tool_results_are_kept() -> None:
             Message("user", [Opaque(Wire.RESPONSES, {"type": "item_reference", "id": "r"})]),
             "openai-responses item_reference",
         ),
+        (
+            Message("tool", [ToolResult("c", [Opaque(Wire.RESPONSES, {"type": "input_file"})])]),
+            "openai-responses input_file item cannot be sent",
+        ),
         (Message("user", [ArchiveRef("sha256:ab")]), "ArchiveRef part"),
         (Message("user", [Image(url="data:image/png,rawbytes")]), "must be base64"),
         (Message("user", [Image(data="abc")]), "needs a media type"),
@@ -251,6 +255,19 @@ def test_an_opaque_block_of_this_wire_passes_through() -> None:
     }
     parts: list[Part] = [Opaque(Wire.MESSAGES, document)]
     assert encode_request(_request(Message("user", parts)))["messages"][0]["content"] == [document]
+
+
+def test_an_opaque_item_of_this_wire_in_a_tool_result_passes_through() -> None:
+    reference = {"type": "tool_reference", "tool_name": "mcp__docs__search"}
+    result = ToolResult("c", [Text("found"), Opaque(Wire.MESSAGES, reference)])
+    body = encode_request(_request(Message("tool", [result])))
+    assert body["messages"][0]["content"] == [
+        {
+            "type": "tool_result",
+            "tool_use_id": "c",
+            "content": [{"type": "text", "text": "found"}, reference],
+        }
+    ]
 
 
 def test_custom_tools_take_their_raw_input_as_a_string_field() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -109,6 +110,45 @@ def test_a_claude_code_body_decodes_to_the_canonical_parts() -> None:
     assert req.params.effort == "high" and req.params.thinking_budget is None
     assert req.params.tool_choice == ToolChoice("auto")
     assert set(req.extra) == {"metadata", "context_management"}
+
+
+TOOL_SEARCH = (
+    Path(__file__).parents[1] / "fixtures" / "handwritten" / "claude-code-tool-search.json"
+)
+
+
+def test_a_tool_search_result_is_a_tool_result_holding_its_references() -> None:
+    """Claude Code's ToolSearch answers with ``tool_reference`` blocks: the result still
+    answers its call, each reference an opaque item of it, and the body re-encodes exactly."""
+    body = loads(TOOL_SEARCH.read_bytes())
+    req = decode_request(copy.deepcopy(body))
+    reference = body["messages"][2]["content"][0]["content"][0]
+    assert req.messages[2] == Message(
+        "user", [ToolResult("toolu_search1", [Opaque(Wire.MESSAGES, reference)])]
+    )
+    assert encode_request(req) == body
+
+
+def test_other_blocks_of_a_tool_result_are_opaque_items_in_order() -> None:
+    document = {"type": "document", "source": {"type": "text", "media_type": "text/plain"}}
+    found = {"type": "search_result", "source": "s", "title": "t", "content": []}
+    stray = {"type": "tool_use", "id": "t2", "name": "n", "input": {}}  # the API refuses it
+    block = {
+        "type": "tool_result",
+        "tool_use_id": "t1",
+        "content": [{"type": "text", "text": "see"}, document, found, stray],
+        "is_error": True,
+    }
+    body = _message(copy.deepcopy(block))
+    (result,) = decode_request(body).messages[0].parts
+    assert isinstance(result, ToolResult) and result.is_error
+    assert result.content == [
+        Text("see"),
+        Opaque(Wire.MESSAGES, document),
+        Opaque(Wire.MESSAGES, found),
+        Opaque(Wire.MESSAGES, stray),
+    ]
+    assert encode_request(decode_request(copy.deepcopy(body))) == _message(block)
 
 
 def test_tools_become_function_tools_and_provider_tools_stay_whole() -> None:

@@ -23,6 +23,8 @@ from skillstate.conversation import (
 from skillstate.protocols.openai_chat import decode_request, encode_request
 
 SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}}
+#: A block of a Claude Code tool search result.
+REFERENCE = {"type": "tool_reference", "tool_name": "mcp__docs__search"}
 
 
 def foreign(messages: list[Message], **fields: object) -> Request:
@@ -235,6 +237,7 @@ def test_custom_calls_keep_their_raw_input() -> None:
             "messages[1]",
         ),
         (Message("user", [ToolResult("c", [Image(url="https://x.test/s.png")])]), "messages[1]"),
+        (Message("tool", [ToolResult("c", [Opaque(Wire.MESSAGES, REFERENCE)])]), "messages[1]"),
         (Message("assistant", [Image(url="https://x.test/s.png")]), "messages[1]"),
         (Message("system", [Image(url="https://x.test/s.png")]), "messages[1]"),
         (Message("user", [ArchiveRef("sha256:ab", "old turns")]), "messages[1]"),
@@ -248,6 +251,17 @@ def test_what_this_wire_cannot_carry(message: Message, param: str) -> None:
         encode_request(req)
     assert caught.value.status == 400
     assert caught.value.param == param
+
+
+def test_an_opaque_item_of_another_wire_in_a_tool_result_is_named() -> None:
+    """A Claude Code tool search result has no Chat form: refused, naming the block."""
+    result = ToolResult("c", [Text("found"), Opaque(Wire.MESSAGES, REFERENCE)])
+    with pytest.raises(ProtocolError) as caught:
+        encode_request(foreign([Message("user", [Text("first")]), Message("user", [result])]))
+    assert caught.value.status == 400 and caught.value.param == "messages[1]"
+    assert caught.value.message == (
+        "a tool_reference item of the anthropic-messages wire cannot be sent on the Chat wire"
+    )
 
 
 def test_hosted_tools_of_another_wire_are_refused() -> None:

@@ -208,6 +208,14 @@ def test_the_effort_wins_over_a_thinking_budget() -> None:
     ("message", "words"),
     [
         (Message("user", [Opaque(Wire.MESSAGES, {"type": "document"})]), "anthropic-messages"),
+        (
+            Message("tool", [ToolResult("c", [Opaque(Wire.MESSAGES, {"type": "tool_reference"})])]),
+            "A tool_reference item of the anthropic-messages wire",
+        ),
+        (
+            Message("user", [ToolResult("c", [Text("a"), Opaque(Wire.CHAT, {"type": "file"})])]),
+            "A file item of the openai-chat wire",
+        ),
         (Message("assistant", [Image(url="https://x")]), "images"),
         (Message("tool", [Text("loose")]), "tool results"),
         (Message("user", [ArchiveRef("sha256:1")]), "ArchiveRef"),

@@ -288,14 +288,22 @@ def test_untyped_items_and_hosted_calls_are_not_part_of_a_turn() -> None:
     assert encode_request(req) == body
 
 
-def test_function_output_with_a_file_is_kept_whole() -> None:
-    item = {
-        "type": "function_call_output",
-        "call_id": "c",
-        "output": [{"type": "input_file", "file_id": "f"}],
-    }
+def test_a_file_in_a_function_output_is_an_opaque_item_of_the_result() -> None:
+    """The output still answers its call (so turns see it), and re-encodes exactly."""
+    file = {"type": "input_file", "file_id": "f"}
+    item = {"type": "function_call_output", "call_id": "c", "output": [file]}
+    req = decode_request({"model": "m", "input": [copy.deepcopy(item)]})
+    assert req.messages[0].parts == [
+        ToolResult("c", [Opaque(Wire.RESPONSES, file)], hints={"list": True})
+    ]
+    assert encode_request(req)["input"] == [item]
+
+
+def test_a_file_in_a_function_output_is_refused_on_another_wire() -> None:
+    item = {"type": "function_call_output", "call_id": "c", "output": [{"type": "input_file"}]}
     req = decode_request({"model": "m", "input": [item]})
-    assert req.messages[0].parts == [Opaque(Wire.RESPONSES, item, hints={"item": True})]
+    with pytest.raises(ProtocolError, match="input_file item of the openai-responses wire"):
+        adapter(Wire.CHAT).encode_request(req)
 
 
 @pytest.mark.parametrize(

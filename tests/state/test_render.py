@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import pytest
 from skillstate import jsonio
 from skillstate.conversation import (
     Message,
+    Opaque,
     Request,
     Text,
     Tool,
@@ -368,7 +370,9 @@ def markers(request: Request) -> list[str]:
             if getattr(part, "cache", None):
                 found.append(f"message {i}")
             if isinstance(part, ToolResult):
-                found += [f"message {i} content" for item in part.content if item.cache]
+                found += [
+                    f"message {i} content" for item in part.content if getattr(item, "cache", None)
+                ]
     return found
 
 
@@ -384,6 +388,21 @@ def test_the_earliest_message_marker_gives_way_for_the_breakpoint() -> None:
     out = render(request, range(1), 13, cache_markers=True)
     assert markers(out) == ["system 0", "tool t0", "message 1", "message 5"]
     assert markers(request) == ["system 0", "tool t0", "message 14 content", "message 16"]
+
+
+def test_an_opaque_item_of_a_result_is_passed_over_when_a_marker_gives_way() -> None:
+    """An opaque item (a Claude Code ``tool_reference``) is the wire's JSON: left exactly as it
+    is, while the marker of the text after it gives way."""
+    request = marked(1, 1, 2)
+    result = request.messages[14].parts[0]
+    assert isinstance(result, ToolResult) and result.content[0].cache is not None
+    reference = Opaque(Wire.MESSAGES, {"type": "tool_reference", "tool_name": "mcp__x__y"})
+    result.content.insert(0, reference)
+    out = render(request, range(1), 13, cache_markers=True)
+    assert markers(out) == ["system 0", "tool t0", "message 1", "message 5"]
+    changed = out.messages[3].parts[0]
+    assert isinstance(changed, ToolResult) and changed.content[0] is reference
+    assert changed.content[1] == replace(result.content[1], cache=None)
 
 
 def test_markers_on_system_and_tools_never_give_way() -> None:

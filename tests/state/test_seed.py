@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from skillstate.conversation import Message, Request, Text, ToolCall, ToolResult, Wire
+from skillstate.conversation import Message, Opaque, Request, Text, ToolCall, ToolResult, Wire
 from skillstate.protocols import adapter
 from skillstate.state.schema import Bounds, JsonKind, Shape, StateSchema
 from skillstate.state.seed import (
@@ -257,3 +257,12 @@ def test_outcomes_of_each_host() -> None:
     assert (flagged.exit_code, flagged.failed) == (None, True)
     fine = read_outcome(ToolResult("o", [Text("all good")]))
     assert not fine.failed and fine.last_line == "all good"
+
+
+def test_opaque_items_of_a_result_are_not_read_as_output() -> None:
+    """A tool search result holds ``tool_reference`` blocks: no output, no failure."""
+    reference = Opaque(Wire.MESSAGES, {"type": "tool_reference", "tool_name": "Exit code 1"})
+    found = read_outcome(ToolResult("t", [reference]))
+    assert (found.exit_code, found.failed, found.last_line) == (None, False, "")
+    mixed = read_outcome(ToolResult("t", [Text("Exit code 2\nboom"), reference]))
+    assert (mixed.exit_code, mixed.failed, mixed.last_line) == (2, True, "boom")

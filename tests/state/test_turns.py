@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from skillstate.conversation import (
     Image,
     Message,
@@ -15,6 +17,8 @@ from skillstate.conversation import (
     Wire,
 )
 from skillstate.economics.tokenizer import count_request
+from skillstate.jsonio import loads
+from skillstate.protocols import adapter
 from skillstate.state.turns import message_tokens, segment
 
 
@@ -179,6 +183,7 @@ def test_message_tokens_agree_with_the_request_estimate() -> None:
             Text("Reading both files."),
             ToolCall("c1", "read_file", '{"path": "src/app.py"}'),
             ToolResult("c0", [Text("def main():\n    return 1\n"), Image(url="http://x/y.png")]),
+            ToolResult("c1", [Opaque(Wire.MESSAGES, {"type": "tool_reference", "tool_name": "x"})]),
             Opaque(Wire.RESPONSES, {"type": "item_reference", "id": "rs_1"}),
         ],
     )
@@ -192,3 +197,32 @@ def test_equal_content_counts_the_same_and_different_content_differently() -> No
     longer = message_tokens(user("the quick brown fox jumps over the lazy dog twice"))
     assert first == again
     assert longer > first
+
+
+def test_an_opaque_item_of_a_result_counts_as_its_json() -> None:
+    reference = {"type": "tool_reference", "tool_name": "mcp__github__create_issue"}
+    held = Message("user", [ToolResult("c", [Opaque(Wire.MESSAGES, reference)])])
+    loose = Message("user", [Opaque(Wire.MESSAGES, reference)])
+    empty = Message("user", [ToolResult("c", [])])
+    assert message_tokens(held) == message_tokens(loose) > message_tokens(empty)
+    requests = [Request("m", [m], Wire.MESSAGES) for m in (held, loose, empty)]
+    assert count_request(requests[0]) == count_request(requests[1]) > count_request(requests[2])
+
+
+TOOL_SEARCH = (
+    Path(__file__).parents[1] / "fixtures" / "handwritten" / "claude-code-tool-search.json"
+)
+
+
+def test_a_tool_search_result_answers_its_call() -> None:
+    """Claude Code's ToolSearch result holds ``tool_reference`` blocks, not text: its call is
+    answered all the same, so the turn is closed and collapse may cut after it."""
+    request = adapter(Wire.MESSAGES).decode_request(loads(TOOL_SEARCH.read_bytes()))
+    turns = segment(request.messages, count=one)
+    assert [(t.start, t.end, t.kind, t.calls, t.results) for t in turns] == [
+        (0, 1, "user", (), ()),
+        (1, 3, "assistant", ("toolu_search1",), ("toolu_search1",)),
+        (3, 5, "assistant", ("toolu_issue1",), ("toolu_issue1",)),
+        (5, 7, "assistant", ("toolu_bash1",), ("toolu_bash1",)),
+    ]
+    assert not any(t.open for t in turns)

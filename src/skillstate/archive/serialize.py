@@ -8,8 +8,8 @@ An archived span must come back as the very messages that were collapsed, ``extr
   are the dataclass fields of that class, under their Python names;
 * a field equal to its default (``None``, ``False``, ``""``, ``{}``, ``"function"``...) is left
   out, so a field added later with a default leaves every existing form, and hash, unchanged;
-* ``ToolResult.content`` is a list of parts in the same form; ``Opaque.wire`` is the wire's
-  value (``"openai-chat"``...).
+* ``ToolResult.content`` is a list of parts in the same form (text, images and opaque items);
+  ``Opaque.wire`` is the wire's value (``"openai-chat"``...).
 
 The values are left as they are (dicts, lists, strings, numbers of any size): ``hashing`` turns
 them into bytes.
@@ -111,7 +111,7 @@ def decode_part(data: Any) -> Part:
         content = values["content"]
         if not isinstance(content, list):
             raise SpanFormatError("a tool result's content must be a list")
-        values["content"] = [decode_part(item) for item in content]
+        values["content"] = [_result_item(item) for item in content]
     if cls is Opaque and "wire" in values:
         try:
             values["wire"] = Wire(values["wire"])
@@ -122,6 +122,13 @@ def decode_part(data: Any) -> Part:
     except TypeError as error:
         raise SpanFormatError(f"{tag} part: {error}") from None
     return part
+
+
+def _result_item(data: Any) -> Text | Image | Opaque:
+    item = decode_part(data)
+    if not isinstance(item, Text | Image | Opaque):
+        raise SpanFormatError(f"a tool result cannot hold a {type(item).__name__} part")
+    return item
 
 
 def _is_default(spec: Field[Any], value: Any) -> bool:

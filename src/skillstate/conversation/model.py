@@ -79,10 +79,13 @@ class ToolCall:
 
 @dataclass(slots=True)
 class ToolResult:
-    """The result of the call ``call_id``; ``content`` is text and images in order."""
+    """The result of the call ``call_id``; ``content`` is its text, images and ``Opaque`` items
+    in order. An item the model has no type for (Anthropic's ``tool_reference``, ``document``,
+    ``search_result``) stays inside the result as ``Opaque``, so the result still answers its
+    call wherever the conversation is read; only ``Opaque.wire`` can send it."""
 
     call_id: str
-    content: list[Text | Image]
+    content: list[Text | Image | Opaque]
     is_error: bool = False
     kind: str = "function"
     cache: Json | None = None

@@ -85,6 +85,8 @@ def count_request(request: Request) -> int:
                 for item in part.content:
                     if isinstance(item, Text):
                         pieces.append(item.text)
+                    elif isinstance(item, Opaque):
+                        pieces.append(jsonio.dumps_str(item.data))
                     else:
                         images += 1
             elif isinstance(part, Reasoning):

@@ -7,9 +7,10 @@ epoch was built from, so a rewound or edited history is noticed and the epoch re
 
 The anchor (a contract: changing it ends every stored epoch once) is the BLAKE2b-128 hex of,
 for each of ``messages[:cut]`` in order, the message's role, then every text, tool call (id,
-name, arguments) and tool result (call id, texts) it holds, each followed by a NUL byte.
-Cache markers and shape hints are left out: clients move their cache markers from request to
-request, and that does not change the history.
+name, arguments) and tool result (call id, then each text, and each ``Opaque`` item as its
+compact JSON) it holds, each followed by a NUL byte. Cache markers and shape hints are left
+out: clients move their cache markers from request to request, and that does not change the
+history. (An ``Opaque`` item is the wire's JSON whole, a marker inside it included.)
 """
 
 from __future__ import annotations
@@ -19,7 +20,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillstate.conversation import Json, Message, Reasoning, Text, ToolCall, ToolResult
+from skillstate import jsonio
+from skillstate.conversation import (
+    Image,
+    Json,
+    Message,
+    Opaque,
+    Reasoning,
+    Text,
+    ToolCall,
+    ToolResult,
+)
 
 DOC_NAME = "epoch"
 
@@ -111,5 +122,9 @@ def _pieces(part: object) -> tuple[str, ...]:
     if isinstance(part, ToolCall):
         return (part.id, part.name, part.arguments)
     if isinstance(part, ToolResult):
-        return (part.call_id, *(c.text for c in part.content if isinstance(c, Text)))
+        return (part.call_id, *(_item(c) for c in part.content if not isinstance(c, Image)))
     return (type(part).__name__,)
+
+
+def _item(item: Text | Opaque) -> str:
+    return item.text if isinstance(item, Text) else jsonio.dumps_str(item.data)

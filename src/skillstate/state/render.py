@@ -27,6 +27,7 @@ from skillstate.conversation.model import (
     Image,
     Json,
     Message,
+    Opaque,
     Part,
     Request,
     Text,
@@ -251,8 +252,14 @@ def _message_markers(message: Message) -> int:
         if isinstance(part, Text | Image | ToolCall | ToolResult) and part.cache is not None:
             count += 1
         if isinstance(part, ToolResult):
-            count += sum(item.cache is not None for item in part.content)
+            count += sum(_marked(item) for item in part.content)
     return count
+
+
+def _marked(item: Text | Image | Opaque) -> bool:
+    """Whether a tool result's item carries a cache marker the model names. A marker inside an
+    ``Opaque`` item is the wire's JSON, which only the wire reads: it is not counted or moved."""
+    return not isinstance(item, Opaque) and item.cache is not None
 
 
 def _drop_first_marker(messages: list[Message]) -> list[Message] | None:
@@ -278,8 +285,10 @@ def _parts_without_first_marker(parts: list[Part]) -> list[Part] | None:
     return None
 
 
-def _content_without_first_marker(content: list[Text | Image]) -> list[Text | Image] | None:
+def _content_without_first_marker(
+    content: list[Text | Image | Opaque],
+) -> list[Text | Image | Opaque] | None:
     for k, item in enumerate(content):
-        if item.cache is not None:
+        if not isinstance(item, Opaque) and item.cache is not None:
             return [*content[:k], replace(item, cache=None), *content[k + 1 :]]
     return None

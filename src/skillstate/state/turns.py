@@ -211,6 +211,8 @@ def _pieces(message: Message) -> tuple[list[str], int]:
             for item in part.content:
                 if isinstance(item, Text):
                     pieces.append(item.text)
+                elif isinstance(item, Opaque):
+                    pieces.append(jsonio.dumps_str(item.data))
                 else:
                     images += 1
         elif isinstance(part, Image):

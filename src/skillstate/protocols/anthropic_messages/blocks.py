@@ -4,8 +4,10 @@ Block types the model names (``text``, ``image`` with a base64 or URL source, ``
 ``tool_result``, ``thinking``, ``redacted_thinking``) become canonical parts; every other type
 (``document``, ``search_result``, ``server_tool_use``, ``web_search_tool_result``,
 ``container_upload``, ``mcp_tool_use``, an image from the Files API ...) is kept whole as an
-``Opaque`` part. A ``tool_result`` whose content holds anything but text and images is opaque
-too, since ``ToolResult.content`` holds only those.
+``Opaque`` part. Inside a ``tool_result``'s content the same rule holds item by item: text and
+images are modelled, any other block (``tool_reference`` from tool search, ``document``,
+``search_result``...) is an ``Opaque`` item of the ``ToolResult``, so the result still answers
+its call.
 
 Encoding takes ``native``: true when the request or response came from this wire, so that
 ``extra`` and ``hints`` apply; false when it came from another wire, whose extra is ignored.
@@ -91,26 +93,34 @@ def _tool_use(block: Json, path: str) -> ToolCall:
     )
 
 
-def _tool_result(block: Json, path: str) -> Part:
+def _tool_result(block: Json, path: str) -> ToolResult:
     got, extra = split(block, ("type", "tool_use_id", "content", "is_error", "cache_control"))
     call_id = need_str(got, "tool_use_id", path)
     hints: Json = {}
     content = got.get("content")
-    parts: list[Text | Image] = []
+    parts: list[Text | Image | Opaque] = []
     if content is None:
         hints["content"] = "none"
     elif isinstance(content, str):
         parts, hints["content"] = [Text(content)], "str"
     else:
-        for part in decode_blocks(content, at(path, "content")):
-            if not isinstance(part, Text | Image):
-                return Opaque(WIRE, block)
-            parts.append(part)
+        cpath = at(path, "content")
+        items = need_list(content, cpath)
+        parts = [_result_item(item, f"{cpath}[{i}]") for i, item in enumerate(items)]
     is_error = opt_bool(got, "is_error", path)
     if is_error is not None:
         hints["is_error"] = True
     cache = opt_obj(got, "cache_control", path)
     return ToolResult(call_id, parts, bool(is_error), cache=cache, extra=extra, hints=hints)
+
+
+def _result_item(value: Any, path: str) -> Text | Image | Opaque:
+    """One block of a tool result's content. A block the API does not allow there (a
+    ``tool_use``, a ``thinking``) is kept whole too: the API, not the gateway, refuses it."""
+    part = decode_block(value, path)
+    if isinstance(part, Text | Image | Opaque):
+        return part
+    return Opaque(WIRE, need_obj(value, path))
 
 
 def _thinking(block: Json, path: str) -> Reasoning:

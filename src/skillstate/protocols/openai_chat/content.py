@@ -78,8 +78,12 @@ def encode_part(part: Part, native: bool) -> Json:
 
 
 def opaque_data(part: Opaque) -> Json:
+    """An Opaque part is this wire's own JSON; one from another wire (a ``document``, or a
+    ``tool_reference`` inside a tool result) cannot be carried, and is named in the refusal."""
     if part.wire is not Wire.CHAT:
-        raise ProtocolError(f"an item of the {part.wire} wire cannot be sent on the Chat wire")
+        kind = part.data.get("type")
+        what = f"a {kind} item" if isinstance(kind, str) else "an item"
+        raise ProtocolError(f"{what} of the {part.wire} wire cannot be sent on the Chat wire")
     return part.data
 
 

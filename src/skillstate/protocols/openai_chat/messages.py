@@ -87,7 +87,7 @@ def decode_assistant(raw: Json, path: str) -> Message:
 def _decode_tool(raw: Json, path: str) -> Message:
     call_id = f.required(raw, "tool_call_id", f.is_str, path)
     parts, shape = decode_content(raw, path)
-    content: list[Text | Image] = []
+    content: list[Text | Image | Opaque] = []
     for i, part in enumerate(parts):
         if not isinstance(part, Text | Image):
             f.fail(f"{path}.content[{i}]", "must be a text part: a tool message holds text")

@@ -14,7 +14,8 @@ the canonical fields only, shaped the way this wire wants them:
 * Reasoning parts are omitted: this wire has no place for reasoning in requests (a signature
   from another provider could not be replayed anyway).
 * What this wire cannot carry raises ``ProtocolError``: images outside ``user`` content, an
-  ``Opaque`` item of another wire, an ``ArchiveRef`` left unrendered.
+  ``Opaque`` item of another wire (one inside a tool result too, such as Anthropic's
+  ``tool_reference``: the refusal names its type), an ``ArchiveRef`` left unrendered.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ _DATA_URL = re.compile(r"data:([^;,]+);base64,(.*)", re.DOTALL)
 _TEXT_TYPES = ("input_text", "output_text")
 
 
-def decode_part(part: object, path: str) -> Part:
+def decode_part(part: object, path: str) -> Text | Image | Opaque:
     """One content part. Text kinds and URL images are modelled; the rest is kept whole."""
     body = checks.obj(part, path)
     kind = checks.field(body, "type", str, path, required=True)
@@ -34,7 +34,7 @@ def decode_part(part: object, path: str) -> Part:
     return Opaque(Wire.RESPONSES, body)
 
 
-def _decode_image(body: Json, path: str) -> Part:
+def _decode_image(body: Json, path: str) -> Image | Opaque:
     url = checks.field(body, "image_url", str, path)
     detail = checks.field(body, "detail", str, path)
     if url is None:
@@ -83,9 +83,12 @@ def encode_image(part: Image, *, own: bool) -> Json:
 
 
 def opaque_data(part: Opaque) -> Json:
-    """An Opaque part is this wire's own JSON; one from another wire cannot be carried."""
+    """An Opaque part is this wire's own JSON; one from another wire (a ``document``, or a
+    ``tool_reference`` inside a tool result) cannot be carried, and is named in the refusal."""
     if part.wire is not Wire.RESPONSES:
+        kind = part.data.get("type")
+        what = f"A {kind} item" if isinstance(kind, str) else "An item"
         raise ProtocolError(
-            f"An item of the {part.wire.value} wire has no equivalent on the Responses wire."
+            f"{what} of the {part.wire.value} wire has no equivalent on the Responses wire."
         )
     return part.data

@@ -2,7 +2,8 @@
 
 Consecutive assistant-side items form one assistant message (see ``turns``). Each
 ``function_call_output`` / ``custom_tool_call_output`` item is its own ``tool`` message with one
-``ToolResult`` (hinted ``list`` when its output was a list of parts); each user, system or
+``ToolResult`` (hinted ``list`` when its output was a list of parts; a part the model has no
+type for, an ``input_file``, is an ``Opaque`` item of the result); each user, system or
 developer message item is one message (hints: ``no_type`` when the item had no
 ``"type": "message"``, ``string`` when its content was a string). Any other item
 (``item_reference``, ``compaction``, ``web_search_call``, ``local_shell_call_output``...) is
@@ -61,9 +62,7 @@ def _decode_other(item: Json, kind: str | None, path: str) -> Message:
     if kind in ("message", None) and "role" in item:
         return _decode_message(item, path)
     if kind in _OUTPUTS:
-        result = _decode_output(item, _OUTPUTS[kind], path)
-        if result is not None:
-            return Message("tool", [result])
+        return Message("tool", [_decode_output(item, _OUTPUTS[kind], path)])
     role: Role = "assistant" if kind is not None and kind.endswith("_call") else "user"
     return Message(role, [Opaque(Wire.RESPONSES, item, hints={"item": True})])
 
@@ -83,22 +82,18 @@ def _decode_message(item: Json, path: str) -> Message:
     return Message(role, parts, extra=extra, hints=hints)
 
 
-def _decode_output(item: Json, kind: str, path: str) -> ToolResult | None:
-    """A tool output item, or None when it holds a part a ToolResult has no place for (an
-    ``input_file``): the whole item is then kept as Opaque."""
+def _decode_output(item: Json, kind: str, path: str) -> ToolResult:
+    """A tool output item; a part the model has no type for (an ``input_file``) is an
+    ``Opaque`` item of the result, so the result still answers its call."""
     call_id = checks.field(item, "call_id", str, path, required=True)
     output = item.get("output")
     hints: Json = {}
+    content: list[Text | Image | Opaque]
     if isinstance(output, str):
-        content: list[Text | Image] = [Text(output)]
+        content = [Text(output)]
     elif isinstance(output, list):
         hints["list"] = True
-        content = []
-        for i, block in enumerate(output):
-            part = decode_part(block, f"{path}.output[{i}]")
-            if not isinstance(part, Text | Image):
-                return None
-            content.append(part)
+        content = [decode_part(block, f"{path}.output[{i}]") for i, block in enumerate(output)]
     else:
         raise checks.fail(f"{path}.output", "expected a string or an array")
     extra = checks.without(item, "type", "call_id", "output")
@@ -168,8 +163,8 @@ def _message_item(message: Message, parts: Sequence[Part], *, own: bool) -> Json
 
 def encode_result(result: ToolResult, *, own: bool, freeform: frozenset[str]) -> Json:
     """A tool output item: one text (or none) is a string ``output`` unless it came as a list,
-    anything else a list of parts. ``is_error`` has no field on this wire; the result's text
-    is what tells the model."""
+    anything else a list of parts (an ``Opaque`` item of another wire is refused, by type).
+    ``is_error`` has no field on this wire; the result's text is what tells the model."""
     custom = result.kind == "custom" or (not own and result.call_id in freeform)
     item: Json = {"type": "custom_tool_call_output" if custom else "function_call_output"}
     if own:

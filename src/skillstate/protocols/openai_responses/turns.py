@@ -78,7 +78,9 @@ def _decode_message(item: Json, seq: int, path: str) -> list[Part]:
     parts = checks.array(content, f"{path}.content")
     if not parts:
         return [Text("", hints={"seq": seq, "item": shell, "empty": True})]
-    decoded = [decode_part(part, f"{path}.content[{i}]") for i, part in enumerate(parts)]
+    decoded: list[Part] = [
+        decode_part(part, f"{path}.content[{i}]") for i, part in enumerate(parts)
+    ]
     for part in decoded:
         if isinstance(part, Text | Image | Opaque):
             part.hints.update(seq=seq, item=shell)
