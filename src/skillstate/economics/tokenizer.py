@@ -11,12 +11,23 @@ from __future__ import annotations
 import base64
 import functools
 import gzip
+from collections import OrderedDict
 from importlib import resources
 
 import tiktoken
 
 from skillstate import jsonio
-from skillstate.conversation import Image, Opaque, Reasoning, Request, Text, ToolCall, ToolResult
+from skillstate.conversation import (
+    ArchiveRef,
+    Image,
+    Message,
+    Opaque,
+    Reasoning,
+    Request,
+    Text,
+    ToolCall,
+    ToolResult,
+)
 
 #: The o200k_base pre-tokenization pattern, as published with the encoding.
 _O200K_PATTERN = "|".join(
@@ -64,36 +75,65 @@ MESSAGE_OVERHEAD = 4
 
 
 def count_request(request: Request) -> int:
-    """An offline estimate of a request's input tokens: every text, tool call, tool result
-    and tool definition, through o200k_base, plus a small per-message overhead."""
+    """An offline estimate of a request's input tokens: the system prompt and tool
+    definitions, then every message as ``message_tokens`` counts it."""
     pieces: list[str] = [part.text for part in request.system]
-    images = 0
     for tool in request.tools:
         pieces.append(tool.name)
         if tool.description:
             pieces.append(tool.description)
         if tool.parameters:
             pieces.append(jsonio.dumps_str(tool.parameters))
-    for message in request.messages:
-        for part in message.parts:
-            if isinstance(part, Text):
-                pieces.append(part.text)
-            elif isinstance(part, ToolCall):
-                pieces.append(part.name)
-                pieces.append(part.arguments)
-            elif isinstance(part, ToolResult):
-                for item in part.content:
-                    if isinstance(item, Text):
-                        pieces.append(item.text)
-                    elif isinstance(item, Opaque):
-                        pieces.append(jsonio.dumps_str(item.data))
-                    else:
-                        images += 1
-            elif isinstance(part, Reasoning):
-                pieces.append(part.text)
-            elif isinstance(part, Image):
-                images += 1
-            elif isinstance(part, Opaque):
-                pieces.append(jsonio.dumps_str(part.data))
+    head = count_tokens("\n".join(pieces)) if pieces else 0
+    return head + sum(message_tokens(message) for message in request.messages)
+
+
+_MEMO_SIZE = 8192
+#: Token counts by (length, hash) of a message's counted text. Histories are re-sent whole on
+#: every request, so almost every message is counted many times; the key keeps the memo small,
+#: and Python's own string hash costs a fraction of a cryptographic digest (a collision, about
+#: one in 2**64 per pair, could only misjudge a count, never change content).
+_memo: OrderedDict[tuple[int, int], int] = OrderedDict()
+
+
+def message_tokens(message: Message) -> int:
+    """An offline estimate of ``message``'s input tokens: its texts, tool calls, results,
+    reasoning and opaque items through o200k_base, a fixed figure per image, plus the
+    per-message framing."""
+    pieces, images = _pieces(message)
     text = "\n".join(pieces)
-    return count_tokens(text) + images * IMAGE_TOKENS + MESSAGE_OVERHEAD * len(request.messages)
+    key = (len(text), hash(text))
+    tokens = _memo.get(key)
+    if tokens is None:
+        tokens = count_tokens(text)
+        _memo[key] = tokens
+        if len(_memo) > _MEMO_SIZE:
+            _memo.popitem(last=False)
+    else:
+        _memo.move_to_end(key)
+    return tokens + images * IMAGE_TOKENS + MESSAGE_OVERHEAD
+
+
+def _pieces(message: Message) -> tuple[list[str], int]:
+    pieces: list[str] = []
+    images = 0
+    for part in message.parts:
+        if isinstance(part, Text | Reasoning):
+            pieces.append(part.text)
+        elif isinstance(part, ToolCall):
+            pieces.extend((part.name, part.arguments))
+        elif isinstance(part, ToolResult):
+            for item in part.content:
+                if isinstance(item, Text):
+                    pieces.append(item.text)
+                elif isinstance(item, Opaque):
+                    pieces.append(jsonio.dumps_str(item.data))
+                else:
+                    images += 1
+        elif isinstance(part, Image):
+            images += 1
+        elif isinstance(part, Opaque):
+            pieces.append(jsonio.dumps_str(part.data))
+        elif isinstance(part, ArchiveRef):
+            pieces.extend((part.ref, part.summary))
+    return pieces, images

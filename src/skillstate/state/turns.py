@@ -24,23 +24,17 @@ answered it yet. Collapse never cuts after an open turn.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from skillstate import jsonio
 from skillstate.conversation import (
-    ArchiveRef,
-    Image,
     Message,
     Opaque,
-    Reasoning,
-    Text,
     ToolCall,
     ToolResult,
 )
-from skillstate.economics.tokenizer import IMAGE_TOKENS, MESSAGE_OVERHEAD, count_tokens
+from skillstate.economics.tokenizer import message_tokens
 
 TurnKind = Literal["user", "assistant", "results", "instruction"]
 
@@ -169,56 +163,3 @@ def _turn_end(messages: Sequence[Message], head: int, last_result: dict[str, int
             end += 1
             continue
         return end
-
-
-# Counting ----------------------------------------------------------------------------------
-
-_MEMO_SIZE = 8192
-#: Token counts by (length, hash) of a message's counted text. Histories are re-sent whole on
-#: every request, so almost every message is counted many times; the key keeps the memo small,
-#: and Python's own string hash costs a fraction of a cryptographic digest (a collision, about
-#: one in 2**64 per pair, could only misjudge a count, never change content).
-_memo: OrderedDict[tuple[int, int], int] = OrderedDict()
-
-
-def message_tokens(message: Message) -> int:
-    """An offline estimate of ``message``'s input tokens, the way ``count_request`` counts
-    a request: its texts, tool calls, results, reasoning and opaque items through o200k_base,
-    a fixed figure per image, plus the per-message framing."""
-    pieces, images = _pieces(message)
-    text = "\n".join(pieces)
-    key = (len(text), hash(text))
-    tokens = _memo.get(key)
-    if tokens is None:
-        tokens = count_tokens(text)
-        _memo[key] = tokens
-        if len(_memo) > _MEMO_SIZE:
-            _memo.popitem(last=False)
-    else:
-        _memo.move_to_end(key)
-    return tokens + images * IMAGE_TOKENS + MESSAGE_OVERHEAD
-
-
-def _pieces(message: Message) -> tuple[list[str], int]:
-    pieces: list[str] = []
-    images = 0
-    for part in message.parts:
-        if isinstance(part, Text | Reasoning):
-            pieces.append(part.text)
-        elif isinstance(part, ToolCall):
-            pieces.extend((part.name, part.arguments))
-        elif isinstance(part, ToolResult):
-            for item in part.content:
-                if isinstance(item, Text):
-                    pieces.append(item.text)
-                elif isinstance(item, Opaque):
-                    pieces.append(jsonio.dumps_str(item.data))
-                else:
-                    images += 1
-        elif isinstance(part, Image):
-            images += 1
-        elif isinstance(part, Opaque):
-            pieces.append(jsonio.dumps_str(part.data))
-        elif isinstance(part, ArchiveRef):
-            pieces.extend((part.ref, part.summary))
-    return pieces, images
