@@ -70,7 +70,10 @@ def own_summary(part: Part) -> str | None:
 
 def unwrap_summaries(request: Request) -> Request | None:
     """``request`` with each compaction item of the gateway's replaced by a user message that
-    holds its summary (headed by ``SUMMARY_NOTE``); None when it holds none."""
+    holds its summary (headed by ``SUMMARY_NOTE``); None when it holds none. Every request
+    passes here, so the common case (no such item) only looks, and builds nothing."""
+    if not any(isinstance(p, Opaque) for m in request.messages for p in m.parts):
+        return None
     found = False
     messages: list[Message] = []
     for message in request.messages:
