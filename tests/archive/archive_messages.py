@@ -1,5 +1,6 @@
-"""Hypothesis strategies for canonical messages with every part type, and arbitrary JSON in
-``extra``, ``hints``, ``cache`` and ``Opaque.data`` (big integers and non-ASCII text included)."""
+"""Hypothesis strategies for canonical messages with every part type, arbitrary JSON in
+``extra``, ``hints`` and ``Opaque.data`` (big integers and non-ASCII text included), and cache
+marks with and without a ``ttl``."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from hypothesis import strategies as st
 
 from skillstate.conversation import (
     ArchiveRef,
+    CacheMark,
     Image,
     Message,
     Opaque,
@@ -33,16 +35,16 @@ json_values: st.SearchStrategy[Any] = st.recursive(
     max_leaves=6,
 )
 objects = st.dictionaries(texts, json_values, max_size=3)
-maybe_objects = st.none() | objects
+marks = st.none() | st.builds(CacheMark, st.none() | texts)
 
-text_parts = st.builds(Text, texts, cache=maybe_objects, extra=objects, hints=objects)
+text_parts = st.builds(Text, texts, cache=marks, extra=objects, hints=objects)
 image_parts = st.builds(
     Image,
     url=st.none() | texts,
     data=st.none() | texts,
     media_type=st.none() | texts,
     detail=st.none() | texts,
-    cache=maybe_objects,
+    cache=marks,
     extra=objects,
     hints=objects,
 )
@@ -58,7 +60,7 @@ parts = st.one_of(
         texts,
         texts,
         kind=st.sampled_from(["function", "custom"]),
-        cache=maybe_objects,
+        cache=marks,
         extra=objects,
         hints=objects,
     ),
@@ -68,7 +70,7 @@ parts = st.one_of(
         st.lists(result_items, max_size=3),
         is_error=st.booleans(),
         kind=st.sampled_from(["function", "custom"]),
-        cache=maybe_objects,
+        cache=marks,
         extra=objects,
         hints=objects,
     ),

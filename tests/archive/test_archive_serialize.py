@@ -12,7 +12,16 @@ from hypothesis import given
 
 from skillstate.archive import SpanFormatError, decode_message, encode_message
 from skillstate.archive.serialize import PART_TYPES, decode_part, encode_part
-from skillstate.conversation import Message, Opaque, Part, Text, ToolCall, ToolResult, Wire
+from skillstate.conversation import (
+    CacheMark,
+    Message,
+    Opaque,
+    Part,
+    Text,
+    ToolCall,
+    ToolResult,
+    Wire,
+)
 from skillstate.jsonio import loads
 from skillstate.protocols import adapter
 
@@ -55,6 +64,19 @@ def test_nested_tool_result_content_and_wire_values() -> None:
     opaque = Opaque(Wire.RESPONSES, {"type": "web_search_call"})
     assert encode_part(opaque)["wire"] == "openai-responses"
     assert decode_part(encode_part(opaque)) == opaque
+
+
+def test_cache_marks_are_objects_of_their_own() -> None:
+    assert encode_part(Text("a", cache=CacheMark()))["cache"] == {}
+    assert encode_part(Text("a", cache=CacheMark("1h")))["cache"] == {"ttl": "1h"}
+    assert decode_part({"type": "text", "text": "a", "cache": {"ttl": "1h"}}) == Text(
+        "a", cache=CacheMark("1h")
+    )
+
+
+def test_a_cache_marker_of_an_older_form_reads_as_a_mark() -> None:
+    older = {"type": "text", "text": "a", "cache": {"type": "ephemeral", "ttl": "1h"}}
+    assert decode_part(older) == Text("a", cache=CacheMark("1h"))
 
 
 def test_an_opaque_item_of_a_tool_result_round_trips() -> None:
@@ -110,6 +132,11 @@ def test_real_client_requests_restore_to_the_same_wire_json(wire: Wire, path: Pa
             "list",
         ),
         ({"role": "user", "parts": [{"type": "opaque", "wire": "smtp", "data": {}}]}, "wire"),
+        ({"role": "user", "parts": [{"type": "text", "text": "a", "cache": []}]}, "JSON object"),
+        (
+            {"role": "user", "parts": [{"type": "text", "text": "a", "cache": {"ttl": 5}}]},
+            "ttl must be a string",
+        ),
         (
             {
                 "role": "user",

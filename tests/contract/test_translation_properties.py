@@ -25,6 +25,7 @@ from skillstate.conversation import (
     Request,
     Response,
     Start,
+    StopReason,
     Text,
     ToolCall,
     ToolResult,
@@ -137,7 +138,7 @@ def replies(draw: st.DrawFn) -> Response:
     for n in range(draw(st.integers(0 if parts else 1, 3))):
         arguments = json.dumps(draw(json_args), separators=(",", ":"))
         parts.append(ToolCall(f"call_{n}_" + draw(ids), draw(names), arguments))
-    stop = "tool_use" if any(isinstance(p, ToolCall) for p in parts) else "end_turn"
+    stop = StopReason.TOOL_CALLS if any(isinstance(p, ToolCall) for p in parts) else StopReason.END
     usage = Usage(input=draw(st.integers(1, 10**6)), output=draw(st.integers(1, 10**4)))
     return Response("resp_1", "m", Message("assistant", parts), Wire.CHAT, stop, usage)
 

@@ -42,7 +42,17 @@ JSON = st.recursive(
     SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3)
 )
 OBJECTS = st.dictionaries(TEXT, JSON, max_size=4)
-CACHE = st.sampled_from([{"type": "ephemeral"}, {"type": "ephemeral", "ttl": "1h"}])
+CACHE = st.sampled_from(
+    [
+        {"type": "ephemeral"},
+        {"type": "ephemeral", "ttl": "1h"},
+        # shapes a CacheMark alone does not give back: kept in hints
+        {"ttl": "5m", "type": "ephemeral"},
+        {"type": "ephemeral", "scope": "global"},
+        {"type": "persistent"},
+        {"type": "ephemeral", "ttl": None},
+    ]
+)
 MAYBE_CACHE = CACHE | st.none()
 #: Fields no version of the model names, at every level, to prove they survive.
 UNKNOWN = {"x_future": JSON}

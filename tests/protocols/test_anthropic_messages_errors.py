@@ -7,24 +7,42 @@ from typing import Any
 import pytest
 from anthropic.types import ErrorResponse
 
+from skillstate.conversation import ErrorKind
 from skillstate.protocols import ERROR_KINDS
 from skillstate.protocols.anthropic_messages import decode_error, error_body
+from skillstate.protocols.anthropic_messages.errors import STATUS
+
+#: What this wire calls each kind (https://docs.anthropic.com/en/api/errors).
+TYPES = {
+    ErrorKind.INVALID_REQUEST: "invalid_request_error",
+    ErrorKind.AUTHENTICATION: "authentication_error",
+    ErrorKind.PERMISSION: "permission_error",
+    ErrorKind.NOT_FOUND: "not_found_error",
+    ErrorKind.NO_ROUTE: "not_found_error",
+    ErrorKind.TOO_LARGE: "request_too_large",
+    ErrorKind.RATE_LIMIT: "rate_limit_error",
+    ErrorKind.UPSTREAM: "api_error",
+    ErrorKind.OVERLOADED: "overloaded_error",
+    ErrorKind.TIMEOUT: "timeout_error",
+}
 
 
 @pytest.mark.parametrize("kind", ERROR_KINDS)
-def test_every_canonical_kind_keeps_its_name(kind: str) -> None:
-    body = error_body(400, kind, "it broke")
-    assert body == {"type": "error", "error": {"type": kind, "message": "it broke"}}
-    assert decode_error(400, body) == (kind, "it broke")
-    if kind != "request_too_large":  # documented for HTTP 413, absent from the SDK's union
+def test_every_canonical_kind_has_this_wires_name(kind: ErrorKind) -> None:
+    body = error_body(STATUS[kind], kind, "it broke")
+    assert body == {"type": "error", "error": {"type": TYPES[kind], "message": "it broke"}}
+    read = ErrorKind.NOT_FOUND if kind is ErrorKind.NO_ROUTE else kind
+    assert decode_error(STATUS[kind], body) == (read, "it broke")
+    if kind is not ErrorKind.TOO_LARGE:  # documented for HTTP 413, absent from the SDK's union
         ErrorResponse.model_validate(body)
 
 
 @pytest.mark.parametrize(
-    ("status", "kind"), [(429, "rate_limit_error"), (529, "overloaded_error"), (502, "api_error")]
+    ("status", "name"), [(429, "rate_limit_error"), (529, "overloaded_error"), (502, "api_error")]
 )
-def test_an_unknown_kind_is_named_by_its_status(status: int, kind: str) -> None:
-    assert error_body(status, "teapot_error", "x")["error"]["type"] == kind
+def test_an_unknown_kind_is_named_by_its_status(status: int, name: str) -> None:
+    teapot: Any = "teapot_error"
+    assert error_body(status, teapot, "x")["error"]["type"] == name
 
 
 @pytest.mark.parametrize(
@@ -33,22 +51,29 @@ def test_an_unknown_kind_is_named_by_its_status(status: int, kind: str) -> None:
         (
             402,
             {"type": "error", "error": {"type": "billing_error", "message": "pay"}},
-            ("invalid_request_error", "pay"),
+            (ErrorKind.INVALID_REQUEST, "pay"),
         ),
         (
             504,
             {"type": "error", "error": {"type": "timeout_error", "message": "slow"}},
-            ("api_error", "slow"),
+            (ErrorKind.TIMEOUT, "slow"),
         ),
-        (529, None, ("overloaded_error", "upstream error (HTTP 529)")),
-        (500, {"error": "flat string"}, ("api_error", "upstream error (HTTP 500)")),
+        (
+            500,
+            {"type": "error", "error": {"type": "timeout_error", "message": "slow"}},
+            (ErrorKind.TIMEOUT, "slow"),
+        ),
+        (529, None, (ErrorKind.OVERLOADED, "upstream error (HTTP 529)")),
+        (500, {"error": "flat string"}, (ErrorKind.UPSTREAM, "upstream error (HTTP 500)")),
         (
             401,
             {"error": {"type": 5, "message": ""}},
-            ("authentication_error", "upstream error (HTTP 401)"),
+            (ErrorKind.AUTHENTICATION, "upstream error (HTTP 401)"),
         ),
-        (404, ["not", "an", "object"], ("not_found_error", "upstream error (HTTP 404)")),
+        (404, ["not", "an", "object"], (ErrorKind.NOT_FOUND, "upstream error (HTTP 404)")),
     ],
 )
-def test_upstream_errors_tolerate_junk(status: int, body: Any, expected: tuple[str, str]) -> None:
+def test_upstream_errors_tolerate_junk(
+    status: int, body: Any, expected: tuple[ErrorKind, str]
+) -> None:
     assert decode_error(status, body) == expected

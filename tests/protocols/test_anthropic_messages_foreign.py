@@ -10,6 +10,7 @@ from anthropic_messages_samples import assert_sdk_shape
 
 from skillstate.conversation import (
     ArchiveRef,
+    CacheMark,
     Image,
     Message,
     Opaque,
@@ -28,6 +29,7 @@ from skillstate.conversation import (
 from skillstate.protocols.anthropic_messages import DEFAULT_MAX_TOKENS, encode_request
 
 CACHE = {"type": "ephemeral"}
+"""``CacheMark()`` as this wire writes it."""
 
 
 def _request(*messages: Message, **fields: Any) -> Request:
@@ -43,7 +45,7 @@ def _encode(req: Request) -> dict[str, Any]:
 def test_an_agent_loop_from_chat_becomes_a_valid_messages_body() -> None:
     req = _request(
         Message("system", [Text("You are terse.")]),
-        Message("developer", [Text("Use tools.", cache=CACHE)]),
+        Message("developer", [Text("Use tools.", cache=CacheMark())]),
         Message("user", [Text("weather in Paris and Rome?")]),
         Message(
             "assistant",
@@ -293,7 +295,7 @@ def test_custom_tools_take_their_raw_input_as_a_string_field() -> None:
 
 
 def test_tools_without_a_schema_get_the_empty_object_schema() -> None:
-    body = _encode(_request(tools=[Tool("ping", cache=CACHE)]))
+    body = _encode(_request(tools=[Tool("ping", cache=CacheMark())]))
     assert body["tools"] == [
         {
             "name": "ping",

@@ -20,7 +20,9 @@ from hypothesis import given, settings
 
 from skillstate.conversation import (
     ArchiveRef,
+    CacheMark,
     Image,
+    Json,
     Message,
     Opaque,
     ProtocolError,
@@ -82,7 +84,7 @@ def test_recorded_bodies_rebuilt_from_canonical_fields_only_stay_valid(name: str
 def test_a_claude_code_body_decodes_to_the_canonical_parts() -> None:
     req = decode_request(copy.deepcopy(CLAUDE_CODE_BODY))
     assert req.source is Wire.MESSAGES
-    assert [t.cache for t in req.system] == [None, {"type": "ephemeral"}, {"type": "ephemeral"}]
+    assert [t.cache for t in req.system] == [None, CacheMark(), CacheMark()]
     assert [m.role for m in req.messages] == ["user", "assistant", "user", "system", "user"]
     thinking, redacted, text, bash, read = req.messages[1].parts
     assert thinking == Reasoning(
@@ -100,7 +102,7 @@ def test_a_claude_code_body_decodes_to_the_canonical_parts() -> None:
         [Text("a.txt\nb.txt")],
         hints={"content": "str", "is_error": True},
     )
-    assert isinstance(second, ToolResult) and second.cache == {"type": "ephemeral"}
+    assert isinstance(second, ToolResult) and second.cache == CacheMark()
     assert second.content == [Text("1\tprint('hi')"), Image(data="iVBOR", media_type="image/png")]
     assert req.messages[3] == Message(
         "system", [Text(CLAUDE_CODE_BODY["messages"][3]["content"])], hints={"content": "str"}
@@ -157,7 +159,7 @@ def test_tools_become_function_tools_and_provider_tools_stay_whole() -> None:
     assert (
         bash.kind == "function" and bash.parameters == CLAUDE_CODE_BODY["tools"][0]["input_schema"]
     )
-    assert search.cache == {"type": "ephemeral"} and search.extra == {"defer_loading": True}
+    assert search.cache == CacheMark() and search.extra == {"defer_loading": True}
     assert web == Tool(
         "web_search", kind="web_search_20250305", extra={"name": "web_search", "max_uses": 5}
     )
@@ -218,7 +220,7 @@ def test_a_field_sent_as_null_is_unset_and_re_emitted() -> None:
 
 def test_lane_changes_are_encoded_over_the_original_shapes() -> None:
     req = decode_request(copy.deepcopy(SDK_BODY))
-    req.system.append(Text("More.", cache={"type": "ephemeral"}))
+    req.system.append(Text("More.", cache=CacheMark()))
     req.messages[0].parts.append(Text("(and London)"))
     req.params.thinking_budget = 4096
     req.params.tool_choice = ToolChoice("tool", "get_weather")
@@ -373,7 +375,7 @@ def test_lane_added_roles_tools_and_provider_tool_cache() -> None:
             ],
         }
     )
-    assert req.tools[0].cache == {"type": "ephemeral"}
+    assert req.tools[0].cache == CacheMark()
     req.tools[0].cache = None
     req.tools.append(Tool("apply_patch", kind="custom"))
     req.messages.append(Message("developer", [Text("Be careful.")]))
@@ -400,3 +402,39 @@ def test_an_unrendered_archive_ref_is_an_internal_error() -> None:
     with pytest.raises(ProtocolError, match="must be rendered") as caught:
         encode_request(req)
     assert caught.value.status == 500
+
+
+@pytest.mark.parametrize(
+    ("sent", "mark", "hinted"),
+    [
+        ({"type": "ephemeral"}, CacheMark(), False),
+        ({"type": "ephemeral", "ttl": "1h"}, CacheMark("1h"), False),
+        ({"ttl": "1h", "type": "ephemeral"}, CacheMark("1h"), True),
+        ({"type": "ephemeral", "scope": "global"}, CacheMark(), True),
+    ],
+)
+def test_a_cache_control_object_is_a_cache_mark(sent: Json, mark: CacheMark, hinted: bool) -> None:
+    body = {
+        "model": "m",
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
+    }
+    body["messages"][0]["content"][0]["cache_control"] = sent
+    req = decode_request(copy.deepcopy(body))
+    part = req.messages[0].parts[0]
+    assert isinstance(part, Text) and part.cache == mark
+    assert ("cache_control" in part.hints) is hinted
+    assert list(encode_request(req)["messages"][0]["content"][0]["cache_control"].items()) == list(
+        sent.items()
+    )
+
+
+def test_a_changed_cache_mark_is_written_anew() -> None:
+    block = {"type": "text", "text": "hi", "cache_control": {"type": "ephemeral", "scope": "x"}}
+    req = decode_request({"model": "m", "messages": [{"role": "user", "content": [block]}]})
+    part = req.messages[0].parts[0]
+    assert isinstance(part, Text)
+    part.cache = CacheMark("1h")
+    encoded = encode_request(req)["messages"][0]["content"][0]
+    assert encoded["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+    part.cache = None
+    assert "cache_control" not in encode_request(req)["messages"][0]["content"][0]

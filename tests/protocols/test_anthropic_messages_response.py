@@ -19,6 +19,7 @@ from skillstate.conversation import (
     Reasoning,
     Request,
     Response,
+    StopReason,
     Text,
     ToolCall,
     Usage,
@@ -46,7 +47,7 @@ def test_a_response_decodes_to_canonical_parts_and_usage() -> None:
     assert isinstance(thinking, Reasoning) and thinking.signature
     assert text == Text("Here they are.")
     assert call == ToolCall("toolu_01C", "Bash", '{"command":"ls"}')
-    assert resp.stop_reason == "tool_use"
+    assert resp.stop_reason is StopReason.TOOL_CALLS
     assert resp.usage == Usage(input=12 + 300 + 4000, output=90, cached_input=4000, cache_write=300)
 
 
@@ -70,18 +71,18 @@ def test_thinking_tokens_are_reasoning() -> None:
 @pytest.mark.parametrize(
     ("raw", "stop"),
     [
-        ("end_turn", "end_turn"),
-        ("max_tokens", "max_tokens"),
-        ("stop_sequence", "stop_sequence"),
-        ("tool_use", "tool_use"),
-        ("pause_turn", "pause_turn"),
-        ("refusal", "refusal"),
-        ("model_context_window_exceeded", "max_tokens"),
-        ("a_future_reason", "end_turn"),
+        ("end_turn", StopReason.END),
+        ("max_tokens", StopReason.LENGTH),
+        ("stop_sequence", StopReason.STOP_SEQUENCE),
+        ("tool_use", StopReason.TOOL_CALLS),
+        ("pause_turn", StopReason.PAUSE),
+        ("refusal", StopReason.REFUSAL),
+        ("model_context_window_exceeded", StopReason.LENGTH),
+        ("a_future_reason", StopReason.END),
         (None, None),
     ],
 )
-def test_stop_reasons(raw: str | None, stop: str | None) -> None:
+def test_stop_reasons(raw: str | None, stop: StopReason | None) -> None:
     body = copy.deepcopy(RESPONSE_BODY) | {"stop_reason": raw}
     resp = decode_response(body)
     assert resp.stop_reason == stop
@@ -90,7 +91,7 @@ def test_stop_reasons(raw: str | None, stop: str | None) -> None:
 
 def test_a_changed_stop_reason_is_encoded_over_the_raw_one() -> None:
     resp = decode_response(copy.deepcopy(RESPONSE_BODY) | {"stop_reason": "a_future_reason"})
-    resp.stop_reason = "tool_use"
+    resp.stop_reason = StopReason.TOOL_CALLS
     assert encode_response(resp, None)["stop_reason"] == "tool_use"
 
 
@@ -129,7 +130,7 @@ def test_a_response_from_another_wire_is_a_valid_message() -> None:
         Text("Paris is sunny."),
         ToolCall("call_1", "get_weather", '{"city":"Paris"}'),
         ToolCall("call_2", "apply_patch", "*** Begin", kind="custom"),
-        stop_reason="tool_use",
+        stop_reason=StopReason.TOOL_CALLS,
         extra={"system_fingerprint": "fp"},
     )
     body = encode_response(resp, None)
@@ -164,7 +165,8 @@ def test_a_response_from_another_wire_is_a_valid_message() -> None:
 
 
 @pytest.mark.parametrize(
-    ("stop", "sent"), [(None, "end_turn"), ("error", "end_turn"), ("refusal", "refusal")]
+    ("stop", "sent"),
+    [(None, "end_turn"), (StopReason.ERROR, "end_turn"), (StopReason.REFUSAL, "refusal")],
 )
 def test_foreign_stop_reasons(stop: Any, sent: str) -> None:
     assert encode_response(_foreign(Text("x"), stop_reason=stop), None)["stop_reason"] == sent

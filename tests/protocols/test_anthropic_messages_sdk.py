@@ -24,6 +24,7 @@ from skillstate.conversation import (
     Reasoning,
     Response,
     Start,
+    StopReason,
     Text,
     ToolCall,
     Usage,
@@ -114,7 +115,7 @@ def _chat_turn() -> list[Event]:
         PartEnd(1),
         PartEnd(2),
         PartEnd(3),
-        Finish("tool_use"),
+        Finish(StopReason.TOOL_CALLS),
         Finish(None, USAGE),
     ]
 
@@ -175,7 +176,12 @@ async def test_the_sdk_raw_stream_reads_the_exact_event_sequence() -> None:
 async def test_the_sdk_reads_a_translated_response_body() -> None:
     parts = [Text("Sunny."), ToolCall("call_1", "get_weather", '{"city":"Paris"}')]
     resp = Response(
-        "resp_1", "gpt-x", Message("assistant", list(parts)), Wire.RESPONSES, "tool_use", USAGE
+        "resp_1",
+        "gpt-x",
+        Message("assistant", list(parts)),
+        Wire.RESPONSES,
+        StopReason.TOOL_CALLS,
+        USAGE,
     )
     received: list[Any] = []
     async with _client(_json(encode_response(resp, None)), received) as client:

@@ -17,6 +17,7 @@ from pydantic import TypeAdapter
 from skillstate.conversation import (
     Accumulator,
     Delta,
+    ErrorKind,
     Event,
     Failure,
     Finish,
@@ -30,6 +31,7 @@ from skillstate.conversation import (
     Request,
     Response,
     Start,
+    StopReason,
     Text,
     ToolCall,
     Usage,
@@ -95,7 +97,7 @@ def test_a_provider_stream_decodes_to_the_same_response_as_its_body() -> None:
     streamed, body = _response(events), decode_response(copy.deepcopy(RESPONSE_BODY))
     assert streamed.message.parts == body.message.parts
     assert streamed.usage == body.usage
-    assert streamed.stop_reason == "tool_use"
+    assert streamed.stop_reason is StopReason.TOOL_CALLS
     assert streamed.id == body.id and streamed.model == body.model
 
 
@@ -175,18 +177,18 @@ def test_an_error_event_is_a_failure() -> None:
     decoder.feed(SSEEvent(dumps_str(_START[1] | {"type": "message_start"}), "message_start"))
     error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
     assert decoder.feed(SSEEvent(dumps_str(error), "error")) == [
-        Failure("Overloaded", "overloaded_error", 529)
+        Failure("Overloaded", ErrorKind.OVERLOADED, 529)
     ]
     assert decoder.close() == []
     assert stream_decoder().feed(SSEEvent("oops", "error")) == [
-        Failure("upstream stream error", "api_error", 500)
+        Failure("upstream stream error", ErrorKind.UPSTREAM, 500)
     ]
 
 
 def test_a_stream_that_ends_early_is_a_failure() -> None:
     decoder = stream_decoder()
     decoder.feed(SSEEvent(dumps_str(_START[1] | {"type": "message_start"}), "message_start"))
-    assert decoder.close() == [Failure("the upstream stream ended early", "api_error", 502)]
+    assert decoder.close() == [Failure("the upstream stream ended early", ErrorKind.UPSTREAM, 502)]
     assert stream_decoder().close() == []
 
 
@@ -244,7 +246,9 @@ def _expected(part: Part) -> Part:
 @settings(max_examples=150, deadline=None)
 @given(
     st.lists(PARTS, max_size=4),
-    st.sampled_from([None, "end_turn", "tool_use", "max_tokens", "error"]),
+    st.sampled_from(
+        [None, StopReason.END, StopReason.TOOL_CALLS, StopReason.LENGTH, StopReason.ERROR]
+    ),
     st.booleans(),
 )
 def test_a_stream_from_another_wire_is_a_valid_stream_of_this_wire(
@@ -260,7 +264,8 @@ def test_a_stream_from_another_wire_is_a_valid_stream_of_this_wire(
         _parsed(_expected(p)) for p in original.message.parts
     ]
     assert again.usage == original.usage
-    assert again.stop_reason == (stop if stop in ("tool_use", "max_tokens") else "end_turn")
+    kept = stop in (StopReason.TOOL_CALLS, StopReason.LENGTH)
+    assert again.stop_reason == (stop if kept else StopReason.END)
     assert (again.id, again.model) == ("chatcmpl-1", "gpt-x")
 
 
@@ -278,7 +283,7 @@ def test_a_part_opening_closes_the_open_block() -> None:
         Delta(0, "b"),
         PartEnd(1),
         PartEnd(0),
-        Finish("tool_use", Usage(output=1)),
+        Finish(StopReason.TOOL_CALLS, Usage(output=1)),
     ]
     kinds = [(e.type, getattr(e, "index", None)) for e in _sdk_events(_encode(events))]
     assert kinds == [
@@ -298,7 +303,7 @@ def test_a_part_opening_closes_the_open_block() -> None:
 def test_events_before_start_open_the_message_with_the_requests_model() -> None:
     request = Request("claude-x", [], Wire.MESSAGES)
     raw = _encode(
-        [PartStart(0, Text("hi")), PartEnd(0), Finish("end_turn", Usage(output=1))], request
+        [PartStart(0, Text("hi")), PartEnd(0), Finish(StopReason.END, Usage(output=1))], request
     )
     start = _sdk_events(raw)[0]
     assert (start.message.id, start.message.model) == ("msg_skillstate", "claude-x")
@@ -307,7 +312,7 @@ def test_events_before_start_open_the_message_with_the_requests_model() -> None:
 def test_a_finish_without_usage_ends_the_stream_at_close() -> None:
     encoder = stream_encoder(None)
     encoder.encode(Start("r", "m", Wire.CHAT, usage=Usage(input=9, output=2)))
-    assert encoder.encode(Finish("end_turn")) == b""
+    assert encoder.encode(Finish(StopReason.END)) == b""
     raw = encoder.close()
     delta = _sdk_events(raw)[0]
     assert delta.type == "message_delta" and delta.usage.output_tokens == 2
@@ -317,11 +322,11 @@ def test_a_finish_without_usage_ends_the_stream_at_close() -> None:
 def test_a_failure_is_an_error_event_and_ends_the_stream() -> None:
     encoder = stream_encoder(None)
     encoder.encode(Start("r", "m", Wire.CHAT))
-    raw = encoder.encode(Failure("slow down", "rate_limit_error", 429))
+    raw = encoder.encode(Failure("slow down", ErrorKind.RATE_LIMIT, 429))
     assert raw == encode_event(
         '{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}', "error"
     )
-    assert encoder.encode(Finish("end_turn", Usage())) == b"" and encoder.close() == b""
+    assert encoder.encode(Finish(StopReason.END, Usage())) == b"" and encoder.close() == b""
 
 
 def test_a_stream_closed_before_it_finished_ends_with_an_error_event() -> None:
@@ -347,7 +352,7 @@ def test_a_redacted_thinking_block_is_sent_whole() -> None:
         Start("r", "m", Wire.CHAT),
         PartStart(0, Reasoning(signature="data", redacted=True)),
         PartEnd(0),
-        Finish("end_turn", Usage(output=1)),
+        Finish(StopReason.END, Usage(output=1)),
     ]
     start = _sdk_events(_encode(events))[1]
     assert start.content_block.type == "redacted_thinking" and start.content_block.data == "data"
@@ -411,7 +416,7 @@ def test_this_wires_own_end_of_message_fields_re_encode_exactly() -> None:
         ("message_stop", {}),
     )
     events = _decode(raw)
-    assert isinstance(events[-1], Finish) and events[-1].stop_reason == "max_tokens"
+    assert isinstance(events[-1], Finish) and events[-1].stop_reason is StopReason.LENGTH
     again = next(e for e in _sdk_events(_encode(events)) if e.type == "message_delta")
     assert (again.delta.stop_reason, again.delta.stop_sequence) == (
         "model_context_window_exceeded",
@@ -426,7 +431,7 @@ def test_a_signature_given_when_thinking_opens_is_sent_before_it_stops() -> None
         PartStart(0, Reasoning("why", signature="enc")),
         PartStart(0, Text("a repeated opening is ignored")),
         PartEnd(0),
-        Finish("end_turn", Usage(output=1)),
+        Finish(StopReason.END, Usage(output=1)),
     ]
     deltas = [e.delta for e in _sdk_events(_encode(events)) if e.type == "content_block_delta"]
     assert [

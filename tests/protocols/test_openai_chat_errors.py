@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from skillstate.conversation import Wire
+from skillstate.conversation import ErrorKind, Wire
 from skillstate.protocols import ERROR_KINDS, adapter, openai_errors
 from skillstate.protocols.openai_chat import decode_error, error_body
 from skillstate.protocols.openai_chat.errors import stream_error
@@ -20,8 +20,12 @@ def test_the_wire_speaks_the_shared_shape() -> None:
     assert chat.error_body is error_body and chat.decode_error is decode_error
 
 
-@pytest.mark.parametrize("kind", ERROR_KINDS)
-def test_an_error_chunk_round_trips(kind: str) -> None:
+#: Every kind but a timeout, which only its status (504) tells on OpenAI's wires.
+STREAM_KINDS = [kind for kind in ERROR_KINDS if kind is not ErrorKind.TIMEOUT]
+
+
+@pytest.mark.parametrize("kind", STREAM_KINDS)
+def test_an_error_chunk_round_trips(kind: ErrorKind) -> None:
     """A Failure is sent as ``{"error": {...}}`` in the stream, where no status says the kind."""
     status = openai_errors.STATUS[kind]
     chunk = error_body(status, kind, "mid-stream")

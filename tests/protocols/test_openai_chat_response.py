@@ -152,7 +152,7 @@ def test_decoded_response() -> None:
         "gpt-4o-2024-08-06",
         1741570283,
     )
-    assert resp.source is Wire.CHAT and resp.stop_reason == "tool_use"
+    assert resp.source is Wire.CHAT and resp.stop_reason is StopReason.TOOL_CALLS
     assert resp.usage == Usage(input=1117, output=46, cached_input=1024, reasoning=12)
     said, call = resp.message.parts
     assert said == Text("I'll check.")
@@ -195,11 +195,11 @@ def test_compatible_providers_reasoning_and_cache_counts() -> None:
 @pytest.mark.parametrize(
     ("wire", "canonical"),
     [
-        ("stop", "end_turn"),
-        ("length", "max_tokens"),
-        ("tool_calls", "tool_use"),
-        ("content_filter", "refusal"),
-        ("function_call", "tool_use"),
+        ("stop", StopReason.END),
+        ("length", StopReason.LENGTH),
+        ("tool_calls", StopReason.TOOL_CALLS),
+        ("content_filter", StopReason.REFUSAL),
+        ("function_call", StopReason.TOOL_CALLS),
         (None, None),
     ],
 )
@@ -211,13 +211,13 @@ def test_finish_reasons(wire: str | None, canonical: StopReason | None) -> None:
 @pytest.mark.parametrize(
     ("canonical", "wire"),
     [
-        ("end_turn", "stop"),
-        ("stop_sequence", "stop"),
-        ("pause_turn", "stop"),
-        ("max_tokens", "length"),
-        ("tool_use", "tool_calls"),
-        ("refusal", "content_filter"),
-        ("error", "stop"),
+        (StopReason.END, "stop"),
+        (StopReason.STOP_SEQUENCE, "stop"),
+        (StopReason.PAUSE, "stop"),
+        (StopReason.LENGTH, "length"),
+        (StopReason.TOOL_CALLS, "tool_calls"),
+        (StopReason.REFUSAL, "content_filter"),
+        (StopReason.ERROR, "stop"),
         (None, "stop"),
     ],
 )
@@ -231,7 +231,7 @@ def test_a_response_from_another_wire() -> None:
         id="msg_01",
         model="claude-sonnet",
         source=Wire.MESSAGES,
-        stop_reason="tool_use",
+        stop_reason=StopReason.TOOL_CALLS,
         usage=Usage(input=120, output=30, cached_input=100, cache_write=10, reasoning=5),
         message=Message(
             "assistant",
@@ -285,7 +285,7 @@ def test_a_response_from_another_wire() -> None:
 
 def test_custom_calls_stay_custom_without_a_request() -> None:
     call = ToolCall("call_1", "apply_patch", "*** Begin", kind="custom")
-    resp = Response("r", "m", Message("assistant", [call]), Wire.RESPONSES, "tool_use")
+    resp = Response("r", "m", Message("assistant", [call]), Wire.RESPONSES, StopReason.TOOL_CALLS)
     calls = encode_response(resp, None)["choices"][0]["message"]["tool_calls"]
     assert calls == [
         {"id": "call_1", "type": "custom", "custom": {"name": "apply_patch", "input": "*** Begin"}}
@@ -302,7 +302,7 @@ def test_a_response_built_from_a_stream_of_this_wire() -> None:
         model="m",
         source=Wire.CHAT,
         created=7,
-        stop_reason="end_turn",
+        stop_reason=StopReason.END,
         usage=Usage(input=3, output=2),
         message=Message(
             "assistant",
@@ -358,6 +358,6 @@ def test_usage_is_read_leniently() -> None:
 def test_tools_named_in_the_request_only_change_calls_of_other_wires() -> None:
     request = Request("m", [], Wire.CHAT, tools=[Tool("apply_patch", kind="custom")])
     call = ToolCall("c", "apply_patch", '{"input":"x"}')
-    native = Response("r", "m", Message("assistant", [call]), Wire.CHAT, "tool_use")
+    native = Response("r", "m", Message("assistant", [call]), Wire.CHAT, StopReason.TOOL_CALLS)
     entry = encode_response(native, request)["choices"][0]["message"]["tool_calls"][0]
     assert entry["type"] == "function"

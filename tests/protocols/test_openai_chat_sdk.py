@@ -12,6 +12,7 @@ from aiohttp import web
 
 from skillstate.conversation import (
     Delta,
+    ErrorKind,
     Event,
     Failure,
     Finish,
@@ -20,6 +21,7 @@ from skillstate.conversation import (
     PartStart,
     Response,
     Start,
+    StopReason,
     Text,
     ToolCall,
     Usage,
@@ -108,7 +110,7 @@ TURN: list[Event] = [
     Delta(1, ':"a.py"}'),
     PartEnd(1),
     PartEnd(2),
-    Finish("tool_use", Usage(output=12)),
+    Finish(StopReason.TOOL_CALLS, Usage(output=12)),
 ]
 Served = tuple[Upstream, openai.AsyncOpenAI]
 
@@ -187,7 +189,7 @@ async def test_a_failure_mid_stream_raises(served: Served) -> None:
         Start("r", "m"),
         PartStart(0, Text("")),
         Delta(0, "par"),
-        Failure("Overloaded", "overloaded_error", 529),
+        Failure("Overloaded", ErrorKind.OVERLOADED, 529),
     ]
     stream = await client.chat.completions.create(
         model="m", messages=[{"role": "user", "content": "hi"}], stream=True
@@ -206,7 +208,7 @@ async def test_a_response_of_another_wire(served: Served) -> None:
             "claude",
             Message("assistant", [Text("Done."), ToolCall("toolu_1", "read", "{}")]),
             Wire.MESSAGES,
-            "tool_use",
+            StopReason.TOOL_CALLS,
             Usage(input=5, output=3),
         ),
         None,

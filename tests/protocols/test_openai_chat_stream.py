@@ -12,6 +12,7 @@ from openai.types.chat import ChatCompletionChunk
 from skillstate.conversation import (
     Accumulator,
     Delta,
+    ErrorKind,
     Event,
     Failure,
     Finish,
@@ -21,6 +22,7 @@ from skillstate.conversation import (
     Request,
     Response,
     Start,
+    StopReason,
     Text,
     Tool,
     ToolCall,
@@ -142,7 +144,7 @@ def test_text_stream_events() -> None:
         Delta(0, "Hello"),
         Delta(0, " there"),
         PartEnd(0),
-        Finish("end_turn", Usage(input=19, output=10), {"finish_reason": "stop"}),
+        Finish(StopReason.END, Usage(input=19, output=10), {"finish_reason": "stop"}),
     ]
 
 
@@ -156,7 +158,7 @@ def test_parallel_tool_calls_interleave() -> None:
     assert events[-3:] == [
         PartEnd(0),
         PartEnd(1),
-        Finish("tool_use", Usage(input=19, output=10), {"finish_reason": "tool_calls"}),
+        Finish(StopReason.TOOL_CALLS, Usage(input=19, output=10), {"finish_reason": "tool_calls"}),
     ]
     calls = accumulate(events).message.parts
     assert [c.arguments for c in calls if isinstance(c, ToolCall)] == [
@@ -196,7 +198,7 @@ def test_reasoning_then_text() -> None:
 def test_a_stream_cut_before_done_still_finishes() -> None:
     raw = chunk({"role": "assistant", "content": "par"}) + chunk({}, "length")
     events = decode(raw)
-    assert events[-2:] == [PartEnd(0), Finish("max_tokens", None, {"finish_reason": "length"})]
+    assert events[-2:] == [PartEnd(0), Finish(StopReason.LENGTH, None, {"finish_reason": "length"})]
     cut = decode(chunk({"role": "assistant", "content": "par"}))
     assert cut[-2:] == [PartEnd(0), Finish(None, None, {})]
     assert decode(b"") == []
@@ -206,12 +208,12 @@ def test_an_error_event_fails_the_stream() -> None:
     error = {"error": {"message": "Rate limit reached", "type": "requests", "code": None}}
     raw = chunk({"role": "assistant", "content": "a"}) + b"data: " + dumps(error) + b"\n\n"
     events = decode(raw + chunk({"content": "late"}) + DONE)
-    assert events[-1] == Failure("Rate limit reached", "rate_limit_error", 429)
+    assert events[-1] == Failure("Rate limit reached", ErrorKind.RATE_LIMIT, 429)
     assert not any(isinstance(e, Finish) for e in events)
-    assert decode(b'data: {"error": "boom"}\n\n') == [Failure("boom", "api_error", 500)]
+    assert decode(b'data: {"error": "boom"}\n\n') == [Failure("boom", ErrorKind.UPSTREAM, 500)]
     server = {"error": {"message": "", "type": "invalid_request_error"}}
     assert decode(b"data: " + dumps(server) + b"\n\n") == [
-        Failure("upstream error during streaming", "invalid_request_error", 400)
+        Failure("upstream error during streaming", ErrorKind.INVALID_REQUEST, 400)
     ]
 
 
@@ -289,7 +291,7 @@ def test_usage_chunk_only_when_the_client_asked() -> None:
 def test_usage_from_the_start_of_another_wire() -> None:
     events: list[Event] = [
         Start("msg_1", "claude", Wire.MESSAGES, usage=Usage(input=50, cached_input=40)),
-        Finish("end_turn", Usage(output=7)),
+        Finish(StopReason.END, Usage(output=7)),
     ]
     usage = data_of(encode(events))[-2]["usage"]
     assert (usage["prompt_tokens"], usage["completion_tokens"]) == (50, 7)
@@ -301,7 +303,7 @@ def test_failure_becomes_an_error_event() -> None:
         Start("r", "m"),
         PartStart(0, Text("")),
         Delta(0, "par"),
-        Failure("upstream overloaded", "overloaded_error", 529),
+        Failure("upstream overloaded", ErrorKind.OVERLOADED, 529),
         Delta(0, "tial"),
     ]
     items = data_of(encode(events))
@@ -316,7 +318,7 @@ def test_failure_becomes_an_error_event() -> None:
         },
         "[DONE]",
     ]
-    assert decode(encode(events))[-1] == Failure("upstream overloaded", "overloaded_error", 503)
+    assert decode(encode(events))[-1] == Failure("upstream overloaded", ErrorKind.OVERLOADED, 503)
 
 
 def test_events_of_another_wire() -> None:
@@ -336,7 +338,7 @@ def test_events_of_another_wire() -> None:
         PartEnd(2),
         PartStart(3, ToolCall("toolu_2", "read", '{"p":1}')),
         PartEnd(3),
-        Finish("tool_use", Usage(input=1, output=2)),
+        Finish(StopReason.TOOL_CALLS, Usage(input=1, output=2)),
     ]
     items = data_of(encode(events, request))
     assert all("type" not in item for item in items[:-1])
@@ -375,7 +377,7 @@ def test_events_before_start_and_after_finish() -> None:
     first = encoder.encode(PartStart(0, Text("hi")))
     assert loads(sse(first)[0].data)["choices"][0]["delta"] == {"role": "assistant", "content": ""}
     assert loads(sse(first)[1].data)["choices"][0]["delta"] == {"content": "hi"}
-    assert encoder.encode(Finish("end_turn")).endswith(b"data: [DONE]\n\n")
+    assert encoder.encode(Finish(StopReason.END)).endswith(b"data: [DONE]\n\n")
     assert encoder.encode(Delta(0, "late")) == b"" and encoder.close() == b""
 
 

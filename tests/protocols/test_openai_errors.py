@@ -11,7 +11,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from skillstate.conversation import Wire
+from skillstate.conversation import ErrorKind, Wire
 from skillstate.protocols import ERROR_KINDS, adapter, openai_errors
 from skillstate.protocols.openai_errors import (
     STATUS,
@@ -26,27 +26,31 @@ WIRES = [Wire.CHAT, Wire.RESPONSES]
 
 #: What OpenAI sends for each kind (https://platform.openai.com/docs/guides/error-codes, and
 #: the bodies the openai SDK and Codex read): status, type, code.
-OPENAI = {
-    "invalid_request_error": (400, "invalid_request_error", None),
-    "authentication_error": (401, "invalid_request_error", "invalid_api_key"),
-    "permission_error": (403, "request_forbidden", None),
-    "not_found_error": (404, "invalid_request_error", "model_not_found"),
-    "request_too_large": (413, "invalid_request_error", "context_length_exceeded"),
-    "rate_limit_error": (429, "requests", "rate_limit_exceeded"),
-    "api_error": (500, "server_error", None),
-    "overloaded_error": (503, "server_error", "server_is_overloaded"),
+OPENAI: dict[ErrorKind, tuple[int, str, str | None]] = {
+    ErrorKind.INVALID_REQUEST: (400, "invalid_request_error", None),
+    ErrorKind.AUTHENTICATION: (401, "invalid_request_error", "invalid_api_key"),
+    ErrorKind.PERMISSION: (403, "request_forbidden", None),
+    ErrorKind.NOT_FOUND: (404, "invalid_request_error", "model_not_found"),
+    ErrorKind.TOO_LARGE: (413, "invalid_request_error", "context_length_exceeded"),
+    ErrorKind.RATE_LIMIT: (429, "requests", "rate_limit_exceeded"),
+    ErrorKind.UPSTREAM: (500, "server_error", None),
+    ErrorKind.OVERLOADED: (503, "server_error", "server_is_overloaded"),
+    ErrorKind.NO_ROUTE: (404, "invalid_request_error", "unknown_url"),
+    ErrorKind.TIMEOUT: (504, "server_error", None),
 }
 
 #: The exception the SDK raises for each kind's status (exactly this class).
-SDK_EXCEPTIONS: dict[str, type[openai.APIStatusError]] = {
-    "invalid_request_error": openai.BadRequestError,
-    "authentication_error": openai.AuthenticationError,
-    "permission_error": openai.PermissionDeniedError,
-    "not_found_error": openai.NotFoundError,
-    "request_too_large": openai.APIStatusError,
-    "rate_limit_error": openai.RateLimitError,
-    "api_error": openai.InternalServerError,
-    "overloaded_error": openai.InternalServerError,
+SDK_EXCEPTIONS: dict[ErrorKind, type[openai.APIStatusError]] = {
+    ErrorKind.INVALID_REQUEST: openai.BadRequestError,
+    ErrorKind.AUTHENTICATION: openai.AuthenticationError,
+    ErrorKind.PERMISSION: openai.PermissionDeniedError,
+    ErrorKind.NOT_FOUND: openai.NotFoundError,
+    ErrorKind.TOO_LARGE: openai.APIStatusError,
+    ErrorKind.RATE_LIMIT: openai.RateLimitError,
+    ErrorKind.UPSTREAM: openai.InternalServerError,
+    ErrorKind.OVERLOADED: openai.InternalServerError,
+    ErrorKind.NO_ROUTE: openai.NotFoundError,
+    ErrorKind.TIMEOUT: openai.InternalServerError,
 }
 
 
@@ -61,7 +65,7 @@ def test_the_mapping_is_openais() -> None:
 
 @pytest.mark.parametrize("wire", WIRES)
 @pytest.mark.parametrize("kind", ERROR_KINDS)
-def test_every_kind_round_trips_on_both_wires(wire: Wire, kind: str) -> None:
+def test_every_kind_round_trips_on_both_wires(wire: Wire, kind: ErrorKind) -> None:
     wire_adapter = adapter(wire)
     body = wire_adapter.error_body(STATUS[kind], kind, "went wrong")
     assert body == error_body(STATUS[kind], kind, "went wrong")
@@ -69,9 +73,10 @@ def test_every_kind_round_trips_on_both_wires(wire: Wire, kind: str) -> None:
 
 
 def test_an_unknown_kind_follows_the_status() -> None:
-    assert error_body(404, "teapot", "m")["error"]["code"] == "model_not_found"
-    assert error_body(429, "teapot", "m")["error"]["type"] == "requests"
-    assert error_object("teapot", "m", "model") == {
+    teapot: Any = "teapot"
+    assert error_body(404, teapot, "m")["error"]["code"] == "model_not_found"
+    assert error_body(429, teapot, "m")["error"]["type"] == "requests"
+    assert error_object(teapot, "m", "model") == {
         "message": "m",
         "type": "server_error",
         "param": "model",
@@ -80,23 +85,26 @@ def test_an_unknown_kind_follows_the_status() -> None:
 
 
 #: (status, type, code) -> kind: bodies OpenAI sends, then compatible servers that name the
-#: error by its canonical kind, as Anthropic does.
-SENT: list[tuple[int, str, str | None, str]] = [
-    (401, "invalid_request_error", "invalid_api_key", "authentication_error"),
-    (403, "request_forbidden", "unsupported_country_region_territory", "permission_error"),
-    (403, "invalid_request_error", "model_not_found", "permission_error"),  # no access
-    (404, "invalid_request_error", "model_not_found", "not_found_error"),
-    (400, "invalid_request_error", "context_length_exceeded", "request_too_large"),
-    (400, "invalid_request_error", "invalid_prompt", "invalid_request_error"),
-    (429, "tokens", "rate_limit_exceeded", "rate_limit_error"),
-    (429, "insufficient_quota", "insufficient_quota", "rate_limit_error"),
-    (500, "server_error", None, "api_error"),
-    (500, "server_error", "server_is_overloaded", "overloaded_error"),
-    (503, "server_error", None, "overloaded_error"),
-    (503, "server_error", "slow_down", "overloaded_error"),
-    (429, "rate_limit_error", None, "rate_limit_error"),
-    (502, "overloaded_error", None, "overloaded_error"),
-    (400, "authentication_error", None, "authentication_error"),
+#: error by Anthropic's error type.
+SENT: list[tuple[int, str, str | None, ErrorKind]] = [
+    (401, "invalid_request_error", "invalid_api_key", ErrorKind.AUTHENTICATION),
+    (403, "request_forbidden", "unsupported_country_region_territory", ErrorKind.PERMISSION),
+    (403, "invalid_request_error", "model_not_found", ErrorKind.PERMISSION),  # no access
+    (404, "invalid_request_error", "model_not_found", ErrorKind.NOT_FOUND),
+    (400, "invalid_request_error", "context_length_exceeded", ErrorKind.TOO_LARGE),
+    (400, "invalid_request_error", "invalid_prompt", ErrorKind.INVALID_REQUEST),
+    (429, "tokens", "rate_limit_exceeded", ErrorKind.RATE_LIMIT),
+    (429, "insufficient_quota", "insufficient_quota", ErrorKind.RATE_LIMIT),
+    (500, "server_error", None, ErrorKind.UPSTREAM),
+    (500, "server_error", "server_is_overloaded", ErrorKind.OVERLOADED),
+    (503, "server_error", None, ErrorKind.OVERLOADED),
+    (503, "server_error", "slow_down", ErrorKind.OVERLOADED),
+    (429, "rate_limit_error", None, ErrorKind.RATE_LIMIT),
+    (502, "overloaded_error", None, ErrorKind.OVERLOADED),
+    (400, "authentication_error", None, ErrorKind.AUTHENTICATION),
+    (404, "invalid_request_error", "unknown_url", ErrorKind.NO_ROUTE),
+    (404, "invalid_request_error", None, ErrorKind.NOT_FOUND),  # older: "Invalid URL (...)"
+    (504, "timeout_error", None, ErrorKind.TIMEOUT),
 ]
 
 
@@ -111,58 +119,76 @@ def test_what_openai_and_compatible_servers_send(
 @pytest.mark.parametrize(
     ("status", "body", "expected"),
     [
-        (502, None, ("api_error", "upstream error (HTTP 502)")),
-        (400, {}, ("invalid_request_error", "upstream error (HTTP 400)")),
-        (429, {"error": "slow down"}, ("rate_limit_error", "slow down")),
-        (401, {"error": "nope"}, ("authentication_error", "nope")),
-        (500, {"error": 5}, ("api_error", "upstream error (HTTP 500)")),
-        (500, {"error": []}, ("api_error", "upstream error (HTTP 500)")),
-        (413, {"error": {"message": 5}}, ("request_too_large", "upstream error (HTTP 413)")),
-        (403, {"message": "top-level"}, ("permission_error", "top-level")),
+        (502, None, (ErrorKind.UPSTREAM, "upstream error (HTTP 502)")),
+        (400, {}, (ErrorKind.INVALID_REQUEST, "upstream error (HTTP 400)")),
+        (429, {"error": "slow down"}, (ErrorKind.RATE_LIMIT, "slow down")),
+        (401, {"error": "nope"}, (ErrorKind.AUTHENTICATION, "nope")),
+        (500, {"error": 5}, (ErrorKind.UPSTREAM, "upstream error (HTTP 500)")),
+        (500, {"error": []}, (ErrorKind.UPSTREAM, "upstream error (HTTP 500)")),
+        (413, {"error": {"message": 5}}, (ErrorKind.TOO_LARGE, "upstream error (HTTP 413)")),
+        (403, {"message": "top-level"}, (ErrorKind.PERMISSION, "top-level")),
         (
             400,
             {"message": "bad field", "type": "invalid_request_error"},
-            ("invalid_request_error", "bad field"),
+            (ErrorKind.INVALID_REQUEST, "bad field"),
         ),
         (
             422,
             {"detail": [{"msg": "field required"}]},
-            ("invalid_request_error", "upstream error (HTTP 422)"),
+            (ErrorKind.INVALID_REQUEST, "upstream error (HTTP 422)"),
         ),
         (
             401,
             {"error": {"message": None, "type": 3, "code": []}},
-            ("authentication_error", "upstream error (HTTP 401)"),
+            (ErrorKind.AUTHENTICATION, "upstream error (HTTP 401)"),
         ),
         (
             500,
             {"error": {"message": "odd", "type": "teapot", "code": "kettle"}},
-            ("api_error", "odd"),
+            (ErrorKind.UPSTREAM, "odd"),
         ),
     ],
 )
-def test_junk_falls_back_to_the_status(status: int, body: Any, expected: tuple[str, str]) -> None:
+def test_junk_falls_back_to_the_status(
+    status: int, body: Any, expected: tuple[ErrorKind, str]
+) -> None:
     assert decode_error(status, body) == expected
 
 
-@pytest.mark.parametrize("kind", ERROR_KINDS)
-def test_a_stream_error_is_read_without_a_status(kind: str) -> None:
+@pytest.mark.parametrize("kind", [k for k in ERROR_KINDS if k is not ErrorKind.TIMEOUT])
+def test_a_stream_error_is_read_without_a_status(kind: ErrorKind) -> None:
     assert stream_error(error_object(kind, "mid-stream")) == (kind, "mid-stream", STATUS[kind])
     _, error_type, code = OPENAI[kind]
     assert kind_of(code, error_type, 500) == kind
 
 
+def test_a_timeout_mid_stream_reads_as_an_upstream_failure() -> None:
+    """OpenAI has no code for a timeout: only the status (504) tells it, and a stream error
+    has none."""
+    error = error_object(ErrorKind.TIMEOUT, "slow")
+    assert stream_error(error) == (ErrorKind.UPSTREAM, "slow", 500)
+    assert decode_error(504, {"error": error}) == (ErrorKind.TIMEOUT, "slow")
+
+
+def test_a_missing_route_reads_like_openais_unknown_url() -> None:
+    body = error_body(404, ErrorKind.NO_ROUTE, "Unknown request URL: POST /v1/nope.")
+    assert body["error"]["type"] == "invalid_request_error"
+    assert body["error"]["code"] == "unknown_url"
+    assert decode_error(404, body) == (ErrorKind.NO_ROUTE, "Unknown request URL: POST /v1/nope.")
+    assert error_body(404, ErrorKind.NOT_FOUND, "m")["error"]["code"] == "model_not_found"
+
+
 def test_a_junk_stream_error() -> None:
-    assert stream_error("boom") == ("api_error", "boom", 500)
-    assert stream_error(None) == ("api_error", "upstream error during streaming", 500)
+    assert stream_error("boom") == (ErrorKind.UPSTREAM, "boom", 500)
+    assert stream_error(None) == (ErrorKind.UPSTREAM, "upstream error during streaming", 500)
     assert stream_error({"message": "", "type": "requests"}) == (
-        "rate_limit_error",
+        ErrorKind.RATE_LIMIT,
         "upstream error during streaming",
         429,
     )
 
 
-async def _raised(wire: Wire, kind: str) -> openai.APIStatusError:
+async def _raised(wire: Wire, kind: ErrorKind) -> openai.APIStatusError:
     status = STATUS[kind]
 
     async def refuse(_: web.Request) -> web.Response:
@@ -193,7 +219,7 @@ async def _raised(wire: Wire, kind: str) -> openai.APIStatusError:
 
 @pytest.mark.parametrize("wire", WIRES)
 @pytest.mark.parametrize("kind", ERROR_KINDS)
-async def test_the_sdk_raises_by_the_status_and_keeps_the_body(wire: Wire, kind: str) -> None:
+async def test_the_sdk_raises_by_the_status_and_keeps_the_body(wire: Wire, kind: ErrorKind) -> None:
     """What a client sees: the SDK's exception for the kind's status, with OpenAI's type and
     code and our message."""
     error = await _raised(wire, kind)

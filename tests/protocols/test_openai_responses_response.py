@@ -19,6 +19,7 @@ from skillstate.conversation import (
     Reasoning,
     Request,
     Response,
+    StopReason,
     Text,
     ToolCall,
     Usage,
@@ -48,7 +49,7 @@ def test_decoding_a_body() -> None:
         1767225600,
     )
     assert resp.usage == Usage(input=5120, output=310, cached_input=4096, reasoning=192)
-    assert resp.stop_reason == "tool_use"
+    assert resp.stop_reason is StopReason.TOOL_CALLS
     reasoning, text, call, patch = resp.message.parts
     assert isinstance(reasoning, Reasoning) and reasoning.signature == "gAAAAABpXv1cBlob=="
     assert isinstance(text, Text) and text.text == "Running the tests now."
@@ -62,16 +63,16 @@ def test_decoding_a_body() -> None:
 @pytest.mark.parametrize(
     ("status", "details", "output", "reason"),
     [
-        ("completed", None, [], "end_turn"),
+        ("completed", None, [], StopReason.END),
         (
             "completed",
             None,
             [{"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"}],
-            "tool_use",
+            StopReason.TOOL_CALLS,
         ),
-        ("incomplete", {"reason": "max_output_tokens"}, [], "max_tokens"),
-        ("incomplete", {"reason": "content_filter"}, [], "refusal"),
-        ("failed", None, [], "error"),
+        ("incomplete", {"reason": "max_output_tokens"}, [], StopReason.LENGTH),
+        ("incomplete", {"reason": "content_filter"}, [], StopReason.REFUSAL),
+        ("failed", None, [], StopReason.ERROR),
         ("in_progress", None, [], None),
     ],
 )
@@ -88,7 +89,7 @@ def test_stop_reasons(status: str, details: Any, output: list[Any], reason: str 
 
 def test_a_changed_stop_reason_or_usage_is_written_anew() -> None:
     resp = decode_response(fixture("response.json"))
-    resp.stop_reason = "max_tokens"
+    resp.stop_reason = StopReason.LENGTH
     resp.usage = resp.usage + Usage(input=10, output=5)
     body = encode_response(resp, None)
     assert (body["status"], body["incomplete_details"]) == (
@@ -108,7 +109,7 @@ def client_request() -> Request:
     return decode_request(fixture("codex_turn.json"))
 
 
-def foreign_response(stop: Any = "tool_use") -> Response:
+def foreign_response(stop: Any = StopReason.TOOL_CALLS) -> Response:
     parts = [
         Reasoning("I should patch it.", signature="EqQBCkYIBxgCKkA"),
         Text("Patching "),
@@ -182,11 +183,11 @@ def test_foreign_ids_are_deterministic() -> None:
 @pytest.mark.parametrize(
     ("stop", "status", "details"),
     [
-        ("end_turn", "completed", None),
-        ("stop_sequence", "completed", None),
-        ("max_tokens", "incomplete", {"reason": "max_output_tokens"}),
-        ("refusal", "incomplete", {"reason": "content_filter"}),
-        ("error", "failed", None),
+        (StopReason.END, "completed", None),
+        (StopReason.STOP_SEQUENCE, "completed", None),
+        (StopReason.LENGTH, "incomplete", {"reason": "max_output_tokens"}),
+        (StopReason.REFUSAL, "incomplete", {"reason": "content_filter"}),
+        (StopReason.ERROR, "failed", None),
     ],
 )
 def test_foreign_stop_reasons(stop: Any, status: str, details: Any) -> None:

@@ -26,6 +26,7 @@ from skillstate.conversation import (
     Request,
     Response,
     Start,
+    StopReason,
     Text,
     ToolCall,
     Usage,
@@ -76,7 +77,7 @@ def foreign_turn(_: Request) -> list[Event]:
         Delta(3, text=patch[:9]),
         Delta(3, text=patch[9:]),
         PartEnd(3),
-        Finish("tool_use"),
+        Finish(StopReason.TOOL_CALLS),
         Finish(None, Usage(input=120, output=30, cached_input=100, reasoning=8)),
     ]
 

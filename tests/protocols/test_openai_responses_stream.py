@@ -17,6 +17,7 @@ from skillstate import jsonio
 from skillstate.conversation import (
     Accumulator,
     Delta,
+    ErrorKind,
     Event,
     Failure,
     Finish,
@@ -29,6 +30,7 @@ from skillstate.conversation import (
     Request,
     Response,
     Start,
+    StopReason,
     Text,
     ToolCall,
     Usage,
@@ -117,7 +119,7 @@ def test_decoding_a_recorded_stream() -> None:
     assert start.extra["prompt_cache_key"] == "thread-1"
     finish = events[-1]
     assert finish == Finish(
-        "tool_use", Usage(input=2048, output=96, cached_input=1024, reasoning=64)
+        StopReason.TOOL_CALLS, Usage(input=2048, output=96, cached_input=1024, reasoning=64)
     )
     resp = accumulate(events)
     reasoning, text, call = resp.message.parts
@@ -180,7 +182,7 @@ parts = st.lists(
 )
 
 
-def canonical(parts: list[Part], stop: Any = "end_turn") -> list[Event]:
+def canonical(parts: list[Part], stop: Any = StopReason.END) -> list[Event]:
     events: list[Event] = [Start("msg_1", "claude", source=Wire.MESSAGES, created=7)]
     for i, part in enumerate(parts):
         pieces = _payload(part)
@@ -219,7 +221,7 @@ def test_foreign_events_survive_the_wire(parts: list[Part]) -> None:
     assert _merge_texts(got) == _merge_texts(want)
     assert resp.usage == Usage(input=11, output=3, cached_input=2)
     assert resp.stop_reason == (
-        "tool_use" if any(isinstance(p, ToolCall) for p in parts) else "end_turn"
+        StopReason.TOOL_CALLS if any(isinstance(p, ToolCall) for p in parts) else StopReason.END
     )
 
 
@@ -237,7 +239,7 @@ def test_encoder_writes_the_full_sequence() -> None:
             Text("there"),
             ToolCall("call_1", "exec_command", '{"cmd":"ls"}'),
         ],
-        "tool_use",
+        StopReason.TOOL_CALLS,
     )
     out = parse(encode(events, request))
     kinds = [e["type"] for e in out]
@@ -262,7 +264,9 @@ def test_encoder_writes_the_full_sequence() -> None:
 def test_a_foreign_call_to_a_custom_tool_streams_raw_input() -> None:
     request = decode_request(fixture("codex_turn.json"))
     args = jsonio.dumps_str({"input": "*** Begin Patch\n*** End Patch\n"})
-    out = parse(encode(canonical([ToolCall("call_p", "apply_patch", args)], "tool_use"), request))
+    out = parse(
+        encode(canonical([ToolCall("call_p", "apply_patch", args)], StopReason.TOOL_CALLS), request)
+    )
     deltas = [e["delta"] for e in out if e["type"] == "response.custom_tool_call_input.delta"]
     assert deltas == ["*** Begin Patch\n*** End Patch\n"]
     item = out[-1]["response"]["output"][0]
@@ -272,7 +276,7 @@ def test_a_foreign_call_to_a_custom_tool_streams_raw_input() -> None:
 def test_usage_after_the_stop_reason_gives_one_terminal_event() -> None:
     encoder = stream_encoder(None)
     raw = encoder.encode(Start("c", "m", source=Wire.CHAT))
-    raw += encoder.encode(Finish("max_tokens"))
+    raw += encoder.encode(Finish(StopReason.LENGTH))
     assert b"response.incomplete" not in raw
     raw += encoder.encode(Finish(None, Usage(input=5, output=1)))
     raw += encoder.close()
@@ -287,7 +291,7 @@ def test_usage_from_the_start_and_the_end_is_merged() -> None:
     raw = encoder.encode(
         Start("m", "c", source=Wire.MESSAGES, usage=Usage(input=50, cached_input=9))
     )
-    raw += encoder.encode(Finish("end_turn", Usage(output=7)))
+    raw += encoder.encode(Finish(StopReason.END, Usage(output=7)))
     usage = parse(raw)[-1]["response"]["usage"]
     assert (usage["input_tokens"], usage["output_tokens"], usage["total_tokens"]) == (50, 7, 57)
     assert usage["input_tokens_details"]["cached_tokens"] == 9
@@ -295,15 +299,15 @@ def test_usage_from_the_start_and_the_end_is_merged() -> None:
 
 def test_a_finish_without_usage_completes_at_close() -> None:
     encoder = stream_encoder(None)
-    raw = encoder.encode(Start("c", "m")) + encoder.encode(Finish("end_turn"))
+    raw = encoder.encode(Start("c", "m")) + encoder.encode(Finish(StopReason.END))
     assert parse(raw + encoder.close())[-1]["type"] == "response.completed"
 
 
 def test_a_failure_is_an_error_event_and_back() -> None:
     encoder = stream_encoder(None)
     raw = encoder.encode(Start("c", "m"))
-    raw += encoder.encode(Failure("slow down", kind="rate_limit_error", status=429))
-    raw += encoder.encode(Finish("end_turn", Usage())) + encoder.close()
+    raw += encoder.encode(Failure("slow down", kind=ErrorKind.RATE_LIMIT, status=429))
+    raw += encoder.encode(Finish(StopReason.END, Usage())) + encoder.close()
     out = parse(raw)
     assert out[-1] == {
         "type": "error",
@@ -312,7 +316,7 @@ def test_a_failure_is_an_error_event_and_back() -> None:
         "message": "slow down",
         "param": None,
     }
-    assert decode(raw)[-1] == Failure("slow down", kind="rate_limit_error", status=429)
+    assert decode(raw)[-1] == Failure("slow down", kind=ErrorKind.RATE_LIMIT, status=429)
 
 
 def test_a_failed_response_finishes_with_an_error_and_back() -> None:
@@ -326,7 +330,7 @@ def test_a_failed_response_finishes_with_an_error_and_back() -> None:
             ]
         )
     )
-    assert events[-1] == Finish("error", None, {"error": error})
+    assert events[-1] == Finish(StopReason.ERROR, None, {"error": error})
     out = parse(encode(events))
     assert out[-1]["type"] == "response.failed" and out[-1]["response"]["error"] == error
 
@@ -347,7 +351,7 @@ def test_a_server_that_sends_only_done_items() -> None:
         '{"cmd":"pytest -q"}',
         "*** Begin Patch\n*** End Patch\n",
     ]
-    assert resp.stop_reason == "tool_use"
+    assert resp.stop_reason is StopReason.TOOL_CALLS
 
 
 def test_hosted_items_are_opaque_and_re_encoded_exactly() -> None:
@@ -372,7 +376,7 @@ def test_hosted_items_are_opaque_and_re_encoded_exactly() -> None:
     )
     events = decode(raw)
     assert accumulate(events).message.parts == [Opaque(Wire.RESPONSES, item, hints={"item": True})]
-    assert accumulate(events).stop_reason == "end_turn"
+    assert accumulate(events).stop_reason is StopReason.END
     again = [e for e in parse(encode(events)) if e["type"] == "response.output_item.done"]
     assert again[0]["item"] == item
 
@@ -414,7 +418,7 @@ def test_a_server_that_skips_content_part_and_delta_events() -> None:
     assert isinstance(text, Text) and text.text == "Hello"
     assert text.extra == {"annotations": []}
     assert isinstance(call, ToolCall) and call.arguments == '{"a":1}'
-    assert resp.stop_reason == "tool_use"
+    assert resp.stop_reason is StopReason.TOOL_CALLS
 
 
 def test_a_refusal_streams_as_a_refusal() -> None:
@@ -460,7 +464,7 @@ def test_a_call_that_starts_while_text_is_open_gets_its_own_item() -> None:
         PartEnd(0),
         PartStart(2, Text("c")),
         PartEnd(2),
-        Finish("tool_use", Usage()),
+        Finish(StopReason.TOOL_CALLS, Usage()),
     ]
     out = parse(encode(events))
     added = [(e["output_index"], e["item"]["type"]) for e in out

@@ -3,11 +3,14 @@ the server keeps serving."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
 import aiohttp
 import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
 
 from skillstate.testing import Reply, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
@@ -153,3 +156,31 @@ async def test_an_overload_gets_the_client_wires_own_status() -> None:
         async with gateway_for(up.url, wire="openai-chat") as gw:
             got, body = await _post(gw.url + ROUTES["messages"], messages)
     assert got == 529 and body["error"]["type"] == "overloaded_error"
+
+
+async def test_an_upstream_that_does_not_answer_in_time_is_a_timeout() -> None:
+    """504 in the client's wire: Anthropic's own ``timeout_error``, OpenAI's ``server_error``."""
+
+    released = asyncio.Event()
+
+    async def silent(request: web.Request) -> web.Response:
+        await released.wait()
+        return web.json_response({})
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", silent)
+    app.router.add_post("/v1/messages", silent)
+    server = TestServer(app, host="127.0.0.1")
+    await server.start_server()
+    messages = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}]}
+    try:
+        url = f"http://127.0.0.1:{server.port}"
+        async with gateway_for(url, settings={"upstream_timeout": 0.3}) as gw:
+            got, body = await _post(gw.url + ROUTES["messages"], json.dumps(messages).encode())
+            assert got == 504 and body["error"]["type"] == "timeout_error"
+            got, body = await _post(gw.url + ROUTES["chat"], json.dumps(messages).encode())
+            assert got == 504 and "in time" in _openai_error(body)
+            assert body["error"]["type"] == "server_error"
+    finally:
+        released.set()
+        await server.close()

@@ -8,7 +8,7 @@ import json
 
 import aiohttp
 
-from skillstate.conversation import Wire
+from skillstate.conversation import StopReason, Wire
 from skillstate.exchange import Exchange
 from skillstate.testing import Reply, ScriptedCall, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
@@ -158,6 +158,6 @@ async def test_observer_rebuilds_the_streamed_response() -> None:
         call = parts[1]
         assert getattr(call, "name", None) == "ls"
         assert json.loads(getattr(call, "arguments", "{}")) == {"path": "."}
-        assert exchange.response.stop_reason == "tool_use"
+        assert exchange.response.stop_reason is StopReason.TOOL_CALLS
         assert exchange.response.usage.input > 0 and exchange.response.usage.output > 0
     assert [e.upstream_wire for e in seen] == [Wire.CHAT, Wire.MESSAGES]

@@ -17,7 +17,7 @@ import aiohttp
 import pytest
 from internal_tools_clients import DRIVERS, Driver, Seen, Step, calls_and_results
 
-from skillstate.conversation import Json, Text, ToolCall
+from skillstate.conversation import Json, StopReason, Text, ToolCall
 from skillstate.exchange import Exchange
 from skillstate.gateway import RunningGateway
 from skillstate.state.engine import StateEngine
@@ -131,7 +131,7 @@ async def test_skill_state_is_answered_hidden_and_the_turn_continued(
             "All done here."
         ]
         assert not any(isinstance(p, ToolCall) for p in exchange.response.message.parts)
-        assert exchange.response.stop_reason == "end_turn"
+        assert exchange.response.stop_reason is StopReason.END
         usage = exchange.response.usage
         assert (usage.input, usage.output) == (230, 16)
         assert (exchange.first_byte_s is not None) is stream

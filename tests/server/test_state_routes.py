@@ -12,6 +12,7 @@ import pytest
 from aiohttp import web
 
 from skillstate import jsonio
+from skillstate.conversation import ErrorKind
 from skillstate.gateway import RunningGateway
 from skillstate.server.app import build_app
 from skillstate.server.context import GatewayContext
@@ -183,7 +184,7 @@ async def test_an_unknown_session_is_a_404_json_error(rig: Rig, method: str, pat
     status, body = await rig.call(method, path, session="never-seen")
     assert status == 404
     assert body == {
-        "error": {"message": "no session 'never-seen' has a state here", "type": "not_found_error"}
+        "error": {"message": "no session 'never-seen' has a state here", "type": "not-found"}
     }
     assert (await rig.call("GET", "/state"))[1] == {"sessions": []}  # nothing was created
 
@@ -204,7 +205,7 @@ async def test_a_missing_or_invalid_session_id_is_a_400(
 ) -> None:
     status, body = await rig.call(method, path, **query)
     assert status == 400
-    assert body["error"]["type"] == "invalid_request_error"
+    assert body["error"]["type"] == ErrorKind.INVALID_REQUEST
     assert "session" in body["error"]["message"]
     assert set(body["error"]) == {"message", "type"}
 
@@ -219,6 +220,6 @@ async def test_a_gateway_without_an_engine_says_so() -> None:
     try:
         async with aiohttp.ClientSession() as http, http.get(f"http://127.0.0.1:{port}/state") as r:
             assert r.status == 503
-            assert (await r.json())["error"]["type"] == "api_error"
+            assert (await r.json())["error"]["type"] == ErrorKind.UPSTREAM
     finally:
         await runner.cleanup()

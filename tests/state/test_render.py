@@ -13,6 +13,7 @@ import pytest
 
 from skillstate import jsonio
 from skillstate.conversation import (
+    CacheMark,
     Message,
     Opaque,
     Request,
@@ -27,7 +28,6 @@ from skillstate.state.collapse import plan_collapse
 from skillstate.state.diff import state_changes
 from skillstate.state.options import CollapseOptions
 from skillstate.state.render import (
-    EPHEMERAL,
     MAX_CACHE_BREAKPOINTS,
     SpanRef,
     render_hybrid,
@@ -41,6 +41,8 @@ from skillstate.state.tools import recall_tool, skill_state_tool
 from skillstate.state.turns import segment
 
 RECORDED = Path(__file__).parents[1] / "fixtures" / "recorded"
+EPHEMERAL = {"type": "ephemeral"}
+"""A ``CacheMark()`` as the Anthropic wire writes it."""
 FIXTURES = {
     Wire.CHAT: "openai-chat/opencode-tool-result.json",
     Wire.RESPONSES: "openai-responses/codex-function-call-output.json",
@@ -286,7 +288,7 @@ def epoch_renders(
     for request in (first, later):
         newest = request.messages[-1].parts[-1]
         if mark_newest and isinstance(newest, ToolResult):
-            newest.cache = dict(EPHEMERAL)
+            newest.cache = CacheMark()
     sigma_at = plan.head.stop
     bodies = []
     for request, step_no in ((first, 17), (later, 20)):
@@ -346,19 +348,19 @@ def marked(n_system: int, n_tools: int, n_parts: int, *, collapsed: int = 0) -> 
     """A request with client markers: ``n_parts`` on message parts of the tail, ``collapsed``
     on messages that collapse (messages 1 to 12)."""
     request = conversation()
-    request.system = [Text(f"s{i}", cache=dict(EPHEMERAL)) for i in range(n_system)]
-    request.tools = [Tool(f"t{i}", cache=dict(EPHEMERAL)) for i in range(n_tools)]
+    request.system = [Text(f"s{i}", cache=CacheMark()) for i in range(n_system)]
+    request.tools = [Tool(f"t{i}", cache=CacheMark()) for i in range(n_tools)]
     for i in range(collapsed):
         call = request.messages[1 + 2 * i].parts[0]
         assert isinstance(call, ToolCall)
-        call.cache = dict(EPHEMERAL)
+        call.cache = CacheMark()
     for i in range(n_parts):
         result = request.messages[-1 - 2 * i].parts[0]
         assert isinstance(result, ToolResult)
         if i % 2:
-            result.content[0].cache = dict(EPHEMERAL)
+            result.content[0].cache = CacheMark()
         else:
-            result.cache = dict(EPHEMERAL)
+            result.cache = CacheMark()
     return request
 
 
@@ -379,6 +381,8 @@ def markers(request: Request) -> list[str]:
 def test_the_breakpoint_is_added_when_there_is_room() -> None:
     out = render(marked(2, 0, 1), range(1), 13, cache_markers=True)
     assert markers(out) == ["system 0", "system 1", "message 1", "message 5"]
+    sigma = out.messages[1].parts[0]
+    assert isinstance(sigma, Text) and sigma.cache == CacheMark()  # the provider's default
 
 
 def test_the_earliest_message_marker_gives_way_for_the_breakpoint() -> None:

@@ -9,7 +9,10 @@ An archived span must come back as the very messages that were collapsed, ``extr
 * a field equal to its default (``None``, ``False``, ``""``, ``{}``, ``"function"``...) is left
   out, so a field added later with a default leaves every existing form, and hash, unchanged;
 * ``ToolResult.content`` is a list of parts in the same form (text, images and opaque items);
-  ``Opaque.wire`` is the wire's value (``"openai-chat"``...).
+  ``Opaque.wire`` is the wire's value (``"openai-chat"``...);
+* a cache marker is an object: ``{}`` for ``CacheMark()``, ``{"ttl": "1h"}`` with a ``ttl``.
+  (Forms written before markers were ``CacheMark`` held the wire's marker object there; read
+  back, its ``ttl`` is kept and its other keys are ignored.)
 
 The values are left as they are (dicts, lists, strings, numbers of any size): ``hashing`` turns
 them into bytes.
@@ -22,6 +25,7 @@ from typing import Any
 
 from skillstate.conversation import (
     ArchiveRef,
+    CacheMark,
     Image,
     Json,
     Message,
@@ -73,6 +77,8 @@ def encode_part(part: Part) -> Json:
             continue
         if isinstance(part, ToolResult) and spec.name == "content":
             value = [encode_part(item) for item in value]
+        elif isinstance(value, CacheMark):
+            value = {} if value.ttl is None else {"ttl": value.ttl}
         elif isinstance(value, Wire):
             value = value.value
         out[spec.name] = value
@@ -112,6 +118,8 @@ def decode_part(data: Any) -> Part:
         if not isinstance(content, list):
             raise SpanFormatError("a tool result's content must be a list")
         values["content"] = [_result_item(item) for item in content]
+    if values.get("cache") is not None:
+        values["cache"] = _cache_mark(values["cache"])
     if cls is Opaque and "wire" in values:
         try:
             values["wire"] = Wire(values["wire"])
@@ -122,6 +130,15 @@ def decode_part(data: Any) -> Part:
     except TypeError as error:
         raise SpanFormatError(f"{tag} part: {error}") from None
     return part
+
+
+def _cache_mark(data: Any) -> CacheMark:
+    if not isinstance(data, dict):
+        raise SpanFormatError("a cache marker must be a JSON object")
+    ttl = data.get("ttl")
+    if ttl is not None and not isinstance(ttl, str):
+        raise SpanFormatError("a cache marker's ttl must be a string")
+    return CacheMark(ttl)
 
 
 def _result_item(data: Any) -> Text | Image | Opaque:

@@ -12,6 +12,8 @@ from skillstate.conversation.events import (
 )
 from skillstate.conversation.model import (
     ArchiveRef,
+    CacheMark,
+    ErrorKind,
     Image,
     Json,
     Message,
@@ -36,7 +38,9 @@ from skillstate.conversation.model import (
 __all__ = [
     "Accumulator",
     "ArchiveRef",
+    "CacheMark",
     "Delta",
+    "ErrorKind",
     "Event",
     "Failure",
     "Finish",

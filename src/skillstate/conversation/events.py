@@ -16,6 +16,7 @@ import copy
 from dataclasses import dataclass, field
 
 from skillstate.conversation.model import (
+    ErrorKind,
     Json,
     Message,
     Part,
@@ -78,7 +79,7 @@ class Failure:
     """The upstream reported an error mid-stream."""
 
     message: str
-    kind: str = "api_error"
+    kind: ErrorKind = ErrorKind.UPSTREAM
     status: int = 500
 
 

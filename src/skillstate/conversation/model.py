@@ -19,6 +19,10 @@ message per tool result on wires that send them separately). Tool results may al
 Usage contract: ``input`` counts every prompt token, cached or not; ``cached_input`` and
 ``cache_write`` are the parts of ``input`` read from and written to the provider's cache;
 ``reasoning`` is the part of ``output`` spent on reasoning.
+
+The vocabulary is the project's own, no wire's: cache markers are ``CacheMark``, stop reasons
+``StopReason`` and error kinds ``ErrorKind``, whose values match no wire's strings, so a wire's
+word can only reach the core through an adapter's table.
 """
 
 from __future__ import annotations
@@ -40,10 +44,20 @@ Json = dict[str, Any]
 Role = Literal["system", "developer", "user", "assistant", "tool"]
 
 
+@dataclass(frozen=True, slots=True)
+class CacheMark:
+    """A prompt-cache breakpoint after the object that carries it: the provider may cache the
+    request up to and including it. ``ttl`` is how long the entry should live (``"1h"``);
+    ``None`` is the provider's default (five minutes where markers are explicit). A wire
+    without explicit markers ignores them."""
+
+    ttl: str | None = None
+
+
 @dataclass(slots=True)
 class Text:
     text: str
-    cache: Json | None = None
+    cache: CacheMark | None = None
     extra: Json = field(default_factory=dict)
     hints: Json = field(default_factory=dict)
 
@@ -56,7 +70,7 @@ class Image:
     data: str | None = None
     media_type: str | None = None
     detail: str | None = None
-    cache: Json | None = None
+    cache: CacheMark | None = None
     extra: Json = field(default_factory=dict)
     hints: Json = field(default_factory=dict)
 
@@ -72,7 +86,7 @@ class ToolCall:
     arguments: str
     kind: str = "function"
     namespace: str | None = None
-    cache: Json | None = None
+    cache: CacheMark | None = None
     extra: Json = field(default_factory=dict)
     hints: Json = field(default_factory=dict)
 
@@ -88,7 +102,7 @@ class ToolResult:
     content: list[Text | Image | Opaque]
     is_error: bool = False
     kind: str = "function"
-    cache: Json | None = None
+    cache: CacheMark | None = None
     extra: Json = field(default_factory=dict)
     hints: Json = field(default_factory=dict)
 
@@ -145,7 +159,7 @@ class Tool:
     description: str | None = None
     parameters: Json | None = None
     kind: str = "function"
-    cache: Json | None = None
+    cache: CacheMark | None = None
     extra: Json = field(default_factory=dict)
     hints: Json = field(default_factory=dict)
 
@@ -201,9 +215,42 @@ class Usage:
         )
 
 
-StopReason = Literal[
-    "end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "pause_turn", "error"
-]
+class StopReason(StrEnum):
+    """Why the model stopped. Each adapter maps its wire's words to these in one table."""
+
+    END = "end"
+    """The model finished its turn."""
+    TOOL_CALLS = "tool-calls"
+    """The model wants the results of the tool calls it made."""
+    LENGTH = "length-limit"
+    """The output reached the token limit (or the context window)."""
+    STOP_SEQUENCE = "stop-sequence"
+    """The output hit one of the request's stop sequences."""
+    REFUSAL = "refused"
+    """The provider stopped the output (a refusal, a content filter)."""
+    PAUSE = "paused"
+    """The provider paused a long turn; sending the reply back continues it."""
+    ERROR = "error"
+    """The response failed or was cancelled."""
+
+
+class ErrorKind(StrEnum):
+    """What went wrong, in the gateway's words. Each adapter maps these to its wire's error
+    type (and code) and back; the HTTP status travels beside the kind."""
+
+    INVALID_REQUEST = "invalid-request"
+    AUTHENTICATION = "authentication"
+    PERMISSION = "permission"
+    NOT_FOUND = "not-found"
+    """A model or other resource the request names does not exist."""
+    NO_ROUTE = "no-route"
+    """No endpoint answers the request's method and path."""
+    TOO_LARGE = "too-large"
+    RATE_LIMIT = "rate-limit"
+    UPSTREAM = "upstream-error"
+    """The provider (or the gateway itself) failed."""
+    OVERLOADED = "overloaded-upstream"
+    TIMEOUT = "upstream-timeout"
 
 
 @dataclass(slots=True)
@@ -212,7 +259,7 @@ class Response:
     model: str
     message: Message
     source: Wire
-    stop_reason: StopReason | None = "end_turn"
+    stop_reason: StopReason | None = StopReason.END
     usage: Usage = field(default_factory=Usage)
     created: int | None = None
     extra: Json = field(default_factory=dict)

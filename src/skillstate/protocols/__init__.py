@@ -7,20 +7,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from skillstate.conversation import Event, Json, Request, Response, Wire
+from skillstate.conversation import ErrorKind, Event, Json, Request, Response, Wire
 from skillstate.protocols.sse import SSEEvent
 
-#: Canonical error kinds; each adapter names them in its own wire's words.
-ERROR_KINDS = (
-    "invalid_request_error",
-    "authentication_error",
-    "permission_error",
-    "not_found_error",
-    "request_too_large",
-    "rate_limit_error",
-    "api_error",
-    "overloaded_error",
-)
+#: The canonical error kinds; each adapter names them in its own wire's words.
+ERROR_KINDS = tuple(ErrorKind)
 
 
 class StreamDecoder(Protocol):
@@ -39,6 +30,10 @@ class StreamEncoder(Protocol):
     def close(self) -> bytes: ...
 
 
+def _as_is(request: Request) -> Request:
+    return request
+
+
 @dataclass(frozen=True, slots=True)
 class Adapter:
     """Everything the server needs to speak one wire.
@@ -46,7 +41,12 @@ class Adapter:
     ``encode_response`` and ``stream_encoder`` take the request the client sent (decoded from
     this adapter's wire, or None) so the reply can echo what that wire echoes and map tool
     kinds back. ``error_body(status, kind, message)`` builds this wire's error JSON;
-    ``decode_error(status, body)`` reads a foreign error body into (kind, message)."""
+    ``decode_error(status, body)`` reads a foreign error body into (kind, message).
+
+    ``response_id(token)`` is the id of a response the gateway writes itself, in this wire's
+    id shape (``token`` makes it unique). ``for_upstream(request)`` is the request as the
+    gateway sends it upstream when it reads the reply itself (a state round): whatever this
+    wire must be asked for so the reply can be accounted (the Chat wire's stream usage)."""
 
     wire: Wire
     path: str
@@ -56,8 +56,10 @@ class Adapter:
     encode_response: Callable[[Response, Request | None], Json]
     stream_decoder: Callable[[], StreamDecoder]
     stream_encoder: Callable[[Request | None], StreamEncoder]
-    error_body: Callable[[int, str, str], Json]
-    decode_error: Callable[[int, Json | None], tuple[str, str]]
+    error_body: Callable[[int, ErrorKind, str], Json]
+    decode_error: Callable[[int, Json | None], tuple[ErrorKind, str]]
+    response_id: Callable[[str], str]
+    for_upstream: Callable[[Request], Request] = _as_is
 
 
 def adapter(wire: Wire) -> Adapter:
@@ -75,18 +77,25 @@ def adapter(wire: Wire) -> Adapter:
     return messages
 
 
-def kind_for_status(status: int) -> str:
+_STATUS_KINDS = {
+    400: ErrorKind.INVALID_REQUEST,
+    401: ErrorKind.AUTHENTICATION,
+    403: ErrorKind.PERMISSION,
+    404: ErrorKind.NOT_FOUND,
+    413: ErrorKind.TOO_LARGE,
+    429: ErrorKind.RATE_LIMIT,
+    503: ErrorKind.OVERLOADED,
+    504: ErrorKind.TIMEOUT,
+    529: ErrorKind.OVERLOADED,
+}
+
+
+def kind_for_status(status: int) -> ErrorKind:
     """The canonical error kind an HTTP status implies."""
-    return {
-        400: "invalid_request_error",
-        401: "authentication_error",
-        403: "permission_error",
-        404: "not_found_error",
-        413: "request_too_large",
-        429: "rate_limit_error",
-        529: "overloaded_error",
-        503: "overloaded_error",
-    }.get(status, "invalid_request_error" if 400 <= status < 500 else "api_error")
+    kind = _STATUS_KINDS.get(status)
+    if kind is not None:
+        return kind
+    return ErrorKind.INVALID_REQUEST if 400 <= status < 500 else ErrorKind.UPSTREAM
 
 
 __all__ = [

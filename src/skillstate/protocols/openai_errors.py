@@ -10,82 +10,103 @@ exception class by status alone and only copies ``type`` and ``code`` onto it. O
 only at 503. A permission error keeps OpenAI's 403 type without its one documented code
 (``unsupported_country_region_territory``), a cause the gateway never knows.
 
-Reading: a status that names a kind (401, 403, 404, 413, 429, 503, 529) decides it, as the SDK
-does, so a 403 ``model_not_found`` ("project has no access to the model") stays a permission
-error. Where the status names only a class (400, 500, any other 4xx or 5xx, or no status at all
-mid-stream), the ``code`` and then the ``type`` refine it; both OpenAI's names and the
-canonical kinds themselves (which other OpenAI-compatible servers send as ``type``) are read.
+A route that does not exist (``NO_ROUTE``) is written as OpenAI answers an unknown path: 404,
+type ``invalid_request_error``, code ``unknown_url`` (older deployments sent code null with the
+message "Invalid URL (POST /v1/...)"), unlike a missing model's ``model_not_found``.
+
+Reading: a status that names a kind (401, 403, 404, 413, 429, 503, 504, 529) decides it, as the
+SDK does, so a 403 ``model_not_found`` ("project has no access to the model") stays a permission
+error; only a 404's code may say that the route, not the model, is missing. Where the status
+names only a class (400, 500, any other 4xx or 5xx, or no status at all mid-stream), the
+``code`` and then the ``type`` refine it; both OpenAI's names and Anthropic's error types (which
+other OpenAI-compatible servers send as ``type``) are read.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from skillstate.conversation import Json
-from skillstate.protocols import ERROR_KINDS, kind_for_status
+from skillstate.conversation import ErrorKind, Json
+from skillstate.protocols import kind_for_status
 
 #: canonical kind -> (OpenAI error type, OpenAI error code)
-PAIRS: dict[str, tuple[str, str | None]] = {
-    "invalid_request_error": ("invalid_request_error", None),
-    "authentication_error": ("invalid_request_error", "invalid_api_key"),
-    "permission_error": ("request_forbidden", None),
-    "not_found_error": ("invalid_request_error", "model_not_found"),
-    "request_too_large": ("invalid_request_error", "context_length_exceeded"),
-    "rate_limit_error": ("requests", "rate_limit_exceeded"),
-    "api_error": ("server_error", None),
-    "overloaded_error": ("server_error", "server_is_overloaded"),
+PAIRS: dict[ErrorKind, tuple[str, str | None]] = {
+    ErrorKind.INVALID_REQUEST: ("invalid_request_error", None),
+    ErrorKind.AUTHENTICATION: ("invalid_request_error", "invalid_api_key"),
+    ErrorKind.PERMISSION: ("request_forbidden", None),
+    ErrorKind.NOT_FOUND: ("invalid_request_error", "model_not_found"),
+    ErrorKind.NO_ROUTE: ("invalid_request_error", "unknown_url"),
+    ErrorKind.TOO_LARGE: ("invalid_request_error", "context_length_exceeded"),
+    ErrorKind.RATE_LIMIT: ("requests", "rate_limit_exceeded"),
+    ErrorKind.UPSTREAM: ("server_error", None),
+    ErrorKind.OVERLOADED: ("server_error", "server_is_overloaded"),
+    ErrorKind.TIMEOUT: ("server_error", None),
 }
 
 #: canonical kind -> the HTTP status OpenAI answers it with; a stream error carries no status,
 #: so this is the one its ``Failure`` gets.
-STATUS: dict[str, int] = {
-    "invalid_request_error": 400,
-    "authentication_error": 401,
-    "permission_error": 403,
-    "not_found_error": 404,
-    "request_too_large": 413,
-    "rate_limit_error": 429,
-    "api_error": 500,
-    "overloaded_error": 503,
+STATUS: dict[ErrorKind, int] = {
+    ErrorKind.INVALID_REQUEST: 400,
+    ErrorKind.AUTHENTICATION: 401,
+    ErrorKind.PERMISSION: 403,
+    ErrorKind.NOT_FOUND: 404,
+    ErrorKind.NO_ROUTE: 404,
+    ErrorKind.TOO_LARGE: 413,
+    ErrorKind.RATE_LIMIT: 429,
+    ErrorKind.UPSTREAM: 500,
+    ErrorKind.OVERLOADED: 503,
+    ErrorKind.TIMEOUT: 504,
 }
 
 #: an error code or type, as OpenAI or a compatible server sends it -> canonical kind
-_NAMES: dict[str, str] = {kind: kind for kind in ERROR_KINDS} | {
-    "invalid_api_key": "authentication_error",
-    "request_forbidden": "permission_error",
-    "unsupported_country_region_territory": "permission_error",
-    "model_not_found": "not_found_error",
-    "context_length_exceeded": "request_too_large",
-    "invalid_prompt": "invalid_request_error",
-    "requests": "rate_limit_error",
-    "tokens": "rate_limit_error",
-    "rate_limit_exceeded": "rate_limit_error",
-    "insufficient_quota": "rate_limit_error",
-    "server_error": "api_error",
-    "server_is_overloaded": "overloaded_error",
-    "slow_down": "overloaded_error",
-    "overloaded": "overloaded_error",
+_NAMES: dict[str, ErrorKind] = {
+    "invalid_request_error": ErrorKind.INVALID_REQUEST,
+    "invalid_prompt": ErrorKind.INVALID_REQUEST,
+    "invalid_api_key": ErrorKind.AUTHENTICATION,
+    "authentication_error": ErrorKind.AUTHENTICATION,
+    "request_forbidden": ErrorKind.PERMISSION,
+    "unsupported_country_region_territory": ErrorKind.PERMISSION,
+    "permission_error": ErrorKind.PERMISSION,
+    "model_not_found": ErrorKind.NOT_FOUND,
+    "not_found_error": ErrorKind.NOT_FOUND,
+    "unknown_url": ErrorKind.NO_ROUTE,
+    "context_length_exceeded": ErrorKind.TOO_LARGE,
+    "request_too_large": ErrorKind.TOO_LARGE,
+    "requests": ErrorKind.RATE_LIMIT,
+    "tokens": ErrorKind.RATE_LIMIT,
+    "rate_limit_exceeded": ErrorKind.RATE_LIMIT,
+    "insufficient_quota": ErrorKind.RATE_LIMIT,
+    "rate_limit_error": ErrorKind.RATE_LIMIT,
+    "server_error": ErrorKind.UPSTREAM,
+    "api_error": ErrorKind.UPSTREAM,
+    "server_is_overloaded": ErrorKind.OVERLOADED,
+    "slow_down": ErrorKind.OVERLOADED,
+    "overloaded": ErrorKind.OVERLOADED,
+    "overloaded_error": ErrorKind.OVERLOADED,
+    "timeout_error": ErrorKind.TIMEOUT,
 }
 
 
-def error_object(kind: str, message: str, param: str | None = None) -> Json:
-    """The inner ``error`` object for ``kind`` (a kind not canonical: ``api_error``'s)."""
-    error_type, code = PAIRS.get(kind, PAIRS["api_error"])
+def error_object(kind: ErrorKind, message: str, param: str | None = None) -> Json:
+    """The inner ``error`` object for ``kind`` (a kind not canonical: ``UPSTREAM``'s)."""
+    error_type, code = PAIRS.get(kind, PAIRS[ErrorKind.UPSTREAM])
     return {"message": message, "type": error_type, "param": param, "code": code}
 
 
-def error_body(status: int, kind: str, message: str) -> Json:
+def error_body(status: int, kind: ErrorKind, message: str) -> Json:
     """The error body for a canonical ``kind`` (``status`` picks one when it is not)."""
     if kind not in PAIRS:
         kind = kind_for_status(status)
     return {"error": error_object(kind, message)}
 
 
-def kind_of(code: object, error_type: object, status: int) -> str:
+def kind_of(code: object, error_type: object, status: int) -> ErrorKind:
     """The canonical kind of an error: ``status`` where it names one, else the ``code``, then
     the ``type``, then the status's class (see the module docstring)."""
     by_status = kind_for_status(status)
-    if by_status not in ("invalid_request_error", "api_error"):
+    if by_status is ErrorKind.NOT_FOUND and code == "unknown_url":
+        return ErrorKind.NO_ROUTE
+    if by_status not in (ErrorKind.INVALID_REQUEST, ErrorKind.UPSTREAM):
         return by_status
     for name in (code, error_type):
         if isinstance(name, str) and name in _NAMES:
@@ -93,7 +114,7 @@ def kind_of(code: object, error_type: object, status: int) -> str:
     return by_status
 
 
-def decode_error(status: int, body: Json | None) -> tuple[str, str]:
+def decode_error(status: int, body: Json | None) -> tuple[ErrorKind, str]:
     """(canonical kind, message) of an upstream error body; tolerant of any junk: a body that
     is not OpenAI's shape falls back to the status and a generic message."""
     error: Any = body.get("error") if isinstance(body, dict) else None
@@ -107,9 +128,9 @@ def decode_error(status: int, body: Json | None) -> tuple[str, str]:
     return kind_of(error.get("code"), error.get("type"), status), message
 
 
-def stream_error(error: Any) -> tuple[str, str, int]:
+def stream_error(error: Any) -> tuple[ErrorKind, str, int]:
     """(kind, message, status) of an ``error`` object sent mid-stream, where no HTTP status
-    tells the kind: its code and type alone decide, ``api_error`` when they cannot."""
+    tells the kind: its code and type alone decide, ``UPSTREAM`` when they cannot."""
     details = error if isinstance(error, dict) else {}
     message = details.get("message") if details else error
     if not isinstance(message, str) or not message:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from skillstate.conversation import (
     Accumulator,
+    ErrorKind,
     Event,
     Failure,
     PartStart,
@@ -86,7 +87,7 @@ class StreamTranslator:
 
     def fail(self, message: str) -> bytes:
         """The upstream went away mid-stream: tell the client in its own wire."""
-        event = Failure(message=message, kind="api_error", status=502)
+        event = Failure(message=message, kind=ErrorKind.UPSTREAM, status=502)
         self._accumulator.add(event)
         return self._encoder.encode(event) + self._encoder.close()
 

@@ -19,12 +19,14 @@ import aiohttp
 from aiohttp import web
 
 from skillstate import jsonio
-from skillstate.conversation import Message, Response, Usage, Wire
+from skillstate.conversation import ErrorKind, Message, Response, Usage, Wire
 from skillstate.economics.tokenizer import count_tokens
 from skillstate.exchange import Exchange
+from skillstate.protocols import adapter
 from skillstate.protocols.headers import response_headers, upstream_headers
 from skillstate.protocols.openai_responses.compaction import (
     compacted_body,
+    compaction_id,
     summary_item,
     summary_part,
     user_items,
@@ -58,14 +60,14 @@ async def handle_compact(request: web.Request) -> web.StreamResponse:
             return _answer(gateway, inbound, summary, ours, started)
     if upstream is None:
         message = f"no configured upstream serves model {inbound.request.model!r}"
-        return error_response(WIRE, 404, message, kind="not_found_error", headers=ours)
+        return error_response(WIRE, 404, message, kind=ErrorKind.NOT_FOUND, headers=ours)
     target = upstream.wire_for(WIRE)
     if target is not WIRE:
         message = (
             f"{PATH} needs an upstream that speaks {WIRE.value} (upstream {upstream.name!r} "
             f"speaks {target.value}), or a session state to answer from: this session has none"
         )
-        return error_response(WIRE, 501, message, kind="invalid_request_error", headers=ours)
+        return error_response(WIRE, 501, message, kind=ErrorKind.INVALID_REQUEST, headers=ours)
     headers = upstream_headers(
         request.headers,
         client_wire=WIRE,
@@ -87,12 +89,13 @@ def _answer(
     token = uuid.uuid4().hex
     usage = Usage(output=count_tokens(summary))
     model = inbound.request.model
-    item = summary_item(summary, f"cmp_{token}")
+    item = summary_item(summary, compaction_id(token))
     output = [*user_items(inbound.body), item]
-    body = compacted_body(f"resp_{token}", int(time.time()), model, output, usage)
+    response_id = adapter(WIRE).response_id(token)
+    body = compacted_body(response_id, int(time.time()), model, output, usage)
     log.info("session %s: compaction answered from the state", inbound.session.id)
     message = Message("assistant", [summary_part(summary, item["id"])])
-    response = Response(f"resp_{token}", model, message, WIRE, usage=usage)
+    response = Response(response_id, model, message, WIRE, usage=usage)
     notify(gateway, _exchange(inbound, response, started))
     ours = {**headers, "x-skillstate-compaction": "responses-compact"}
     return web.Response(
@@ -137,7 +140,7 @@ async def _forward(
             return out
     except (aiohttp.ClientConnectorError, aiohttp.ServerDisconnectedError) as exc:
         message = f"upstream {name!r} is unreachable: {exc}"
-        return error_response(WIRE, 502, message, kind="api_error", headers=ours)
+        return error_response(WIRE, 502, message, kind=ErrorKind.UPSTREAM, headers=ours)
     except TimeoutError:
         message = f"upstream {name!r} did not answer in time"
-        return error_response(WIRE, 504, message, kind="api_error", headers=ours)
+        return error_response(WIRE, 504, message, kind=ErrorKind.TIMEOUT, headers=ours)

@@ -33,14 +33,18 @@ from skillstate.conversation import (
     Request,
     Response,
     Start,
+    StopReason,
     Text,
     Usage,
-    Wire,
 )
 from skillstate.economics.tokenizer import count_tokens
 from skillstate.exchange import Exchange
 from skillstate.protocols import adapter
-from skillstate.protocols.openai_responses.compaction import summary_part, unwrap_summaries
+from skillstate.protocols.openai_responses.compaction import (
+    compaction_id,
+    summary_part,
+    unwrap_summaries,
+)
 from skillstate.server.context import GatewayContext
 from skillstate.server.sessions import SessionId
 from skillstate.state.compaction import (
@@ -56,8 +60,6 @@ log = logging.getLogger("skillstate.compaction")
 
 UPSTREAM = "skillstate"
 """The upstream name an answered compaction reports: the gateway itself."""
-
-_ID_PREFIX = {Wire.CHAT: "chatcmpl-", Wire.RESPONSES: "resp_", Wire.MESSAGES: "msg_"}
 
 
 def unwrap(request: Request) -> tuple[Request, bytes] | None:
@@ -118,17 +120,17 @@ def compaction_response(client: Request, kind: Compaction, summary: str) -> Resp
     token = uuid.uuid4().hex
     part: Part
     if kind is Compaction.CODEX_REMOTE:
-        part = summary_part(summary, f"cmp_{token}")
+        part = summary_part(summary, compaction_id(token))
     elif kind is Compaction.CLAUDE_CODE:
         part = Text(f"<summary>\n{summary}\n</summary>")
     else:
         part = Text(summary)
     return Response(
-        id=_ID_PREFIX[wire] + token,
+        id=adapter(wire).response_id(token),
         model=client.model,
         message=Message("assistant", [part]),
         source=wire,
-        stop_reason="end_turn",
+        stop_reason=StopReason.END,
         usage=Usage(output=count_tokens(summary)),
         created=int(time.time()),
     )

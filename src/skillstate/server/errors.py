@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from aiohttp import web
 
 from skillstate import jsonio
-from skillstate.conversation import Wire
+from skillstate.conversation import ErrorKind, Wire
 from skillstate.protocols import adapter, kind_for_status
 
 
@@ -16,7 +16,7 @@ def error_response(
     status: int,
     message: str,
     *,
-    kind: str | None = None,
+    kind: ErrorKind | None = None,
     headers: Mapping[str, str] | None = None,
 ) -> web.Response:
     body = adapter(wire).error_body(status, kind or kind_for_status(status), message)

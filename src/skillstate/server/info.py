@@ -13,6 +13,7 @@ from aiohttp import web
 from skillstate import __version__, jsonio
 from skillstate.conversation import Wire
 from skillstate.economics.tokenizer import count_request
+from skillstate.protocols.anthropic_messages import count_tokens_body
 from skillstate.protocols.headers import upstream_headers
 from skillstate.server.context import GATEWAY, GatewayContext
 from skillstate.server.errors import error_response
@@ -151,4 +152,4 @@ async def count_tokens(request: web.Request) -> web.StreamResponse:
         except (aiohttp.ClientError, TimeoutError):
             pass  # an unreachable upstream still gets a local count below
     ours["x-skillstate-token-count"] = "local-o200k"
-    return web.json_response({"input_tokens": count_request(inbound.request)}, headers=ours)
+    return web.json_response(count_tokens_body(count_request(inbound.request)), headers=ours)

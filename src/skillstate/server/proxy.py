@@ -16,7 +16,7 @@ import aiohttp
 from aiohttp import web
 
 from skillstate import jsonio
-from skillstate.conversation import ProtocolError, Request, Wire
+from skillstate.conversation import ErrorKind, ProtocolError, Request, Wire
 from skillstate.exchange import Exchange
 from skillstate.protocols import adapter
 from skillstate.protocols.headers import response_headers, upstream_headers
@@ -56,7 +56,7 @@ class Outbound:
 class Refusal(Exception):
     """A request the gateway answers itself with an error in the client's wire."""
 
-    def __init__(self, status: int, message: str, kind: str | None = None) -> None:
+    def __init__(self, status: int, message: str, kind: ErrorKind | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
@@ -206,10 +206,14 @@ async def _stateful(
         return error_response(inbound.wire, exc.status, exc.message, headers=flow.headers)
     except (aiohttp.ClientConnectorError, aiohttp.ServerDisconnectedError) as exc:
         message = f"upstream {flow.upstream.name!r} is unreachable: {exc}"
-        return error_response(inbound.wire, 502, message, kind="api_error", headers=flow.headers)
+        return error_response(
+            inbound.wire, 502, message, kind=ErrorKind.UPSTREAM, headers=flow.headers
+        )
     except TimeoutError:
         message = f"upstream {flow.upstream.name!r} did not answer in time"
-        return error_response(inbound.wire, 504, message, kind="api_error", headers=flow.headers)
+        return error_response(
+            inbound.wire, 504, message, kind=ErrorKind.TIMEOUT, headers=flow.headers
+        )
     finally:
         exchange.elapsed_s = time.perf_counter() - started
         if exchange.status:
@@ -228,9 +232,9 @@ def _no_upstream(
 ) -> web.Response:
     if not gateway.router.upstreams:
         message = "no upstream is configured; start the gateway with --upstream URL"
-        return error_response(inbound.wire, 502, message, kind="api_error", headers=headers)
+        return error_response(inbound.wire, 502, message, kind=ErrorKind.UPSTREAM, headers=headers)
     message = f"no configured upstream serves model {inbound.request.model!r}"
-    return error_response(inbound.wire, 404, message, kind="not_found_error", headers=headers)
+    return error_response(inbound.wire, 404, message, kind=ErrorKind.NOT_FOUND, headers=headers)
 
 
 async def _forward(
@@ -270,13 +274,13 @@ async def _forward(
     except (aiohttp.ClientConnectorError, aiohttp.ServerDisconnectedError) as exc:
         message = f"upstream {upstream.name!r} is unreachable: {exc}"
         log.warning(message)
-        return error_response(inbound.wire, 502, message, kind="api_error", headers=ours)
+        return error_response(inbound.wire, 502, message, kind=ErrorKind.UPSTREAM, headers=ours)
     except TimeoutError:
         message = f"upstream {upstream.name!r} did not answer in time"
-        return error_response(inbound.wire, 504, message, kind="api_error", headers=ours)
+        return error_response(inbound.wire, 504, message, kind=ErrorKind.TIMEOUT, headers=ours)
     except aiohttp.ClientError as exc:
         message = f"upstream {upstream.name!r} failed: {type(exc).__name__}: {exc}"
-        return error_response(inbound.wire, 502, message, kind="api_error", headers=ours)
+        return error_response(inbound.wire, 502, message, kind=ErrorKind.UPSTREAM, headers=ours)
     finally:
         exchange.elapsed_s = time.perf_counter() - started
         if exchange.status:

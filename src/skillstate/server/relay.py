@@ -10,7 +10,7 @@ import aiohttp
 from aiohttp import web
 
 from skillstate import jsonio
-from skillstate.conversation import ProtocolError, Request, Response, ToolCall, Wire
+from skillstate.conversation import ErrorKind, ProtocolError, Request, Response, ToolCall, Wire
 from skillstate.exchange import Exchange
 from skillstate.protocols import adapter
 from skillstate.protocols.portable import namespace_map, restore_namespace
@@ -113,7 +113,7 @@ async def relay_json(
     except (ProtocolError, ValueError, TypeError) as exc:
         message = f"upstream reply could not be translated to {client_wire.value}: {exc}"
         exchange.note = message
-        return error_response(client_wire, 502, message, kind="api_error", headers=headers)
+        return error_response(client_wire, 502, message, kind=ErrorKind.UPSTREAM, headers=headers)
     exchange.response = response
     return await _send(request, reply.status, body, headers)
 
@@ -169,7 +169,7 @@ async def relay_upstream_error(
     body = parsed if isinstance(parsed, dict) else None
     kind, message = adapter(target).decode_error(reply.status, body)
     status = reply.status
-    if kind == "overloaded_error":
+    if kind is ErrorKind.OVERLOADED:
         # Each wire has its own overload status, and clients retry on theirs only.
         status = 529 if client_wire is Wire.MESSAGES else 503
     return error_response(client_wire, status, message, kind=kind, headers=headers)

@@ -12,9 +12,10 @@
 * ``POST /state/collapse?session=ID`` forces an epoch boundary on the session's next request
   (answered 202: it happens then, not now).
 
-Every error is ``{"error": {"message", "type"}}``: a missing or invalid session id is 400
-``invalid_request_error`` (ids follow ``server.sessions``' rule), a session with no committed
-state 404 ``not_found_error``, a gateway without a state engine 503 ``api_error``.
+Every error is ``{"error": {"message", "type"}}``, ``type`` an ``ErrorKind``: a missing or
+invalid session id is 400 ``invalid-request`` (ids follow ``server.sessions``' rule), a session
+with no committed state 404 ``not-found``, a gateway without a state engine 503
+``upstream-error``.
 
 These are local management routes, not part of any provider's API, and they expose state
 content: Σ holds what the agent learned (file paths, findings, errors, commands), and they can
@@ -30,7 +31,7 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from skillstate import jsonio
-from skillstate.conversation import Json
+from skillstate.conversation import ErrorKind, Json
 from skillstate.protocols import kind_for_status
 from skillstate.server.context import GATEWAY
 from skillstate.server.sessions import ID_RULE, valid_session_id
@@ -46,7 +47,7 @@ LISTED = ("session", "step", "version", "state_bytes", "last_seen", "created")
 class _Problem(Exception):
     """A request these routes refuse, answered as a JSON error."""
 
-    def __init__(self, status: int, message: str, kind: str | None = None) -> None:
+    def __init__(self, status: int, message: str, kind: ErrorKind | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
@@ -109,7 +110,7 @@ async def _collapse(request: web.Request) -> web.Response:
 def _engine(request: web.Request) -> StateEngine:
     engine = request.app[GATEWAY].engine
     if engine is None:
-        raise _Problem(503, "this gateway runs without a state engine", "api_error")
+        raise _Problem(503, "this gateway runs without a state engine", ErrorKind.UPSTREAM)
     return engine
 
 
@@ -131,7 +132,7 @@ def _json(body: Json, *, status: int = 200) -> web.Response:
     return web.Response(status=status, body=jsonio.dumps(body), content_type="application/json")
 
 
-def error_json(status: int, message: str, kind: str | None = None) -> web.Response:
+def error_json(status: int, message: str, kind: ErrorKind | None = None) -> web.Response:
     """``{"error": {"message", "type"}}``: the error shape of the management routes."""
     error = {"message": message, "type": kind or kind_for_status(status)}
     return _json({"error": error}, status=status)

@@ -42,6 +42,7 @@ from skillstate.conversation import (
     Request,
     Response,
     Start,
+    StopReason,
     Text,
     ToolCall,
     ToolResult,
@@ -86,7 +87,7 @@ class Flow:
 
     def post(self, outbound: Request) -> aiohttp.client._RequestContextManager:
         portable, _ = portable_request(outbound, self.target)
-        portable = with_usage(portable, self.target)
+        portable = adapter(self.target).for_upstream(portable)
         body = jsonio.dumps(adapter(self.target).encode_request(portable))
         headers = upstream_headers(
             self.request.headers,
@@ -99,19 +100,6 @@ class Flow:
         if self.target is self.client.source and self.request.query_string:
             url += "?" + self.request.query_string
         return self.gateway.client.post(url, body, headers)
-
-
-def with_usage(request: Request, target: Wire) -> Request:
-    """A Chat stream reports usage only when asked; the gateway always asks, since what the
-    engine re-encodes is its own request (the client's encoder still sends the client only
-    what it asked for)."""
-    if target is not Wire.CHAT or not request.params.stream or request.source is not Wire.CHAT:
-        return request
-    options = request.extra.get("stream_options")
-    if isinstance(options, dict) and options.get("include_usage"):
-        return request
-    merged = {**(options if isinstance(options, dict) else {}), "include_usage": True}
-    return dataclasses.replace(request, extra={**request.extra, "stream_options": merged})
 
 
 def split(parts: list[Part]) -> tuple[list[ToolCall], list[Part]]:
@@ -133,8 +121,10 @@ def corrected(request: Request, reply: list[Part], note: str) -> Request:
 
 
 def _final_stop(response: Response, shown: list[Part]) -> None:
-    if response.stop_reason == "tool_use" and not any(isinstance(p, ToolCall) for p in shown):
-        response.stop_reason = "end_turn"
+    if response.stop_reason is StopReason.TOOL_CALLS and not any(
+        isinstance(p, ToolCall) for p in shown
+    ):
+        response.stop_reason = StopReason.END
 
 
 async def complete(flow: Flow) -> web.StreamResponse:

@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 
 from skillstate.conversation.model import (
+    CacheMark,
     Image,
     Json,
     Message,
@@ -41,7 +42,8 @@ from skillstate.state.tools import RECALL_TOOL, SKILL_STATE_TOOL
 MAX_CACHE_BREAKPOINTS = 4
 """Anthropic's limit on ``cache_control`` breakpoints in one request (system, tools, messages)."""
 
-EPHEMERAL: Json = {"type": "ephemeral"}
+MARK = CacheMark()
+"""The breakpoint the gateway places on the Σ message: the provider's default lifetime."""
 
 SUMMARY_CHARS = 100
 """The longest span summary shown in the Σ message header; a longer one is cut."""
@@ -239,8 +241,7 @@ def _place_marker(request: Request, messages: list[Message], sigma: Message) -> 
             return messages
     index = next(i for i, m in enumerate(messages) if m is sigma)
     parts: list[Part] = [
-        replace(part, cache=dict(EPHEMERAL)) if isinstance(part, Text) else part
-        for part in sigma.parts
+        replace(part, cache=MARK) if isinstance(part, Text) else part for part in sigma.parts
     ]
     messages[index] = replace(sigma, parts=parts)
     return messages

@@ -9,7 +9,11 @@ from skillstate.protocols import Adapter
 from skillstate.protocols.anthropic_messages.errors import decode_error, error_body
 from skillstate.protocols.anthropic_messages.params import DEFAULT_MAX_TOKENS
 from skillstate.protocols.anthropic_messages.request import decode_request, encode_request
-from skillstate.protocols.anthropic_messages.response import decode_response, encode_response
+from skillstate.protocols.anthropic_messages.response import (
+    count_tokens_body,
+    decode_response,
+    encode_response,
+)
 from skillstate.protocols.anthropic_messages.stream_decode import MessagesStreamDecoder
 from skillstate.protocols.anthropic_messages.stream_encode import MessagesStreamEncoder
 
@@ -20,6 +24,11 @@ def stream_decoder() -> MessagesStreamDecoder:
 
 def stream_encoder(request: Request | None) -> MessagesStreamEncoder:
     return MessagesStreamEncoder(request)
+
+
+def response_id(token: str) -> str:
+    """A message id in this wire's shape, for a response the gateway writes itself."""
+    return "msg_" + token
 
 
 ADAPTER = Adapter(
@@ -33,6 +42,7 @@ ADAPTER = Adapter(
     stream_encoder=stream_encoder,
     error_body=error_body,
     decode_error=decode_error,
+    response_id=response_id,
 )
 
 __all__ = [
@@ -40,12 +50,14 @@ __all__ = [
     "DEFAULT_MAX_TOKENS",
     "MessagesStreamDecoder",
     "MessagesStreamEncoder",
+    "count_tokens_body",
     "decode_error",
     "decode_request",
     "decode_response",
     "encode_request",
     "encode_response",
     "error_body",
+    "response_id",
     "stream_decoder",
     "stream_encoder",
 ]

@@ -31,6 +31,7 @@ from skillstate.conversation import (
     Wire,
 )
 from skillstate.jsonio import dumps_str, loads
+from skillstate.protocols.anthropic_messages.cache import cache_json, decode_cache
 from skillstate.protocols.anthropic_messages.fields import (
     at,
     fail,
@@ -39,7 +40,6 @@ from skillstate.protocols.anthropic_messages.fields import (
     need_obj,
     need_str,
     opt_bool,
-    opt_obj,
     opt_str,
     split,
 )
@@ -63,20 +63,23 @@ def decode_block(value: Any, path: str) -> Part:
 
 def _text(block: Json, path: str) -> Text:
     got, extra = split(block, ("type", "text", "cache_control"))
-    return Text(need_str(got, "text", path), cache=opt_obj(got, "cache_control", path), extra=extra)
+    hints: Json = {}
+    cache = decode_cache(got, path, hints)
+    return Text(need_str(got, "text", path), cache=cache, extra=extra, hints=hints)
 
 
 def _image(block: Json, path: str) -> Part:
     got, extra = split(block, ("type", "source", "cache_control"))
     spath = at(path, "source")
     source = need_obj(got.get("source"), spath)
-    cache = opt_obj(got, "cache_control", path)
+    hints: Json = {}
+    cache = decode_cache(got, path, hints)
     kind = source.get("type")
     if kind == "base64" and source.keys() <= {"type", "media_type", "data"}:
         data, media_type = need_str(source, "data", spath), need_str(source, "media_type", spath)
-        return Image(data=data, media_type=media_type, cache=cache, extra=extra)
+        return Image(data=data, media_type=media_type, cache=cache, extra=extra, hints=hints)
     if kind == "url" and source.keys() == {"type", "url"}:
-        return Image(url=need_str(source, "url", spath), cache=cache, extra=extra)
+        return Image(url=need_str(source, "url", spath), cache=cache, extra=extra, hints=hints)
     return Opaque(WIRE, block)
 
 
@@ -84,12 +87,14 @@ def _tool_use(block: Json, path: str) -> ToolCall:
     """``input`` becomes compact JSON text; decoding that text gives back the equal object."""
     got, extra = split(block, ("type", "id", "name", "input", "cache_control"))
     arguments = need_obj(got.get("input"), at(path, "input"))
+    hints: Json = {}
     return ToolCall(
         id=need_str(got, "id", path),
         name=need_str(got, "name", path),
         arguments=dumps_str(arguments),
-        cache=opt_obj(got, "cache_control", path),
+        cache=decode_cache(got, path, hints),
         extra=extra,
+        hints=hints,
     )
 
 
@@ -110,7 +115,7 @@ def _tool_result(block: Json, path: str) -> ToolResult:
     is_error = opt_bool(got, "is_error", path)
     if is_error is not None:
         hints["is_error"] = True
-    cache = opt_obj(got, "cache_control", path)
+    cache = decode_cache(got, path, hints)
     return ToolResult(call_id, parts, bool(is_error), cache=cache, extra=extra, hints=hints)
 
 
@@ -175,12 +180,12 @@ def _encode_text(part: Text, native: bool) -> Json | None:
     if not native and not part.text:
         return None
     out: Json = {"type": "text", "text": part.text}
-    return _finish(out, part.cache, part.extra if native else None)
+    return _finish(out, cache_json(part, native), part.extra if native else None)
 
 
 def _encode_tool_call(part: ToolCall, native: bool) -> Json:
     out: Json = {"type": "tool_use", "id": part.id, "name": part.name, "input": _tool_input(part)}
-    return _finish(out, part.cache, part.extra if native else None)
+    return _finish(out, cache_json(part, native), part.extra if native else None)
 
 
 def _tool_input(part: ToolCall) -> Json:
@@ -209,7 +214,7 @@ def _encode_tool_result(part: ToolResult, native: bool) -> Json:
         out["content"] = blocks
     if part.is_error or (native and part.hints.get("is_error")):
         out["is_error"] = part.is_error
-    return _finish(out, part.cache, part.extra if native else None)
+    return _finish(out, cache_json(part, native), part.extra if native else None)
 
 
 def plain_text(part: Part) -> bool:
@@ -232,7 +237,7 @@ def _encode_image(part: Image, native: bool) -> Json:
     else:
         raise ProtocolError("an image needs a URL or inline data")
     out: Json = {"type": "image", "source": source}
-    return _finish(out, part.cache, part.extra if native else None)
+    return _finish(out, cache_json(part, native), part.extra if native else None)
 
 
 def _data_url(url: str) -> tuple[str, str]:

@@ -23,6 +23,7 @@ from skillstate.protocols.anthropic_messages.usage import (
     encode_stop,
     encode_usage,
     read_counts,
+    stop_kept,
     to_usage,
 )
 
@@ -37,7 +38,7 @@ def decode_response(body: Json) -> Response:
         extra["usage"] = usage_extra
     stop_reason = got.get("stop_reason")
     stop = decode_stop(stop_reason)
-    if stop is not None and stop != stop_reason:
+    if stop_kept(stop_reason, stop):
         hints["stop_reason"] = stop_reason
     return Response(
         id=need_str(got, "id", ""),
@@ -101,3 +102,8 @@ def reply_reasoning(part: Reasoning) -> Json | None:
     if not part.text and part.signature is None:
         return None
     return {"type": "thinking", "thinking": part.text, "signature": part.signature or ""}
+
+
+def count_tokens_body(tokens: int) -> Json:
+    """The reply of ``POST /v1/messages/count_tokens``: the request's prompt tokens."""
+    return {"input_tokens": tokens}

@@ -24,6 +24,7 @@ from typing import Any
 
 from skillstate.conversation import (
     Delta,
+    ErrorKind,
     Event,
     Failure,
     Finish,
@@ -40,7 +41,12 @@ from skillstate.conversation import (
 from skillstate.jsonio import dumps_str, loads
 from skillstate.protocols.anthropic_messages.blocks import WIRE
 from skillstate.protocols.anthropic_messages.errors import failure
-from skillstate.protocols.anthropic_messages.usage import decode_stop, read_counts, to_usage
+from skillstate.protocols.anthropic_messages.usage import (
+    decode_stop,
+    read_counts,
+    stop_kept,
+    to_usage,
+)
 from skillstate.protocols.sse import SSEEvent
 
 _START_KEYS = ("id", "model", "content", "usage", "stop_reason", "stop_sequence")
@@ -78,7 +84,7 @@ class MessagesStreamDecoder:
 
     def close(self) -> list[Event]:
         if self._started and not self._ended:
-            return [self._fail(Failure("the upstream stream ended early", "api_error", 502))]
+            return [self._fail(Failure("the upstream stream ended early", ErrorKind.UPSTREAM, 502))]
         return []
 
     def _fail(self, event: Failure) -> Failure:
@@ -170,7 +176,7 @@ class MessagesStreamDecoder:
             self._usage_extra = {**self._usage_extra, **usage_extra}  # Start's stays as it was
         raw = delta.get("stop_reason")
         stop = decode_stop(raw if isinstance(raw, str) else None)
-        extra = {k: v for k, v in delta.items() if k != "stop_reason" or stop != raw}
+        extra = {k: v for k, v in delta.items() if k != "stop_reason" or stop_kept(raw, stop)}
         if self._usage_extra:
             extra["usage"] = self._usage_extra
         self._ended = True

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from skillstate.conversation import (
     Delta,
+    ErrorKind,
     Event,
     Failure,
     Finish,
@@ -109,7 +110,7 @@ class MessagesStreamEncoder:
         if self._finishing:
             return self._end()
         if self._started:
-            return self.encode(Failure("the upstream stream ended early", "api_error", 502))
+            return self.encode(Failure("the upstream stream ended early", ErrorKind.UPSTREAM, 502))
         return b""
 
     def _start(self, event: Start) -> bytes:

@@ -11,12 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 from skillstate.conversation import Json, ProtocolError, Tool
+from skillstate.protocols.anthropic_messages.cache import cache_json, decode_cache
 from skillstate.protocols.anthropic_messages.fields import (
     merged,
     need_list,
     need_obj,
     need_str,
-    opt_obj,
     opt_str,
     split,
 )
@@ -34,19 +34,27 @@ def _decode_tool(value: Any, path: str) -> Tool:
     kind = tool.get("type")
     if kind is None or kind == "custom":
         got, extra = split(tool, _FUNCTION_KEYS)
+        hints: Json = {"type": True} if "type" in got else {}
         return Tool(
             name=need_str(got, "name", path),
             description=opt_str(got, "description", path),
             parameters=need_obj(got.get("input_schema"), f"{path}.input_schema"),
-            cache=opt_obj(got, "cache_control", path),
+            cache=decode_cache(got, path, hints),
             extra=extra,
-            hints={"type": True} if "type" in got else {},
+            hints=hints,
         )
     got, extra = split(tool, ("type", "cache_control"))
     kind = need_str(got, "type", path)
     name = extra.get("name")
-    cache = opt_obj(got, "cache_control", path)
-    return Tool(name=name if isinstance(name, str) else kind, kind=kind, cache=cache, extra=extra)
+    hints = {}
+    cache = decode_cache(got, path, hints)
+    return Tool(
+        name=name if isinstance(name, str) else kind,
+        kind=kind,
+        cache=cache,
+        extra=extra,
+        hints=hints,
+    )
 
 
 def encode_tool(tool: Tool, native: bool) -> Json:
@@ -68,8 +76,9 @@ def encode_tool(tool: Tool, native: bool) -> Json:
         raise ProtocolError(
             f"tool {tool.name!r} of kind {tool.kind!r} has no equivalent on anthropic-messages"
         )
-    if tool.cache is not None:
-        out["cache_control"] = tool.cache
+    cache = cache_json(tool, native)
+    if cache is not None:
+        out["cache_control"] = cache
     return merged(out, tool.extra) if native else out
 
 

@@ -68,26 +68,47 @@ def encode_usage(usage: Usage, keys: Collection[str], extra: Json | None = None)
     return merged(out, extra) if extra else out
 
 
-_STOPS: frozenset[str] = frozenset(
-    ("end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "pause_turn")
-)
+#: this wire's stop reason -> canonical (``model_context_window_exceeded`` is a length stop)
+STOPS: dict[str, StopReason] = {
+    "end_turn": StopReason.END,
+    "tool_use": StopReason.TOOL_CALLS,
+    "max_tokens": StopReason.LENGTH,
+    "stop_sequence": StopReason.STOP_SEQUENCE,
+    "refusal": StopReason.REFUSAL,
+    "pause_turn": StopReason.PAUSE,
+    "model_context_window_exceeded": StopReason.LENGTH,
+}
+#: canonical -> this wire's stop reason; ``ERROR`` has no word here and is ``end_turn``
+REASONS: dict[StopReason, str] = {
+    StopReason.END: "end_turn",
+    StopReason.TOOL_CALLS: "tool_use",
+    StopReason.LENGTH: "max_tokens",
+    StopReason.STOP_SEQUENCE: "stop_sequence",
+    StopReason.REFUSAL: "refusal",
+    StopReason.PAUSE: "pause_turn",
+    StopReason.ERROR: "end_turn",
+}
 
 
 def decode_stop(value: Any, path: str = "stop_reason") -> StopReason | None:
-    """The canonical stop reason. ``model_context_window_exceeded`` counts as ``max_tokens``;
-    a reason this adapter does not know as ``end_turn`` (callers keep the raw value)."""
+    """The canonical stop reason; a reason this adapter does not know reads as ``END``
+    (callers keep the raw value, see ``stop_kept``)."""
     if value is None:
         return None
     if not isinstance(value, str):
         raise fail(path, "must be a string")
-    if value in _STOPS:
-        return value  # type: ignore[return-value]
-    return "max_tokens" if value == "model_context_window_exceeded" else "end_turn"
+    return STOPS.get(value, StopReason.END)
 
 
 def encode_stop(stop: StopReason | None, raw: Any = None) -> str:
     """This wire's stop reason: the raw one decoded earlier while it still means ``stop``;
-    ``error`` (which this wire has no word for) and an unknown reason become ``end_turn``."""
+    no reason is ``end_turn``."""
     if isinstance(raw, str) and decode_stop(raw) == stop:
         return raw
-    return stop if stop is not None and stop in _STOPS else "end_turn"
+    return "end_turn" if stop is None else REASONS[stop]
+
+
+def stop_kept(raw: Any, stop: StopReason | None) -> bool:
+    """Whether the raw ``stop_reason`` must be kept beside ``stop`` (the value it decoded to)
+    to re-encode as sent: a reason this wire's table does not give back."""
+    return raw is not None and encode_stop(stop) != raw

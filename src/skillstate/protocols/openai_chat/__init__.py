@@ -9,6 +9,7 @@ from __future__ import annotations
 from skillstate.conversation import Request, Wire
 from skillstate.protocols import Adapter
 from skillstate.protocols.openai_chat.errors import decode_error, error_body
+from skillstate.protocols.openai_chat.params import ask_usage
 from skillstate.protocols.openai_chat.request import decode_request, encode_request
 from skillstate.protocols.openai_chat.response import decode_response, encode_response
 from skillstate.protocols.openai_chat.stream_decode import ChatStreamDecoder
@@ -25,6 +26,11 @@ def stream_encoder(request: Request | None) -> ChatStreamEncoder:
     return ChatStreamEncoder(request)
 
 
+def response_id(token: str) -> str:
+    """A completion id in this wire's shape, for a response the gateway writes itself."""
+    return "chatcmpl-" + token
+
+
 ADAPTER = Adapter(
     wire=Wire.CHAT,
     path=PATH,
@@ -36,6 +42,8 @@ ADAPTER = Adapter(
     stream_encoder=stream_encoder,
     error_body=error_body,
     decode_error=decode_error,
+    response_id=response_id,
+    for_upstream=ask_usage,
 )
 
 __all__ = [
@@ -43,12 +51,14 @@ __all__ = [
     "PATH",
     "ChatStreamDecoder",
     "ChatStreamEncoder",
+    "ask_usage",
     "decode_error",
     "decode_request",
     "decode_response",
     "encode_request",
     "encode_response",
     "error_body",
+    "response_id",
     "stream_decoder",
     "stream_encoder",
 ]

@@ -6,12 +6,14 @@ both, the other stays in ``extra``). A request of another wire gets ``max_comple
 the name OpenAI's current models require. ``stop`` may be a string (hint ``stop_string``) or a
 list. ``reasoning_effort`` is ``Params.effort``; another wire's thinking budget without an
 effort is given the nearest effort level. With ``stream: true`` a request of another wire always
-asks for ``stream_options.include_usage``, so the gateway can account the usage; a request of
-this wire that a lane turned to non-streaming loses its ``stream_options``.
+asks for ``stream_options.include_usage``, so the gateway can account the usage, and so does
+one of this wire that the gateway sends on its own behalf (``ask_usage``); a request of this
+wire that a lane turned to non-streaming loses its ``stream_options``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from skillstate.conversation import Json, Params, Request, Wire
@@ -109,6 +111,19 @@ def encode_params(req: Request, body: Json) -> None:
     f.put(body, "tool_choice", _tool_choice(req, hints), nulls)
     f.put(body, "parallel_tool_calls", params.parallel_tool_calls, nulls)
     f.put(body, "reasoning_effort", params.effort or _effort_for(params.thinking_budget), nulls)
+
+
+def ask_usage(req: Request) -> Request:
+    """``req`` asking for the stream's usage, for a request the gateway reads the reply of
+    itself (the client's stream encoder still sends the client only what it asked for). A
+    request of another wire asks already (see ``encode_params``)."""
+    if not req.params.stream or req.source is not Wire.CHAT:
+        return req
+    options = req.extra.get("stream_options")
+    if isinstance(options, dict) and options.get("include_usage"):
+        return req
+    merged = {**(options if isinstance(options, dict) else {}), "include_usage": True}
+    return dataclasses.replace(req, extra={**req.extra, "stream_options": merged})
 
 
 def _tool_choice(req: Request, hints: Json) -> Any:

@@ -13,29 +13,33 @@ from typing import Any
 
 from skillstate.conversation import Json, StopReason, Usage
 
+#: this wire's finish reason -> canonical
 _STOP: dict[str, StopReason] = {
-    "stop": "end_turn",
-    "length": "max_tokens",
-    "tool_calls": "tool_use",
-    "function_call": "tool_use",
-    "content_filter": "refusal",
+    "stop": StopReason.END,
+    "length": StopReason.LENGTH,
+    "tool_calls": StopReason.TOOL_CALLS,
+    "function_call": StopReason.TOOL_CALLS,
+    "content_filter": StopReason.REFUSAL,
 }
+#: canonical -> this wire's finish reason (a stop sequence, a pause and an error are ``stop``)
 _FINISH: dict[StopReason, str] = {
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "pause_turn": "stop",
-    "max_tokens": "length",
-    "tool_use": "tool_calls",
-    "refusal": "content_filter",
-    "error": "stop",
+    StopReason.END: "stop",
+    StopReason.STOP_SEQUENCE: "stop",
+    StopReason.PAUSE: "stop",
+    StopReason.LENGTH: "length",
+    StopReason.TOOL_CALLS: "tool_calls",
+    StopReason.REFUSAL: "content_filter",
+    StopReason.ERROR: "stop",
 }
 
 
 def stop_reason(finish_reason: Any) -> StopReason | None:
-    """The canonical stop reason; a reason this wire does not define reads as ``end_turn``."""
+    """The canonical stop reason; a reason this wire does not define reads as ``END``."""
     if finish_reason is None:
         return None
-    return _STOP.get(finish_reason, "end_turn") if isinstance(finish_reason, str) else "end_turn"
+    if not isinstance(finish_reason, str):
+        return StopReason.END
+    return _STOP.get(finish_reason, StopReason.END)
 
 
 def finish_reason(reason: StopReason | None, original: Any = None) -> Any:

@@ -23,6 +23,11 @@ def stream_encoder(request: Request | None) -> ResponsesStreamEncoder:
     return ResponsesStreamEncoder(request)
 
 
+def response_id(token: str) -> str:
+    """A response id in this wire's shape, for a response the gateway writes itself."""
+    return "resp_" + token
+
+
 ADAPTER = Adapter(
     wire=Wire.RESPONSES,
     path="/v1/responses",
@@ -34,6 +39,7 @@ ADAPTER = Adapter(
     stream_encoder=stream_encoder,
     error_body=error_body,
     decode_error=decode_error,
+    response_id=response_id,
 )
 
 __all__ = [
@@ -46,6 +52,7 @@ __all__ = [
     "encode_request",
     "encode_response",
     "error_body",
+    "response_id",
     "stream_decoder",
     "stream_encoder",
 ]

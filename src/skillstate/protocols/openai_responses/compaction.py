@@ -44,6 +44,11 @@ def is_trigger(part: Part) -> bool:
     return isinstance(part, Opaque) and part.wire is Wire.RESPONSES and _type(part) == TRIGGER
 
 
+def compaction_id(token: str) -> str:
+    """A compaction item id in this wire's shape, for an item the gateway writes itself."""
+    return "cmp_" + token
+
+
 def summary_item(summary: str, item_id: str) -> Json:
     """The compaction item holding ``summary``, as Codex stores and resends it."""
     encoded = base64.urlsafe_b64encode(summary.encode()).decode()

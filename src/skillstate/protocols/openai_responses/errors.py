@@ -6,13 +6,14 @@ no error type.
 
 from __future__ import annotations
 
+from skillstate.conversation import ErrorKind
 from skillstate.protocols.openai_errors import PAIRS, STATUS, decode_error, error_body, kind_of
 
 
-def event_code(kind: str) -> str:
+def event_code(kind: ErrorKind) -> str:
     """The ``code`` of a stream ``error`` event for ``kind``: OpenAI's code, else its type, so
     that ``kind_of`` reads every kind back from the code alone."""
-    error_type, code = PAIRS.get(kind, PAIRS["api_error"])
+    error_type, code = PAIRS.get(kind, PAIRS[ErrorKind.UPSTREAM])
     return code or error_type
 
 

@@ -4,9 +4,9 @@
 and those written to the cache (``cache_write_tokens``), which is the canonical contract;
 ``output_tokens`` counts ``output_tokens_details.reasoning_tokens``.
 
-Stop reasons: ``completed`` is ``tool_use`` when the output holds a function or custom tool call
-and ``end_turn`` otherwise; ``incomplete`` is ``max_tokens`` (reason ``max_output_tokens``) or
-``refusal`` (reason ``content_filter``); ``failed`` and ``cancelled`` are ``error``.
+Stop reasons: ``completed`` is ``TOOL_CALLS`` when the output holds a function or custom tool
+call and ``END`` otherwise; ``incomplete`` is ``LENGTH`` (reason ``max_output_tokens``) or
+``REFUSAL`` (reason ``content_filter``); ``failed`` and ``cancelled`` are ``ERROR``.
 """
 
 from __future__ import annotations
@@ -52,22 +52,22 @@ def encode_usage(usage: Usage) -> Json:
 
 def stop_reason(status: object, incomplete: object, has_call: bool) -> StopReason | None:
     if status == "completed":
-        return "tool_use" if has_call else "end_turn"
+        return StopReason.TOOL_CALLS if has_call else StopReason.END
     if status == "incomplete":
         reason = incomplete.get("reason") if isinstance(incomplete, dict) else None
-        return "refusal" if reason == "content_filter" else "max_tokens"
+        return StopReason.REFUSAL if reason == "content_filter" else StopReason.LENGTH
     if status in ("failed", "cancelled"):
-        return "error"
+        return StopReason.ERROR
     return None
 
 
 def status_for(stop: StopReason | None) -> tuple[str, Json | None]:
     """``(status, incomplete_details)`` for a canonical stop reason."""
-    if stop == "max_tokens":
+    if stop is StopReason.LENGTH:
         return "incomplete", {"reason": "max_output_tokens"}
-    if stop == "refusal":
+    if stop is StopReason.REFUSAL:
         return "incomplete", {"reason": "content_filter"}
-    if stop == "error":
+    if stop is StopReason.ERROR:
         return "failed", None
     return "completed", None
 
