@@ -13,11 +13,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-#: Why the fake model stopped, in canonical words; each wire renders it in its own.
+#: Why the fake model stopped, in the fake's own words (Anthropic's); each wire renders it in its
+#: own. Not the gateway's ``StopReason``: the fake keeps its own copy of every wire.
 Stop = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal"]
 
-#: The canonical error kinds (the same list as ``skillstate.protocols.ERROR_KINDS``, kept here so
-#: the fake does not depend on the adapters it is used to test).
+#: The fake's error kinds, named as Anthropic names them (not the gateway's ``ErrorKind``: the
+#: fake does not depend on the model and adapters it is used to test).
 ERROR_KINDS = (
     "invalid_request_error",
     "authentication_error",
