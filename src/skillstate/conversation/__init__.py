@@ -9,6 +9,7 @@ from skillstate.conversation.events import (
     PartEnd,
     PartStart,
     Start,
+    events_of,
 )
 from skillstate.conversation.model import (
     ArchiveRef,
@@ -62,4 +63,5 @@ __all__ = [
     "ToolResult",
     "Usage",
     "Wire",
+    "events_of",
 ]

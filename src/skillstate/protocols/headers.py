@@ -89,17 +89,46 @@ def upstream_headers(
     return out
 
 
-def response_headers(upstream: Mapping[str, str], *, same_wire: bool) -> dict[str, str]:
-    """Upstream response headers worth relaying (request ids, rate limits) on the same wire."""
-    if not same_wire:
-        return {}
+def response_headers(
+    upstream: Mapping[str, str], *, upstream_wire: Wire, client_wire: Wire
+) -> dict[str, str]:
+    """The upstream's response headers fit for the client. The same wire relays them all but
+    framing and hop-by-hop ones; across wires only what a client acts on crosses (the request
+    id, ``retry-after``, rate limits), under the client wire's name where it has one, else
+    under the upstream's own (a header a client does not know is harmless)."""
     out: dict[str, str] = {}
+    same = upstream_wire is client_wire
     for name, value in upstream.items():
         lower = name.lower()
         if lower in _RESPONSE_NEVER or lower == "content-type":
             continue
-        out[name] = value
+        if same:
+            out[name] = value
+        elif lower in _PORTABLE or lower.startswith(_RATE_PREFIXES):
+            out[_renamed(lower, client_wire)] = value
     return out
+
+
+_PORTABLE = frozenset({"retry-after", "retry-after-ms", "request-id", "x-request-id"})
+_RATE_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-")
+
+#: (OpenAI name, Anthropic name) of the headers both families send, meaning the same. The
+#: reset headers differ in form (OpenAI: a duration, Anthropic: a timestamp), so they keep
+#: their own names.
+_EQUIVALENT = (
+    ("x-request-id", "request-id"),
+    ("x-ratelimit-limit-requests", "anthropic-ratelimit-requests-limit"),
+    ("x-ratelimit-remaining-requests", "anthropic-ratelimit-requests-remaining"),
+    ("x-ratelimit-limit-tokens", "anthropic-ratelimit-tokens-limit"),
+    ("x-ratelimit-remaining-tokens", "anthropic-ratelimit-tokens-remaining"),
+)
+_TO_ANTHROPIC = dict(_EQUIVALENT)
+_TO_OPENAI = {anthropic: openai for openai, anthropic in _EQUIVALENT}
+
+
+def _renamed(lower: str, client_wire: Wire) -> str:
+    names = _TO_ANTHROPIC if client_wire is Wire.MESSAGES else _TO_OPENAI
+    return names.get(lower, lower)
 
 
 def _lower_get(headers: Mapping[str, str], name: str) -> str | None:

@@ -75,17 +75,23 @@ def state_json(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
 
-def sigma_message(snapshot: Json, spans: Sequence[SpanRef], schema: StateSchema) -> Message:
+def sigma_message(
+    snapshot: Json,
+    spans: Sequence[SpanRef],
+    schema: StateSchema,
+    names: tuple[str, str] = (SKILL_STATE_TOOL, RECALL_TOOL),
+) -> Message:
     """The Σ message that stands in for the collapsed spans: a short header naming what it
-    replaced, where the exact originals are and how to use the internal tools, then Σ in a
-    fenced ``json`` block."""
+    replaced, where the exact originals are and how to use the internal tools (offered under
+    ``names``: skill_state's, recall's), then Σ in a fenced ``json`` block."""
+    skill_state, recall = names
     replaced = "; ".join(_span_text(span) for span in spans) or "no earlier messages"
     unset = [key for key in schema.keys if key not in snapshot]
     lines = [
         f"{NOTE_LABEL} Session state Σ, kept by the skillstate gateway in place of earlier "
         f"messages. Replaced: {replaced}.",
-        f"`{RECALL_TOOL}` fetches archived messages exactly, by `ref` or by `query`. "
-        f"`{SKILL_STATE_TOOL}` updates Σ with a JSON Merge Patch: null deletes a key; "
+        f"`{recall}` fetches archived messages exactly, by `ref` or by `query`. "
+        f"`{skill_state}` updates Σ with a JSON Merge Patch: null deletes a key; "
         "collections are objects keyed by short slugs.",
     ]
     if unset:
@@ -159,7 +165,10 @@ def render_hybrid(
     """
     _check_ranges(request.messages, head, tail, collapsed=bool(spans))
     if spans:
-        sigma = sigma_message(snapshot, spans, schema)
+        names = (SKILL_STATE_TOOL, RECALL_TOOL)
+        if len(internal_tools) == 2:  # as offered: renamed where the client has the name
+            names = (internal_tools[0].name, internal_tools[1].name)
+        sigma = sigma_message(snapshot, spans, schema, names)
         messages = [*request.messages[head.start : head.stop], sigma]
         messages += request.messages[tail.start : tail.stop]
         if cache_markers:
