@@ -22,6 +22,7 @@ from skillstate.pipeline.lane import Lane
 from skillstate.pipeline.state_lane import StateLane
 from skillstate.server.app import build_app
 from skillstate.server.context import GatewayContext
+from skillstate.server.history import ResponseHistory
 from skillstate.state.engine import EngineConfig, StateEngine
 from skillstate.state.mode import Mode
 from skillstate.state.schema import StateSchema
@@ -89,6 +90,7 @@ async def running(settings: Settings, *, port: int | None = None) -> AsyncIterat
         log.warning("state kept in memory only: %s", stores.degraded)
     context.engine = build_engine(settings, stores)
     context.lanes = build_lanes(settings, context.engine)
+    context.history = ResponseHistory(stores.archive)
     runner = web.AppRunner(build_app(context), handler_cancellation=True, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, settings.host, settings.port if port is None else port)

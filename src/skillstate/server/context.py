@@ -8,6 +8,7 @@ from aiohttp import web
 
 from skillstate.exchange import Observer
 from skillstate.pipeline.lane import Lane
+from skillstate.server.history import ResponseHistory
 from skillstate.state.engine import StateEngine
 from skillstate.state.mode import Mode
 from skillstate.upstream.client import UpstreamClient
@@ -23,6 +24,7 @@ class GatewayContext:
     engine: StateEngine | None = None
     mode: Mode = Mode.OFF
     lanes: list[Lane] = field(default_factory=list)
+    history: ResponseHistory | None = None
     """The ordered lane list every generation request runs through (``gateway.build_lanes``)."""
 
 

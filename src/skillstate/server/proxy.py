@@ -9,17 +9,21 @@ without an upstream call.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 
 from aiohttp import web
 
+from skillstate import jsonio
 from skillstate.conversation import Wire
 from skillstate.pipeline import LaneContext, PipelineResult, run_lanes
+from skillstate.protocols.openai_responses.history import not_found
 from skillstate.server import relay
 from skillstate.server.context import GATEWAY, GatewayContext
 from skillstate.server.errors import error_response
 from skillstate.server.forward import Forward, exchange_for, notify_local
+from skillstate.server.history import ResponseHistory, UnknownResponse
 from skillstate.server.inbound import (
     Inbound,
     Refusal,
@@ -28,6 +32,7 @@ from skillstate.server.inbound import (
     request_mode,
     session_headers,
 )
+from skillstate.server.sessions import SessionId
 from skillstate.server.turn import Turn, answer_locally
 from skillstate.state.mode import Mode
 
@@ -41,10 +46,20 @@ async def handle_generation(http: web.Request, wire: Wire) -> web.StreamResponse
     except Refusal as refusal:
         return error_response(wire, refusal.status, refusal.message, kind=refusal.kind)
     upstream = gateway.router.route(inbound.request.model)
+    target = upstream.wire_for(wire) if upstream is not None else wire
+    client = inbound.request
+    if target is not wire and gateway.history is not None:
+        try:
+            await _continue(gateway.history, inbound)
+        except UnknownResponse as unknown:
+            body = jsonio.dumps(not_found(unknown.response_id))
+            headers = session_headers(inbound, upstream)
+            return web.Response(
+                status=404, body=body, headers=headers, content_type="application/json"
+            )
     ours = session_headers(inbound, upstream)
     if upstream is None:
         return _no_upstream(gateway, inbound, ours)
-    target = upstream.wire_for(wire)
     if target is not wire:
         ours["x-skillstate-translated"] = f"{wire.value}->{target.value}"
     mode = request_mode(http, gateway.mode)
@@ -68,11 +83,21 @@ async def handle_generation(http: web.Request, wire: Wire) -> web.StreamResponse
     exchange.lanes = lanes.header()
     forward = Forward(gateway, http, upstream, wire, target, exchange)
     if same and lanes.followup is None:
-        return await relay.pass_through(
-            forward, inbound.raw, inbound.request, ours, http.query_string
+        return await relay.pass_through(forward, inbound.raw, client, ours, http.query_string)
+    turn = Turn(forward, client, ours, lanes.followup, http.query_string)
+    if wire is Wire.RESPONSES and target is not wire and gateway.history is not None:
+        turn.remember = functools.partial(
+            gateway.history.keep, inbound.request, session=inbound.session.id
         )
-    turn = Turn(forward, inbound.request, ours, lanes.followup, http.query_string)
     return await turn.serve(lanes.request)
+
+
+async def _continue(history: ResponseHistory, inbound: Inbound) -> None:
+    """Write out the conversation a ``previous_response_id`` names; the continuation keeps the
+    session of what it continues unless the client named its own."""
+    inbound.request, session = await history.expand(inbound.request)
+    if session is not None and inbound.session.source == "fingerprint":
+        inbound.session = SessionId(session, "previous-response")
 
 
 async def _lanes(

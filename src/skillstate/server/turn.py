@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
@@ -64,6 +65,8 @@ class Turn:
     headers: dict[str, str]
     followup: Followup | None = None
     query: str = ""
+    remember: Callable[[Response], Awaitable[None]] | None = None
+    """Keeps the reply for a later ``previous_response_id`` (``server.history``)."""
 
     async def serve(self, outbound: Request) -> web.StreamResponse:
         policy = self.followup.policy if self.followup is not None else Policy()
@@ -94,9 +97,12 @@ class Turn:
         return rounds.checked(await followup.check(step.response))
 
     async def _finish(self, response: Response) -> None:
+        """Commit what the reply means before the client has all of it, so its next request
+        sees it. Shielded: a client that goes away meanwhile does not cancel the work."""
         if self.followup is not None:
-            # Shielded: a client that goes away meanwhile does not cancel the state work.
             await asyncio.shield(self.followup.finish(response))
+        if self.remember is not None:
+            await asyncio.shield(self.remember(response))
 
     # --- JSON -----------------------------------------------------------------------------
 
