@@ -20,6 +20,7 @@ from internal_tools_clients import DRIVERS, Driver
 from skillstate.conversation import Request, Wire
 from skillstate.gateway import RunningGateway
 from skillstate.pipeline import LaneContext, LaneOutcome
+from skillstate.state.rounds import Policy as RoundPolicy
 from skillstate.testing import Reply, ScriptedCall, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
 from skillstate.testing.policies import Policy, Script
@@ -325,3 +326,38 @@ async def test_each_request_is_one_log_line_at_debug(
     ):
         assert piece in line, line
     assert "in=" in line and "out=" in line and "in=0 " not in line
+
+
+@dataclass
+class FailingFollowup:
+    """A lane's follow-up whose commit fails after the client's stream has begun."""
+
+    policy: Any = None
+
+    async def answer(self, call: Any) -> str:
+        return ""
+
+    async def check(self, response: Any) -> str | None:
+        return None
+
+    async def finish(self, response: Any) -> None:
+        raise RuntimeError("the commit failed")
+
+
+class FailsAfterTheFirstByte:
+    name = "late"
+
+    async def __call__(self, request: Request, context: LaneContext) -> LaneOutcome:
+        return LaneOutcome(request, followup=FailingFollowup(RoundPolicy()))
+
+
+@over_pairs
+async def test_a_gateway_failure_after_the_first_byte_ends_the_stream_in_the_wire(
+    pair: tuple[str, str],
+) -> None:
+    async with rigged(pair, True, Script([Reply(text="Visible")])) as rig:
+        rig.gateway.context.lanes.append(FailsAfterTheFirstByte())
+        got = await rig.post("off")
+    assert got.status == 200
+    assert "Visible" in got.text and "internal gateway error" in got.text
+    assert "HTTP/1.1" not in got.text

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
@@ -35,6 +36,8 @@ from skillstate.server.client_stream import ClientStream
 from skillstate.server.errors import error_response, failure_response
 from skillstate.server.forward import Forward, Outbound, Reply, UpstreamFailure
 from skillstate.state.rounds import Answer, Check, Done, Policy, Rounds, Send, Step
+
+log = logging.getLogger("skillstate.turn")
 
 
 def upstream_body(request: Request, target: Wire) -> tuple[bytes, list[str]]:
@@ -133,19 +136,29 @@ class Turn:
 
     async def _stream(self, rounds: Rounds) -> web.StreamResponse:
         stream = ClientStream(self.forward.http, self.client.source, self.client, self.headers)
-        step: Step = rounds.first()
         try:
-            while not isinstance(step, Done):
-                if isinstance(step, Send):
-                    await self._stream_round(stream, rounds, self._outbound(step.request))
-                    step = rounds.ended()
-                else:
-                    step = await self._step(step, rounds)
+            return await self._stream_rounds(stream, rounds)
         except UpstreamFailure as failure:
             self.forward.done(failure.status, None, failure.message)
             if not stream.opened:
                 return failure_response(self.client.source, failure, self.headers)
             return await stream.fail(failure.status, failure.kind, failure.message)
+        except Exception:
+            if not stream.opened:
+                raise  # the error middleware answers with a 500 in the client's wire
+            # Bytes are out: the stream must end in the wire's own way, never half-written.
+            log.exception("the gateway failed mid-stream")
+            self.forward.done(500, None, "internal gateway error mid-stream")
+            return await stream.fail(500, "api_error", "internal gateway error; see its log")
+
+    async def _stream_rounds(self, stream: ClientStream, rounds: Rounds) -> web.StreamResponse:
+        step: Step = rounds.first()
+        while not isinstance(step, Done):
+            if isinstance(step, Send):
+                await self._stream_round(stream, rounds, self._outbound(step.request))
+                step = rounds.ended()
+            else:
+                step = await self._step(step, rounds)
         await self._finish(step.response)
         await stream.send(rounds.closing())
         self.forward.exchange_rounds(rounds.rounds + 1)
