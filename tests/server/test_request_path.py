@@ -5,10 +5,12 @@ gateway, an aiohttp client."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import itertools
 import json
 import logging
+import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -361,3 +363,68 @@ async def test_a_gateway_failure_after_the_first_byte_ends_the_stream_in_the_wir
     assert got.status == 200
     assert "Visible" in got.text and "internal gateway error" in got.text
     assert "HTTP/1.1" not in got.text
+
+
+# --- an upstream connection that breaks mid-stream -----------------------------------------
+
+
+class Truncating:
+    """A loopback upstream that sends the first ``cut`` bytes of a real stream body, then drops
+    the connection without ending the chunked body (what a crashed provider does)."""
+
+    def __init__(self, body: bytes, cut: int) -> None:
+        self.body, self.cut = body, cut
+        self.server: asyncio.Server | None = None
+
+    async def __aenter__(self) -> str:
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        port = self.server.sockets[0].getsockname()[1]
+        return f"http://127.0.0.1:{port}"
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self.server is not None
+        self.server.close()
+        await self.server.wait_closed()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1))  # type: ignore[union-attr]
+        await reader.readexactly(length)
+        part = self.body[: self.cut]
+        writer.write(
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+            b"transfer-encoding: chunked\r\n\r\n" + f"{len(part):x}\r\n".encode() + part + b"\r\n"
+        )
+        await writer.drain()
+        await asyncio.sleep(0.3)  # the client has what was sent before the connection dies
+        writer.transport.abort()
+
+
+@over_pairs
+@over_modes
+async def test_an_upstream_that_drops_the_connection_mid_stream(
+    pair: tuple[str, str], mode: str
+) -> None:
+    client, upstream = pair
+    async with ScriptedUpstream(Script([Reply(text="Halfway there and more")])) as up:
+        body = DRIVERS[upstream].body("Look up k1.", [], stream=True)
+        async with (
+            aiohttp.ClientSession() as session,
+            session.post(up.url + DRIVERS[upstream].path, json=body) as r,
+        ):
+            full = await r.read()
+    # Past the whole event that carries the first text, into the next one.
+    cut = full.index(b"\n\n", full.index(b"Halfway")) + 20
+    async with Truncating(full, cut) as url, gateway_for(url, wire=upstream) as gw:
+        rig = Rig(up, gw, DRIVERS[client], True)
+        got = await rig.post(mode)
+    assert got.status == 200
+    assert "Halfway" in got.text
+    assert "stream broke" in got.text  # the client wire's own error event says why
+    assert "HTTP/1.1" not in got.text
+    if client == "openai-chat":
+        assert got.text.rstrip().endswith("data: [DONE]")
+    elif client == "anthropic-messages":
+        assert "event: error" in got.text
+    else:
+        assert got.text.count("event: response.created") == 1  # no second opening before the error

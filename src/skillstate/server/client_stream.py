@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from aiohttp import web
 
-from skillstate.conversation import Event, Failure, PartStart, Request, ToolCall, Wire
+from skillstate.conversation import Event, Failure, PartStart, Request, Start, ToolCall, Wire
 from skillstate.protocols import StreamEncoder, adapter
 from skillstate.protocols.portable import namespace_map, restore_namespace
 
@@ -46,8 +46,14 @@ class ClientStream:
     async def send(self, events: Iterable[Event]) -> None:
         await self.write(b"".join(self._encoder.encode(self._restored(e)) for e in events))
 
-    async def fail(self, status: int, kind: str, message: str) -> web.StreamResponse:
-        """End the stream with the client wire's error event."""
+    async def fail(
+        self, status: int, kind: str, message: str, *, relayed: bool = False
+    ) -> web.StreamResponse:
+        """End the stream with the client wire's error event. ``relayed``: what went before was
+        the upstream's own bytes, which opened the stream already, so the encoder adds nothing
+        but its error event."""
+        if relayed:
+            self._encoder.encode(Start(id="", model=""))  # the opening the client already has
         failure = Failure(message=message, kind=kind, status=status)
         await self.write(self._encoder.encode(failure) + self._encoder.close())
         return await self.end()

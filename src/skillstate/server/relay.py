@@ -52,7 +52,7 @@ async def _stream(
         forward.done(reply.status, observer.close(), failure.message)
         if not stream.opened:
             return failure_response(client.source, failure, headers)
-        return await stream.fail(failure.status, failure.kind, failure.message)
+        return await stream.fail(failure.status, failure.kind, failure.message, relayed=True)
     response = observer.close()
     note = f"stream observer stopped: {observer.broken}" if observer.broken else None
     forward.done(reply.status, response, note)
