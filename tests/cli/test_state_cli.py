@@ -48,7 +48,12 @@ def patching(request: RecordedRequest) -> Reply:
     messages = request.json["messages"]
     if messages[-1]["role"] == "tool":
         return Reply(text="noted")
-    step = messages[-1]["content"]
+    # The newest user message of the client's own, not the gateway's tail note.
+    step = next(
+        m["content"]
+        for m in reversed(messages)
+        if m["role"] == "user" and not m["content"].startswith("[skillstate]")
+    )
     return Reply(calls=[ScriptedCall("skill_state", {"patch": {"findings": {step: "seen"}}})])
 
 
