@@ -161,6 +161,14 @@ def test_show_prints_pretty_json_and_json_prints_it_compact(served: Served) -> N
     assert jsonio.loads(compact.stdout) == body
 
 
+def test_list_shows_the_step_sigma_holds(served: Served) -> None:
+    served.steps("counted", "c1", "c2", "c3")
+    [row] = state("list", "--url", served.url).stdout.splitlines()[1:]
+    shown = json.loads(state("show", "counted", "--url", served.url, "--json").stdout)
+    assert row.split()[:2] == ["counted", str(shown["state"]["step"])]
+    assert shown["state"]["step"] == shown["step"] == 3  # three replies so far
+
+
 def test_collapse_then_the_next_request_carries_the_sigma_message(served: Served) -> None:
     served.steps("long", "l1", "l2", "l3")
     result = state("collapse", "long", "--url", served.url)
