@@ -177,7 +177,9 @@ async def test_reset_forgets_the_state_epoch_and_archive_index(rig: Rig) -> None
     await rig.step("three", "r5")
     assert not carries_sigma(rig.last_upstream_messages())  # the epoch is gone
     _, shown = await rig.call("GET", "/state", session="three")
-    assert shown["step"] == 1 and shown["epoch"] is None and shown["archive"] == []
+    assert shown["epoch"] is None and shown["archive"] == []
+    # Σ starts afresh, the conversation does not: its fifth reply is step 5.
+    assert shown["step"] == shown["state"]["step"] == 5
     assert set(shown["state"]["findings"]) == {"r5"}
 
 
