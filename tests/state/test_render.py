@@ -256,6 +256,12 @@ def test_without_spans_the_note_shows_sigma_whole_after_the_tool_results() -> No
     assert state_json(SNAPSHOT) in text and "skill_state" in text
 
 
+def test_the_sigma_note_names_skill_state_as_offered() -> None:
+    tools = [replace(skill_state_tool(SCHEMA), name="skillstate_skill_state"), recall_tool()]
+    out = render(conversation(), range(1), 1, spans=[], internal_tools=tools)
+    assert "`skillstate_skill_state`" in str(out.messages[-1].parts[0])
+
+
 def test_without_spans_there_are_no_changes_to_show() -> None:
     with pytest.raises(ValueError, match="Σ message to apply to"):
         render(conversation(), range(1), 1, spans=[], changes={"step": 1})

@@ -115,7 +115,13 @@ def _one_line(text: str) -> str:
     return line if len(line) <= SUMMARY_CHARS else line[: SUMMARY_CHARS - 1].rstrip() + "…"
 
 
-def tail_note(changes: Json, *, nudge: str | None, state: Json | None = None) -> Message | None:
+def tail_note(
+    changes: Json,
+    *,
+    nudge: str | None,
+    state: Json | None = None,
+    skill_state: str = SKILL_STATE_TOOL,
+) -> Message | None:
     """The note after the verbatim turns: the Σ changes since the snapshot (a merge patch of
     the Σ message's state) and the stale nudge, either or both; ``None`` when neither.
 
@@ -123,12 +129,12 @@ def tail_note(changes: Json, *, nudge: str | None, state: Json | None = None) ->
     apply to: ``state`` is then Σ whole, shown in place of the changes, so that the model sees
     the state it is asked to update. An empty Σ is not shown, nor one holding nothing but
     ``step``: the seed keeps that count from the first request on, and it tells the model
-    nothing its own turns do not.
+    nothing its own turns do not. ``skill_state`` is the name that tool is offered under.
     """
     lines: list[str] = []
     if state and any(key != "step" for key in state):
         lines.append(
-            f"The session state Σ so far (update it with `{SKILL_STATE_TOOL}`: a JSON Merge "
+            f"The session state Σ so far (update it with `{skill_state}`: a JSON Merge "
             "Patch of what changed):\n```json\n" + state_json(state) + "\n```"
         )
     elif changes:
@@ -179,10 +185,10 @@ def render_hybrid(
     """
     _check_ranges(request.messages, head, tail, collapsed=bool(spans))
     _check_changes(changes, collapsed=bool(spans))
+    names = (SKILL_STATE_TOOL, RECALL_TOOL)
+    if len(internal_tools) == 2:  # as offered: renamed where the client has the name
+        names = (internal_tools[0].name, internal_tools[1].name)
     if spans:
-        names = (SKILL_STATE_TOOL, RECALL_TOOL)
-        if len(internal_tools) == 2:  # as offered: renamed where the client has the name
-            names = (internal_tools[0].name, internal_tools[1].name)
         sigma = sigma_message(snapshot, spans, schema, names)
         messages = [*request.messages[head.start : head.stop], sigma]
         messages += request.messages[tail.start : tail.stop]
@@ -190,7 +196,8 @@ def render_hybrid(
             messages = _place_marker(request, messages, sigma)
     else:
         messages = list(request.messages)
-    note = tail_note(changes, nudge=nudge, state=None if spans else snapshot)
+    shown = None if spans else snapshot
+    note = tail_note(changes, nudge=nudge, state=shown, skill_state=names[0])
     if note is not None and _may_append(messages):
         messages.append(note)
     return replace(request, messages=messages, tools=_with_tools(request.tools, internal_tools))
