@@ -94,9 +94,9 @@ async def running(settings: Settings, *, port: int | None = None) -> AsyncIterat
     runner = web.AppRunner(build_app(context), handler_cancellation=True, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, settings.host, settings.port if port is None else port)
-    await site.start()
-    bound = runner.addresses[0][1]
     try:
+        await site.start()  # a port in use fails here: the runner and stores still close
+        bound = runner.addresses[0][1]
         yield RunningGateway(f"http://{settings.host}:{bound}", context)
     finally:
         await runner.cleanup()
@@ -120,6 +120,8 @@ async def serve(settings: Settings) -> None:
     async with running(settings) as gateway:
         upstreams = gateway.context.router.upstreams
         log.info("skillstate listening on %s", gateway.url)
+        log.info("mode %s", settings.mode)
+        log.info("data directory %s", settings.data_dir)
         for up in upstreams:
             wire = up.wire.value if up.wire else "the client's own wire"
             log.info(

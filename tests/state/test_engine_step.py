@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from skillstate.conversation import Message, Request, Text, Tool, ToolCall, ToolResult, Wire
+from skillstate.conversation import (
+    Message,
+    Request,
+    Response,
+    Text,
+    Tool,
+    ToolCall,
+    ToolResult,
+    Wire,
+)
 from skillstate.state.engine import EngineConfig, StateEngine
 from skillstate.state.mode import Mode
 from skillstate.state.options import CollapseOptions
@@ -36,6 +45,52 @@ async def test_step_follows_the_loop_until_the_model_sets_it() -> None:
     assert prepared is not None
     await engine.finish(prepared, None)
     assert (await engine.store.load("s")).state["step"] == 40
+
+
+def _reply(n: int) -> Response:
+    call = ToolCall(f"c{n}", "run", '{"cmd": "true"}')
+    return Response("r", "m", Message("assistant", [call]), Wire.CHAT)
+
+
+async def _listed_step(engine: StateEngine) -> int:
+    [info] = await engine.store.list_sessions()
+    return info.step
+
+
+async def test_sigma_step_and_the_listed_step_name_the_same_step() -> None:
+    engine = StateEngine(
+        MemoryStateStore(),
+        MemoryArchiveStore(),
+        EngineConfig(schema=StateSchema.from_keys(None), options=CollapseOptions()),
+    )
+    # As a client sends them: request n holds the n - 1 steps before it; its reply is step n.
+    for n in (1, 2, 3):
+        prepared = await engine.prepare("s", _loop(n - 1), "hybrid", Wire.CHAT)
+        assert prepared is not None
+        await engine.finish(prepared, _reply(n))
+        assert (await engine.store.load("s")).state["step"] == n == await _listed_step(engine)
+    # A retried request is the same step again, not a new one.
+    prepared = await engine.prepare("s", _loop(2), "hybrid", Wire.CHAT)
+    assert prepared is not None
+    await engine.finish(prepared, _reply(3))
+    assert (await engine.store.load("s")).state["step"] == 3 == await _listed_step(engine)
+
+
+async def test_once_the_model_writes_the_step_the_session_counts_its_requests() -> None:
+    engine = StateEngine(
+        MemoryStateStore(),
+        MemoryArchiveStore(),
+        EngineConfig(schema=StateSchema.from_keys(None), options=CollapseOptions()),
+    )
+    prepared = await engine.prepare("s", _loop(0), "hybrid", Wire.CHAT)
+    assert prepared is not None
+    await engine.answer(prepared, ToolCall("k", "skill_state", '{"patch": {"step": 40}}'))
+    await engine.finish(prepared, _reply(1))
+    prepared = await engine.prepare("s", _loop(1), "hybrid", Wire.CHAT)
+    assert prepared is not None
+    await engine.finish(prepared, _reply(2))
+    assert (await engine.store.load("s")).state["step"] == 40
+    assert await _listed_step(engine) == 2
 
 
 def test_a_window_past_the_cap_starts_a_boundary_whatever_the_cost_rule() -> None:

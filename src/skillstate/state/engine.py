@@ -317,21 +317,30 @@ class StateEngine:
 
     async def finish(self, prepared: Prepared, response: Response | None) -> None:
         """Hybrid mode: fill holes in Σ from the tool calls of the window (never overwriting
-        what the model wrote)."""
+        what the model wrote).
+
+        Until the model writes Σ's ``step``, the seed keeps it: the model turns so far, the
+        ``response`` this finishes included. The session's own step count (the one
+        ``prepare`` advances and ``/state`` lists) is set to the same number, so the two name
+        the same step, also after a retried request or a rewound history."""
         if prepared.mode is not Mode.HYBRID or not self.config.options.seed_from_tools:
             return
         messages = prepared.client.messages
+        turns = [*messages, response.message] if response is not None else messages
         start = prepared.epoch.cut if prepared.epoch else 0
         schema = self.config.schema
 
         def updater(current: StateRecord) -> Change | None:
             seeded = seed_state(current.state, messages, schema, window=range(start, len(messages)))
+            step = current.step
             if schema.shape("step") is not None and "step" not in current.meta.get(
                 "model_keys", []
             ):
-                # The seed keeps the step count current until the model takes it over.
-                seeded = {**seeded, "step": assistant_turns(messages)}
-            return None if seeded == current.state else current.changed(state=seeded)
+                step = assistant_turns(turns)
+                seeded = {**seeded, "step": step}
+            if seeded == current.state and step == current.step:
+                return None
+            return current.changed(state=seeded, step=step)
 
         await self.store.update(prepared.session, updater)
 
