@@ -286,6 +286,22 @@ def test_usage_chunk_only_when_the_client_asked() -> None:
     assert data_of(encode(events, None))[-2]["usage"]["total_tokens"] == 29
 
 
+def test_with_include_usage_every_other_chunk_says_usage_null() -> None:
+    """As the OpenAI API sends it: ``"usage": null`` on each chunk, then the usage chunk with
+    empty choices; without ``include_usage`` no chunk has the key."""
+    events = decode(TOOL_STREAM)
+    asked = decode_request(
+        {"model": "m", "messages": [], "stream": True, "stream_options": {"include_usage": True}}
+    )
+    for request in (asked, None):
+        *chunks, last, done = data_of(encode(events, request))
+        assert done == "[DONE]"
+        assert chunks and all(c["choices"] and c["usage"] is None for c in chunks)
+        assert "usage" in chunks[0] and last["choices"] == [] and last["usage"]["total_tokens"]
+    plain = decode_request({"model": "m", "messages": [], "stream": True})
+    assert not any("usage" in c for c in data_of(encode(events, plain))[:-1])
+
+
 def test_usage_from_the_start_of_another_wire() -> None:
     events: list[Event] = [
         Start("msg_1", "claude", Wire.MESSAGES, usage=Usage(input=50, cached_input=40)),

@@ -5,7 +5,8 @@ The first chunk carries ``delta: {role: "assistant", content: ""}``; text and re
 ``index``, ``id``, ``type`` and name, then argument fragments under the same ``index``. The
 finish chunk has an empty delta and the ``finish_reason``; the usage chunk (``choices: []``)
 follows only when the client asked ``stream_options.include_usage`` (always when the request
-is unknown); ``data: [DONE]`` ends the stream. A ``Failure`` is sent as ``{"error": {...}}``,
+is unknown), and then every chunk before it carries ``"usage": null``; ``data: [DONE]`` ends
+the stream. A ``Failure`` is sent as ``{"error": {...}}``,
 which the OpenAI SDKs raise as an ``APIError``, followed by ``[DONE]``.
 
 Reasoning is sent only on a stream from this wire, under the key it came with
@@ -113,8 +114,11 @@ class ChatStreamEncoder:
         return self._chunk({"role": "assistant", "content": ""})
 
     def _chunk(self, delta: Json, finish: Any = None) -> bytes:
+        """One chunk of choice 0; with ``include_usage`` it says ``"usage": null``, as every
+        chunk but the usage chunk does on the OpenAI API."""
         choice = {"index": 0, "delta": delta, "finish_reason": finish}
-        return self._head + dumps([choice]) + b"}\n\n"
+        tail = b',"usage":null}\n\n' if self._with_usage else b"}\n\n"
+        return self._head + dumps([choice]) + tail
 
     def _part_start(self, event: PartStart) -> bytes:
         part = event.part
