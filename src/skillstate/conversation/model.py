@@ -173,6 +173,10 @@ class Params:
 
 @dataclass(slots=True)
 class Request:
+    """A request to a model. ``received`` is when the gateway received it, in Unix seconds,
+    set by the server (protocol code takes no clock): a reply translated from a wire that
+    gives no creation time (Anthropic Messages) is dated with it."""
+
     model: str
     messages: list[Message]
     source: Wire
@@ -181,6 +185,7 @@ class Request:
     params: Params = field(default_factory=Params)
     extra: Json = field(default_factory=dict)
     hints: Json = field(default_factory=dict)
+    received: int | None = None
 
 
 @dataclass(slots=True)

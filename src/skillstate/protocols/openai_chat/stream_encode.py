@@ -9,10 +9,11 @@ is unknown), and then every chunk before it carries ``"usage": null``; ``data: [
 the stream. A ``Failure`` is sent as ``{"error": {...}}``,
 which the OpenAI SDKs raise as an ``APIError``, followed by ``[DONE]``.
 
-Reasoning is sent only on a stream from this wire, under the key it came with
-(``reasoning_content``...). A call to a tool the client declared as custom that another wire
-carried as a function call (arguments ``{"input": "..."}``) is held until its part ends and
-sent whole in the custom shape.
+A stream from a wire with no creation time is dated with the time the client's request was
+received (``Request.received``). Reasoning is sent only on a stream from this wire, under the
+key it came with (``reasoning_content``...). A call to a tool the client declared as custom
+that another wire carried as a function call (arguments ``{"input": "..."}``) is held until its
+part ends and sent whole in the custom shape.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ class ChatStreamEncoder:
         "_native",
         "_next_call",
         "_parts",
+        "_received",
         "_start_usage",
         "_with_usage",
     )
@@ -69,6 +71,7 @@ class ChatStreamEncoder:
     def __init__(self, request: Request | None) -> None:
         self._with_usage = _wants_usage(request)
         self._custom = custom_tool_names(request)
+        self._received = request.received if request is not None else None
         self._head = b""
         self._native = False
         self._parts: dict[int, _Part] = {}
@@ -105,7 +108,7 @@ class ChatStreamEncoder:
         base: Json = {
             "id": event.id,
             "object": "chat.completion.chunk",
-            "created": event.created or 0,
+            "created": event.created or self._received or 0,
             "model": event.model,
         }
         if self._native:
