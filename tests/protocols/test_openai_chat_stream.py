@@ -30,6 +30,7 @@ from skillstate.conversation import (
 from skillstate.jsonio import dumps, loads
 from skillstate.protocols.openai_chat import decode_request, stream_decoder, stream_encoder
 from skillstate.protocols.sse import SSEDecoder, SSEEvent
+from skillstate.protocols.streams import StreamObserver
 
 HEAD = {
     "id": "chatcmpl-C1",
@@ -447,3 +448,37 @@ def test_stream_law(stream: tuple[bytes, list[str], list[tuple[str, str]]], step
     assert [p.text for p in resp.message.parts if isinstance(p, Text | Reasoning)] == texts
     assert [(p.id, p.arguments) for p in resp.message.parts if isinstance(p, ToolCall)] == calls
     assert accumulate(decode(encoded)) == resp
+
+
+def test_choices_past_the_first_are_skipped_without_harm() -> None:
+    """With ``n`` > 1 the choices interleave; the canonical response is choice 0, and the
+    observer of a relayed stream (which passes every choice through) does not break on the
+    others."""
+
+    def of(index: int, delta: dict[str, Any], finish: str | None = None) -> bytes:
+        body = {**HEAD, "choices": [{"index": index, "delta": delta, "finish_reason": finish}]}
+        return b"data: " + dumps(body) + b"\n\n"
+
+    raw = b"".join(
+        [
+            of(0, {"role": "assistant", "content": ""}),
+            of(1, {"role": "assistant", "content": ""}),
+            of(1, {"content": "Second "}),
+            of(0, {"content": "First "}),
+            of(1, {"tool_calls": [{"index": 0, "id": "c9", "function": {"name": "f"}}]}),
+            of(0, {"content": "answer."}),
+            of(1, {}, "tool_calls"),
+            of(0, {}, "stop"),
+            chunk(None, usage=USAGE),
+            DONE,
+        ]
+    )
+    resp = accumulate(decode(raw))
+    assert resp.message.parts == [Text("First answer.")]
+    assert resp.stop_reason == "end_turn" and resp.usage.input == 19
+    observer = StreamObserver(Wire.CHAT)
+    for i in range(0, len(raw), 7):
+        observer.feed(raw[i : i + 7])
+    observed = observer.close()
+    assert observer.broken is None and observed is not None
+    assert observed.message.parts == [Text("First answer.")]

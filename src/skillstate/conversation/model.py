@@ -157,8 +157,27 @@ class ToolChoice:
 
 
 @dataclass(slots=True)
+class OutputFormat:
+    """The form the model's answer text must take. ``kind`` is ``text`` (every wire's
+    default), ``json_object`` (any JSON object) or ``json_schema`` (JSON valid against
+    ``schema``, labelled by ``name`` and ``description``; ``strict`` asks for exact
+    enforcement where a wire lets the client choose); another wire's kind is kept by name, and
+    a wire that does not know it refuses it."""
+
+    kind: str
+    schema: Json | None = None
+    name: str | None = None
+    description: str | None = None
+    strict: bool | None = None
+
+
+@dataclass(slots=True)
 class Params:
-    """Generation parameters the wires share; the rest stays in ``Request.extra``."""
+    """Generation parameters the wires share; the rest stays in ``Request.extra``.
+
+    ``candidates`` is how many alternative answers to generate (None: one); ``logprobs`` asks
+    for the log probabilities of the answer's tokens with that many likeliest alternatives per
+    token (None: not asked). A wire that cannot carry one of these refuses it by name."""
 
     max_tokens: int | None = None
     temperature: float | None = None
@@ -169,6 +188,9 @@ class Params:
     parallel_tool_calls: bool | None = None
     effort: str | None = None
     thinking_budget: int | None = None
+    output_format: OutputFormat | None = None
+    candidates: int | None = None
+    logprobs: int | None = None
 
 
 @dataclass(slots=True)
