@@ -103,5 +103,5 @@ def restore_namespace(call: ToolCall, names: dict[str, tuple[str, str]]) -> Tool
 
 def choices(request: Request) -> int:
     """How many alternative replies the request asks for (Chat's ``n``; 1 elsewhere)."""
-    n = request.extra.get("n") if request.source is Wire.CHAT else None
-    return n if isinstance(n, int) and not isinstance(n, bool) and n > 1 else 1
+    n = request.params.candidates
+    return n if n is not None and n > 1 else 1

@@ -3,6 +3,7 @@ chosen. Every failure is a ``Refusal`` naming what was wrong."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,6 +62,7 @@ async def read_inbound(request: web.Request, wire: Wire) -> Inbound:
         session = resolve_session(request.headers, body, wire)
     except ProtocolError as exc:
         raise Refusal(exc.status, exc.message) from exc
+    decoded.received = int(time.time())  # dates a reply from a wire that gives no time
     return Inbound(wire, raw, body, decoded, session)
 
 
