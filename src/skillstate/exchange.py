@@ -1,6 +1,6 @@
-"""One request through the gateway, as the observers (later: the ledger, the state engine)
-see it once the reply has reached the client. Content stays in memory; nothing here is
-written anywhere by the gateway core."""
+"""One request through the gateway, as the observers (later: the ledger) see it once the
+reply has reached the client. Content stays in memory; nothing here is written anywhere by
+the gateway core."""
 
 from __future__ import annotations
 
@@ -26,6 +26,24 @@ class Exchange:
     started: float = 0.0
     first_byte_s: float | None = None
     note: str | None = None
+    mode: str = "off"
+    lanes: str = ""
+    """What the lanes did, as the ``x-skillstate-lanes`` header says it."""
+    rounds: int = 1
+    """Upstream requests made for this client request (0: answered by the gateway)."""
+
+    def summary(self) -> str:
+        """The request in one log line: who, where, what came back, what the lanes did."""
+        usage = self.response.usage if self.response is not None else None
+        tokens = f"in={usage.input} out={usage.output}" if usage is not None else "in=? out=?"
+        wires = f"{self.client_wire.value}->{self.upstream_wire.value}"
+        lanes = f" lanes[{self.lanes}]" if self.lanes else ""
+        rounds = f" rounds={self.rounds}" if self.rounds != 1 else ""
+        note = f" ({self.note})" if self.note else ""
+        return (
+            f"session={self.session} mode={self.mode} {wires} upstream={self.upstream} "
+            f"status={self.status} {tokens}{rounds}{lanes} {self.elapsed_s * 1000:.1f}ms{note}"
+        )
 
 
 Observer = Callable[[Exchange], None]

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,9 +17,14 @@ from aiohttp import web
 from skillstate.config import Settings
 from skillstate.conversation import Wire
 from skillstate.economics.tokenizer import encoding
+from skillstate.pipeline.compaction_lane import CompactionLane
+from skillstate.pipeline.lane import Lane
+from skillstate.pipeline.state_lane import StateLane
 from skillstate.server.app import build_app
 from skillstate.server.context import GatewayContext
+from skillstate.server.history import ResponseHistory
 from skillstate.state.engine import EngineConfig, StateEngine
+from skillstate.state.mode import Mode
 from skillstate.state.schema import StateSchema
 from skillstate.storage.stores import Stores, open_stores
 from skillstate.upstream.client import UpstreamClient
@@ -46,7 +52,7 @@ def build_context(settings: Settings) -> GatewayContext:
         router=Router(upstreams),
         client=client,
         max_body_bytes=settings.max_body_bytes,
-        mode=settings.mode,
+        mode=Mode(settings.mode),
     )
 
 
@@ -58,6 +64,14 @@ def build_engine(settings: Settings, stores: Stores) -> StateEngine:
         initial_state=dict(settings.initial_state or {}),
     )
     return StateEngine(stores.state, stores.archive, config)
+
+
+def build_lanes(settings: Settings, engine: StateEngine) -> list[Lane]:
+    """The ordered lane list: host compaction first (it may answer the request, and it turns
+    the gateway's own compaction items back into summaries for everything after it), then the
+    state lane. A lane switched off in ``[lanes.NAME]`` is left out."""
+    lanes: list[Lane] = [CompactionLane(engine, time.time), StateLane(engine)]
+    return [lane for lane in lanes if settings.lanes.enabled(lane.name)]
 
 
 @dataclass(slots=True)
@@ -75,12 +89,14 @@ async def running(settings: Settings, *, port: int | None = None) -> AsyncIterat
     if stores.degraded:
         log.warning("state kept in memory only: %s", stores.degraded)
     context.engine = build_engine(settings, stores)
+    context.lanes = build_lanes(settings, context.engine)
+    context.history = ResponseHistory(stores.archive)
     runner = web.AppRunner(build_app(context), handler_cancellation=True, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, settings.host, settings.port if port is None else port)
-    await site.start()
-    bound = runner.addresses[0][1]
     try:
+        await site.start()  # a port in use fails here: the runner and stores still close
+        bound = runner.addresses[0][1]
         yield RunningGateway(f"http://{settings.host}:{bound}", context)
     finally:
         await runner.cleanup()
@@ -104,6 +120,8 @@ async def serve(settings: Settings) -> None:
     async with running(settings) as gateway:
         upstreams = gateway.context.router.upstreams
         log.info("skillstate listening on %s", gateway.url)
+        log.info("mode %s", settings.mode)
+        log.info("data directory %s", settings.data_dir)
         for up in upstreams:
             wire = up.wire.value if up.wire else "the client's own wire"
             log.info(

@@ -37,6 +37,13 @@ def test_version_reads_no_configuration() -> None:
     assert result.returncode == 0, result.stderr
 
 
+def test_skillstate_proxy_version() -> None:
+    result = run("skillstate-proxy", "--version", env={"SKILLSTATE_PORT": "abc"})
+    assert (result.returncode, result.stdout) == (0, f"skillstate-proxy {__version__}\n")
+    result = run("skillstate", "serve", "--version")
+    assert (result.returncode, result.stdout) == (0, f"skillstate {__version__}\n")
+
+
 def test_skillstate_config(tmp_path: Path) -> None:
     env = {"SKILLSTATE_PORT": "9999", "HOME": str(tmp_path)}
     result = run("skillstate", "config", "--json", env=env)

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import socket
 import sys
 from pathlib import Path
 
 import aiohttp
+import pytest
 
 from skillstate.testing import Reply, ScriptedUpstream
 from skillstate.testing.policies import Script
@@ -69,4 +71,35 @@ async def test_bare_skillstate_serves_and_stops_on_sigint(tmp_path: Path) -> Non
     assert proc.returncode in (0, 130), stderr.decode()
     log = stderr.decode()
     assert f"listening on http://127.0.0.1:{port}" in log
+    assert f"upstream default: {up.url} " in log
+    # One line each for the mode and the data directory, as the settings resolved them.
+    assert re.search(r"skillstate: mode hybrid$", log, re.MULTILINE)
+    assert re.search(rf"skillstate: data directory {re.escape(str(tmp_path))}$", log, re.MULTILINE)
     assert "sk-" not in log  # no credential ever reaches the log
+
+
+@pytest.mark.parametrize("program", ["skillstate", "skillstate-proxy"])
+async def test_a_port_in_use_is_one_line_naming_it_and_the_flag(
+    tmp_path: Path, program: str
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLSTATE_")}
+    env["SKILLSTATE_DATA_DIR"] = str(tmp_path)
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        proc = await asyncio.create_subprocess_exec(
+            str(SCRIPT.with_name(program)),
+            "--upstream",
+            "http://127.0.0.1:9/v1",
+            "--port",
+            str(port),
+            env=env,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        stdout, stderr = await asyncio.wait_for(proc.communicate(), timeout=30)
+    assert proc.returncode == 1
+    assert stdout == b""
+    [line] = stderr.decode().splitlines()
+    assert f"port {port} " in line and "already in use" in line and "--port" in line

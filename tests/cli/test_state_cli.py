@@ -48,7 +48,12 @@ def patching(request: RecordedRequest) -> Reply:
     messages = request.json["messages"]
     if messages[-1]["role"] == "tool":
         return Reply(text="noted")
-    step = messages[-1]["content"]
+    # The newest user message of the client's own, not the gateway's tail note.
+    step = next(
+        m["content"]
+        for m in reversed(messages)
+        if m["role"] == "user" and not m["content"].startswith("[skillstate]")
+    )
     return Reply(calls=[ScriptedCall("skill_state", {"patch": {"findings": {step: "seen"}}})])
 
 
@@ -154,6 +159,14 @@ def test_show_prints_pretty_json_and_json_prints_it_compact(served: Served) -> N
     compact = state("show", "seen", "--url", served.url, "--json")
     assert compact.stdout.count("\n") == 1
     assert jsonio.loads(compact.stdout) == body
+
+
+def test_list_shows_the_step_sigma_holds(served: Served) -> None:
+    served.steps("counted", "c1", "c2", "c3")
+    [row] = state("list", "--url", served.url).stdout.splitlines()[1:]
+    shown = json.loads(state("show", "counted", "--url", served.url, "--json").stdout)
+    assert row.split()[:2] == ["counted", str(shown["state"]["step"])]
+    assert shown["state"]["step"] == shown["step"] == 3  # three replies so far
 
 
 def test_collapse_then_the_next_request_carries_the_sigma_message(served: Served) -> None:

@@ -13,11 +13,13 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from skillstate.conversation import (
+    Accumulator,
     Delta,
     Event,
     Finish,
     Message,
     Opaque,
+    Params,
     Part,
     PartEnd,
     PartStart,
@@ -34,7 +36,8 @@ from skillstate.conversation import (
 )
 from skillstate.protocols import adapter
 from skillstate.protocols.sse import SSEDecoder
-from skillstate.protocols.streams import StreamTranslator
+from skillstate.protocols.streams import EventReader
+from skillstate.state.rounds import Done, Rounds
 
 WIRES = list(Wire)
 words = st.text(alphabet="abcdefghij klmnop,.é日", min_size=1, max_size=30).filter(str.strip)
@@ -187,10 +190,28 @@ def stream_bytes(wire: Wire, events: list[Event]) -> bytes:
 
 
 def decode_stream(wire: Wire, raw: bytes) -> Response:
-    translator = StreamTranslator(wire, wire, None)
-    translator.feed(raw)
-    translator.close()
-    return translator.response()
+    reader = EventReader(wire)
+    accumulator = Accumulator(wire)
+    for event in reader.feed(raw) + reader.close():
+        accumulator.add(event)
+    return accumulator.response()
+
+
+def translate(up: Wire, client: Wire, chunks: list[bytes]) -> bytes:
+    """What the gateway does to a translated stream: read it, pass it through the round loop
+    (no internal tools here), encode it for the client."""
+    request = Request(model="m", messages=[], source=client, params=Params(stream=True))
+    rounds = Rounds(request)
+    encoder = adapter(client).stream_encoder(None)
+    reader = EventReader(up)
+    rounds.begin(up)
+    out = bytearray()
+    for chunk in [*chunks, None]:
+        events = reader.feed(chunk) if chunk is not None else reader.close()
+        out += b"".join(encoder.encode(e) for event in events for e in rounds.view(event))
+    assert isinstance(rounds.ended(), Done)
+    out += b"".join(encoder.encode(e) for e in rounds.closing()) + encoder.close()
+    return bytes(out)
 
 
 @settings(max_examples=150, deadline=None)
@@ -199,10 +220,8 @@ def test_streams_keep_text_calls_and_usage(
     response: Response, up: Wire, client: Wire, chunk: int
 ) -> None:
     upstream_bytes = stream_bytes(up, events_of(response))
-    translator = StreamTranslator(up, client, None)
-    out = bytearray()
-    for i in range(0, len(upstream_bytes), chunk):  # arbitrary network chunking
-        out += translator.feed(upstream_bytes[i : i + chunk])
-    out += translator.close()
+    # arbitrary network chunking
+    pieces = [upstream_bytes[i : i + chunk] for i in range(0, len(upstream_bytes), chunk)]
+    out = translate(up, client, pieces)
     assert SSEDecoder().feed(bytes(out))  # the client got real SSE events
     assert reply_essence(decode_stream(client, bytes(out))) == reply_essence(response)

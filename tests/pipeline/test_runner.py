@@ -6,8 +6,9 @@ import dataclasses
 
 from skillstate.conversation import Message, Request, Text, Wire
 from skillstate.pipeline import ArchiveWrite, LaneContext, LaneOutcome, run_lanes
+from skillstate.state.mode import Mode
 
-CONTEXT = LaneContext(session="s", client_wire=Wire.CHAT, upstream_wire=Wire.CHAT, mode="hybrid")
+CONTEXT = LaneContext(session="s", client_wire=Wire.CHAT, upstream_wire=Wire.CHAT, mode=Mode.HYBRID)
 
 
 def _request() -> Request:
@@ -19,7 +20,7 @@ class Append:
         self.name = name
         self.text = text
 
-    def __call__(self, request: Request, context: LaneContext) -> LaneOutcome:
+    async def __call__(self, request: Request, context: LaneContext) -> LaneOutcome:
         messages = [*request.messages, Message("user", [Text(self.text)])]
         write = ArchiveWrite(
             ref=f"ar_{self.name}", data=self.text.encode(), session=context.session
@@ -30,33 +31,35 @@ class Append:
 class Untouched:
     name = "untouched"
 
-    def __call__(self, request: Request, context: LaneContext) -> LaneOutcome:
+    async def __call__(self, request: Request, context: LaneContext) -> LaneOutcome:
         return LaneOutcome(request)
 
 
 class Broken:
     name = "broken"
 
-    def __call__(self, request: Request, context: LaneContext) -> LaneOutcome:
+    async def __call__(self, request: Request, context: LaneContext) -> LaneOutcome:
         raise ValueError("boom")
 
 
-def test_lanes_run_in_order_and_writes_are_kept() -> None:
-    result = run_lanes([Append("a", "one"), Append("b", "two")], _request(), CONTEXT)
+async def test_lanes_run_in_order_and_writes_are_kept() -> None:
+    result = await run_lanes([Append("a", "one"), Append("b", "two")], _request(), CONTEXT)
     texts = [m.parts[0].text for m in result.request.messages]  # type: ignore[union-attr]
     assert texts == ["hi", "one", "two"]
     assert [w.ref for w in result.writes] == ["ar_a", "ar_b"]
     assert result.changed and [r.report for r in result.reports] == [{"n": 1}, {"n": 1}]
 
 
-def test_unchanged_request_is_reported_as_unchanged() -> None:
+async def test_unchanged_request_is_reported_as_unchanged() -> None:
     original = _request()
-    result = run_lanes([Untouched()], original, CONTEXT)
+    result = await run_lanes([Untouched()], original, CONTEXT)
     assert result.request is original and not result.changed
 
 
-def test_a_failing_lane_is_skipped_and_reported() -> None:
-    result = run_lanes([Append("a", "one"), Broken(), Append("b", "two")], _request(), CONTEXT)
+async def test_a_failing_lane_is_skipped_and_reported() -> None:
+    result = await run_lanes(
+        [Append("a", "one"), Broken(), Append("b", "two")], _request(), CONTEXT
+    )
     assert len(result.request.messages) == 3
     broken = result.reports[1]
     assert broken.name == "broken" and broken.error == "ValueError: boom" and not broken.changed

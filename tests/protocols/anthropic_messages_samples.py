@@ -122,7 +122,8 @@ TOOL_RESULT_BLOCKS = _obj(
         **UNKNOWN,
     },
 )
-THINKING_BLOCKS = _obj({"type": "thinking", "thinking": TEXT}, {"signature": TEXT | st.none()})
+#: Signed, as the API issues them: a request leaves unsigned thinking out.
+THINKING_BLOCKS = _obj({"type": "thinking", "thinking": TEXT, "signature": IDS})
 REDACTED_BLOCKS = _obj({"type": "redacted_thinking", "data": TEXT})
 BLOCKS = st.one_of(
     TEXT_BLOCKS,

@@ -27,6 +27,7 @@ from skillstate.conversation import (
     Opaque,
     ProtocolError,
     Reasoning,
+    Response,
     Text,
     Tool,
     ToolCall,
@@ -36,7 +37,12 @@ from skillstate.conversation import (
 )
 from skillstate.jsonio import loads
 from skillstate.protocols import adapter
-from skillstate.protocols.anthropic_messages import ADAPTER, decode_request, encode_request
+from skillstate.protocols.anthropic_messages import (
+    ADAPTER,
+    decode_request,
+    encode_request,
+    encode_response,
+)
 
 
 def test_the_adapter_is_registered_for_its_wire() -> None:
@@ -402,6 +408,55 @@ def test_an_unrendered_archive_ref_is_an_internal_error() -> None:
     with pytest.raises(ProtocolError, match="must be rendered") as caught:
         encode_request(req)
     assert caught.value.status == 500
+
+
+def _history(*assistant: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 1024,
+        "messages": [
+            {"role": "user", "content": "list files"},
+            {"role": "assistant", "content": list(assistant)},
+            {"role": "user", "content": "thanks"},
+        ],
+    }
+
+
+def test_unsigned_thinking_in_the_history_is_left_out() -> None:
+    """Reasoning another provider made reached the client with no signature of this wire; the
+    API refuses such a block, so the request bound upstream leaves it out."""
+    text = {"type": "text", "text": "Listing."}
+    call = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}
+    body = _history(
+        {"type": "thinking", "thinking": "from gpt", "signature": ""},
+        text,
+        {"type": "thinking", "thinking": "no signature at all"},
+        call,
+    )
+    sent = encode_request(decode_request(body))
+    assert sent["messages"][1] == {"role": "assistant", "content": [text, call]}
+
+
+def test_signed_and_redacted_thinking_in_the_history_are_kept() -> None:
+    signed = {"type": "thinking", "thinking": "I should run ls.", "signature": "EqQBCkYIBxgCKkB"}
+    redacted = {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix"}
+    body = _history(signed, redacted, {"type": "text", "text": "Listing."})
+    assert encode_request(decode_request(copy.deepcopy(body))) == body
+
+
+def test_thinking_a_reply_from_another_wire_showed_is_not_sent_back() -> None:
+    """The whole way: a Chat reply's reasoning is shown to the client as thinking with an empty
+    signature, comes back in the next request, and is left out of what goes upstream."""
+    reply = Response(
+        "chatcmpl-1",
+        "gpt-5",
+        Message("assistant", [Reasoning("thinking it over"), Text("Hello.")]),
+        Wire.CHAT,
+    )
+    shown = encode_response(reply, None)["content"]
+    assert shown[0] == {"type": "thinking", "thinking": "thinking it over", "signature": ""}
+    sent = encode_request(decode_request(_history(*shown)))
+    assert sent["messages"][1]["content"] == [{"type": "text", "text": "Hello."}]
 
 
 @pytest.mark.parametrize(

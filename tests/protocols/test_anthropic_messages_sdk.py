@@ -15,6 +15,7 @@ from aiohttp import web
 
 from skillstate.conversation import (
     Delta,
+    ErrorKind,
     Event,
     Failure,
     Finish,
@@ -212,7 +213,7 @@ async def test_the_sdk_reads_error_bodies(status: int, kind: str, error: type[Ex
 async def test_a_mid_stream_failure_reaches_the_sdk_as_an_error() -> None:
     events: list[Event] = [
         Start("r", "m", Wire.CHAT),
-        Failure("Overloaded", "overloaded_error", 529),
+        Failure("Overloaded", ErrorKind.OVERLOADED, 529),
     ]
     received: list[Any] = []
     async with _client(_stream(events), received) as client:

@@ -236,7 +236,7 @@ def test_custom_calls_keep_their_raw_input() -> None:
             Message("assistant", [Opaque(Wire.RESPONSES, {"type": "web_search_call"})]),
             "messages[1]",
         ),
-        (Message("user", [ToolResult("c", [Image(url="https://x.test/s.png")])]), "messages[1]"),
+        (Message("user", [ToolResult("c", [Image()])]), "messages[1]"),
         (Message("tool", [ToolResult("c", [Opaque(Wire.MESSAGES, REFERENCE)])]), "messages[1]"),
         (Message("assistant", [Image(url="https://x.test/s.png")]), "messages[1]"),
         (Message("system", [Image(url="https://x.test/s.png")]), "messages[1]"),
@@ -251,6 +251,75 @@ def test_what_this_wire_cannot_carry(message: Message, param: str) -> None:
         encode_request(req)
     assert caught.value.status == 400
     assert caught.value.param == param
+
+
+def test_images_of_tool_results_follow_in_a_user_message() -> None:
+    """A ``tool`` message holds text only: a result's text stays in it, its images come in the
+    user message after the batch's results, each result's images behind a text naming it."""
+    png = Image(data="iVBORw0KGgo=", media_type="image/png", cache={"type": "ephemeral"})
+    results = Message(
+        "user",
+        [
+            ToolResult("toolu_1", [Text("a 2x2 picture"), png]),
+            ToolResult("toolu_2", [Text("print(1)")]),
+            ToolResult("toolu_3", [Image(url="https://x.test/s.png")]),
+            Text("what is in them?"),
+        ],
+    )
+    body = encode_request(foreign([Message("user", [Text("look")]), results]))
+    assert body["messages"][1:] == [
+        {"role": "tool", "tool_call_id": "toolu_1", "content": "a 2x2 picture"},
+        {"role": "tool", "tool_call_id": "toolu_2", "content": "print(1)"},
+        {"role": "tool", "tool_call_id": "toolu_3", "content": ""},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "image from tool result toolu_1"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+                {"type": "text", "text": "image from tool result toolu_3"},
+                {"type": "image_url", "image_url": {"url": "https://x.test/s.png"}},
+            ],
+        },
+        {"role": "user", "content": "what is in them?"},
+    ]
+
+
+def test_images_of_a_batch_of_tool_messages_come_after_all_of_them() -> None:
+    """Tool messages one per result (as the Responses wire has them) stay together: the
+    images of the batch follow its last result, before the next message."""
+    shot = Image(data="R0lG", media_type="image/gif")
+    req = foreign(
+        [
+            Message("user", [Text("look")]),
+            Message("assistant", [ToolCall("c1", "shot", "{}"), ToolCall("c2", "shot", "{}")]),
+            Message("tool", [ToolResult("c1", [shot])]),
+            Message("tool", [ToolResult("c2", [Text("none")])]),
+            Message("user", [Text("and?")]),
+        ]
+    )
+    roles = [(m["role"], m.get("tool_call_id")) for m in encode_request(req)["messages"]]
+    assert roles == [
+        ("user", None),
+        ("assistant", None),
+        ("tool", "c1"),
+        ("tool", "c2"),
+        ("user", None),
+        ("user", None),
+    ]
+    note = encode_request(req)["messages"][4]["content"]
+    assert note[0] == {"type": "text", "text": "image from tool result c1"}
+    assert note[1]["image_url"]["url"] == "data:image/gif;base64,R0lG"
+
+
+def test_images_in_a_tool_message_of_this_wire_stay_in_it() -> None:
+    """This wire's own request is sent as it came, whatever its tool message holds."""
+    tool = {
+        "role": "tool",
+        "tool_call_id": "c",
+        "content": [{"type": "image_url", "image_url": {"url": "https://x.test/a.png"}}],
+    }
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}, tool]}
+    assert encode_request(decode_request(body)) == body
 
 
 def test_an_opaque_item_of_another_wire_in_a_tool_result_is_named() -> None:

@@ -154,6 +154,11 @@ tool_choice = st.sampled_from(["auto", "none", "required"]) | st.builds(
     ident,
 )
 allowed_tools = st.just({"type": "allowed_tools", "allowed_tools": {"mode": "auto", "tools": []}})
+json_schema = obj(
+    {"name": ident},
+    {"schema": st.just({"type": "object"}), "strict": nullable(st.booleans()), "description": text},
+).map(lambda inner: {"type": "json_schema", "json_schema": inner})
+response_format = st.sampled_from([{"type": "json_object"}, {"type": "text"}]) | json_schema
 
 body = obj(
     {"model": ident, "messages": st.lists(message, max_size=6)},
@@ -170,9 +175,11 @@ body = obj(
         "stream_options": nullable(st.just({"include_usage": True})),
         "reasoning_effort": nullable(st.sampled_from(["minimal", "low", "high"])),
         "seed": st.integers(),
-        "n": st.integers(1, 3),
+        "n": nullable(st.integers(1, 3)),
+        "logprobs": nullable(st.booleans()),
+        "top_logprobs": nullable(st.integers(0, 20)),
         "user": text,
-        "response_format": st.just({"type": "json_object"}),
+        "response_format": nullable(response_format),
     },
 )
 

@@ -32,6 +32,7 @@ from skillstate.conversation import (
 from skillstate.jsonio import dumps, loads
 from skillstate.protocols.openai_chat import decode_request, stream_decoder, stream_encoder
 from skillstate.protocols.sse import SSEDecoder, SSEEvent
+from skillstate.protocols.streams import StreamObserver
 
 HEAD = {
     "id": "chatcmpl-C1",
@@ -288,6 +289,22 @@ def test_usage_chunk_only_when_the_client_asked() -> None:
     assert data_of(encode(events, None))[-2]["usage"]["total_tokens"] == 29
 
 
+def test_with_include_usage_every_other_chunk_says_usage_null() -> None:
+    """As the OpenAI API sends it: ``"usage": null`` on each chunk, then the usage chunk with
+    empty choices; without ``include_usage`` no chunk has the key."""
+    events = decode(TOOL_STREAM)
+    asked = decode_request(
+        {"model": "m", "messages": [], "stream": True, "stream_options": {"include_usage": True}}
+    )
+    for request in (asked, None):
+        *chunks, last, done = data_of(encode(events, request))
+        assert done == "[DONE]"
+        assert chunks and all(c["choices"] and c["usage"] is None for c in chunks)
+        assert "usage" in chunks[0] and last["choices"] == [] and last["usage"]["total_tokens"]
+    plain = decode_request({"model": "m", "messages": [], "stream": True})
+    assert not any("usage" in c for c in data_of(encode(events, plain))[:-1])
+
+
 def test_usage_from_the_start_of_another_wire() -> None:
     events: list[Event] = [
         Start("msg_1", "claude", Wire.MESSAGES, usage=Usage(input=50, cached_input=40)),
@@ -433,3 +450,37 @@ def test_stream_law(stream: tuple[bytes, list[str], list[tuple[str, str]]], step
     assert [p.text for p in resp.message.parts if isinstance(p, Text | Reasoning)] == texts
     assert [(p.id, p.arguments) for p in resp.message.parts if isinstance(p, ToolCall)] == calls
     assert accumulate(decode(encoded)) == resp
+
+
+def test_choices_past_the_first_are_skipped_without_harm() -> None:
+    """With ``n`` > 1 the choices interleave; the canonical response is choice 0, and the
+    observer of a relayed stream (which passes every choice through) does not break on the
+    others."""
+
+    def of(index: int, delta: dict[str, Any], finish: str | None = None) -> bytes:
+        body = {**HEAD, "choices": [{"index": index, "delta": delta, "finish_reason": finish}]}
+        return b"data: " + dumps(body) + b"\n\n"
+
+    raw = b"".join(
+        [
+            of(0, {"role": "assistant", "content": ""}),
+            of(1, {"role": "assistant", "content": ""}),
+            of(1, {"content": "Second "}),
+            of(0, {"content": "First "}),
+            of(1, {"tool_calls": [{"index": 0, "id": "c9", "function": {"name": "f"}}]}),
+            of(0, {"content": "answer."}),
+            of(1, {}, "tool_calls"),
+            of(0, {}, "stop"),
+            chunk(None, usage=USAGE),
+            DONE,
+        ]
+    )
+    resp = accumulate(decode(raw))
+    assert resp.message.parts == [Text("First answer.")]
+    assert resp.stop_reason is StopReason.END and resp.usage.input == 19
+    observer = StreamObserver(Wire.CHAT)
+    for i in range(0, len(raw), 7):
+        observer.feed(raw[i : i + 7])
+    observed = observer.close()
+    assert observer.broken is None and observed is not None
+    assert observed.message.parts == [Text("First answer.")]

@@ -67,3 +67,40 @@ async def test_model_routing_by_pattern(tmp_path: Path) -> None:
             async with s.post(gw.url + "/v1/chat/completions", data=other) as r:
                 assert r.headers["x-skillstate-upstream"] == "rest"
         assert len(one.requests) == 1 and len(two.requests) == 1
+
+
+async def test_one_upstream_s_model_list_is_forwarded_intact() -> None:
+    """Pass-through on the same wire family: the provider's own reply, every key of every
+    entry (Anthropic's ``lifecycle`` say), not a list rebuilt from four keys."""
+    anthropic = {"anthropic-version": "2023-06-01"}
+    async with (
+        ScriptedUpstream(models=["m-one", "m-two"]) as up,
+        gateway_for(up.url) as gw,
+        aiohttp.ClientSession() as s,
+    ):
+        for headers in ({}, anthropic):
+            async with s.get(up.url + "/v1/models", headers=headers) as r:
+                direct = await r.read()
+            async with s.get(gw.url + "/v1/models", headers=headers) as r:
+                assert r.status == 200
+                assert await r.read() == direct
+        async with s.get(gw.url + "/v1/models", headers=anthropic) as r:
+            assert all(m["lifecycle"] == "active" for m in (await r.json())["data"])
+
+
+async def test_merged_model_lists_keep_each_entry_whole(tmp_path: Path) -> None:
+    async with (
+        ScriptedUpstream(models=["alpha"]) as one,
+        ScriptedUpstream(models=["beta"]) as two,
+    ):
+        config = tmp_path / "skillstate.toml"
+        config.write_text(
+            f'[[upstreams]]\nname = "one"\nbase_url = "{one.url}"\nmodels = ["alpha*"]\n'
+            f'[[upstreams]]\nname = "two"\nbase_url = "{two.url}"\n'
+        )
+        headers = {"anthropic-version": "2023-06-01"}
+        async with gateway_for(config_path=str(config)) as gw, aiohttp.ClientSession() as s:
+            async with s.get(gw.url + "/v1/models", headers=headers) as r:
+                data = (await r.json())["data"]
+    assert [m["id"] for m in data] == ["alpha", "beta"]
+    assert all(m["lifecycle"] == "active" for m in data)

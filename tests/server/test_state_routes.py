@@ -36,11 +36,16 @@ SIGMA_MARK = "[skillstate] Session state"
 
 
 def patching(request: RecordedRequest) -> Reply:
-    """The model patches Σ with a finding named after the user's step, then answers."""
+    """The model patches Σ with a finding named after the user's step (the newest user
+    message that is not the gateway's note), then answers."""
     messages = request.json["messages"]
     if messages[-1]["role"] == "tool":
         return Reply(text="noted")
-    step = next(m["content"] for m in reversed(messages) if m["role"] == "user")
+    step = next(
+        m["content"]
+        for m in reversed(messages)
+        if m["role"] == "user" and not m["content"].startswith("[skillstate]")
+    )
     return Reply(calls=[ScriptedCall("skill_state", {"patch": {"findings": {step: "seen"}}})])
 
 
@@ -117,7 +122,8 @@ async def test_a_session_reads_back_its_state_and_last_request(rig: Rig) -> None
     context = body["context"]
     assert context["mode"] == "hybrid" and context["step"] == 3
     assert context["messages"] == len(rig.messages["one"]) - 1  # the reply came after
-    assert context["outbound_messages"] == context["messages"]  # nothing collapsed yet
+    # Nothing collapsed yet: the client's messages and the tail note that shows Σ.
+    assert context["outbound_messages"] == context["messages"] + 1
     assert [turn["where"] for turn in body["turns"]] == ["verbatim"] * len(body["turns"])
     assert context["tokens"]["verbatim"] == context["tokens"]["total"] > 0
     assert body["window"] == {
@@ -172,7 +178,9 @@ async def test_reset_forgets_the_state_epoch_and_archive_index(rig: Rig) -> None
     await rig.step("three", "r5")
     assert not carries_sigma(rig.last_upstream_messages())  # the epoch is gone
     _, shown = await rig.call("GET", "/state", session="three")
-    assert shown["step"] == 1 and shown["epoch"] is None and shown["archive"] == []
+    assert shown["epoch"] is None and shown["archive"] == []
+    # Σ starts afresh, the conversation does not: its fifth reply is step 5.
+    assert shown["step"] == shown["state"]["step"] == 5
     assert set(shown["state"]["findings"]) == {"r5"}
 
 

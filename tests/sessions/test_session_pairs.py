@@ -23,6 +23,7 @@ from skillstate.protocols import adapter
 from skillstate.protocols.portable import portable_request
 from skillstate.state.engine import EngineConfig, StateEngine
 from skillstate.state.epochs import CachePrices, same_content
+from skillstate.state.mode import Mode
 from skillstate.state.options import CollapseOptions
 from skillstate.state.schema import StateSchema
 from skillstate.storage.memory import MemoryArchiveStore, MemoryStateStore
@@ -115,7 +116,7 @@ async def _play(session: Session, keep: int, min_turns: int) -> int:
         if number in session.forced:
             await engine.request_collapse("s")
         client = Request("m", history, Wire.CHAT, tools=[TOOL])
-        prepared = await engine.prepare("s", client, "hybrid", Wire.CHAT)
+        prepared = await engine.prepare("s", client, Mode.HYBRID, Wire.CHAT)
         assert prepared is not None
         outbound = prepared.request
         assert _pair_problems(outbound.messages) == []

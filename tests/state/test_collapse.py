@@ -272,6 +272,28 @@ def test_a_call_left_unanswered_mid_conversation_holds_every_later_cut_back() ->
     assert [t.index for t in plan.turns] == [1, 2, 3]
 
 
+@pytest.mark.parametrize("role", ["system", "developer"])
+def test_a_trailing_instruction_does_not_take_the_place_of_a_kept_turn(role: str) -> None:
+    messages = tool_loop(6)
+    options = CollapseOptions(min_turns=0, keep_recent_turns=2)
+    without = plan_collapse(turns_of(messages), options)
+    plan = plan_collapse(turns_of([*messages, Message(role, [Text("wrap up soon")])]), options)
+    assert without is not None and plan is not None
+    # The last two steps (messages 9-12) stay verbatim, and the instruction with them.
+    assert (plan.head, plan.collapsed, plan.turns) == (
+        without.head,
+        without.collapsed,
+        without.turns,
+    )
+    assert (without.tail, plan.tail) == (range(9, 13), range(9, 14))
+
+
+def test_a_trailing_instruction_does_not_count_towards_min_turns() -> None:
+    messages = [*tool_loop(3), Message("system", [Text("note")])]
+    options = CollapseOptions(min_turns=5, keep_recent_turns=1)
+    assert plan_collapse(turns_of(messages), options) is None
+
+
 def test_fewer_turns_than_min_turns_are_left_alone_unless_forced() -> None:
     turns = turns_of(tool_loop(3))
     options = CollapseOptions(min_turns=5, keep_recent_turns=1)

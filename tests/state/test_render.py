@@ -184,6 +184,27 @@ def test_the_tail_note_has_either_part_alone_or_is_none() -> None:
     assert tail_note({}, nudge=" \n ") is None
 
 
+def test_the_tail_note_shows_sigma_whole_when_there_is_no_sigma_message() -> None:
+    note = tail_note({}, nudge=stale_nudge(6), state=SNAPSHOT)
+    assert note is not None and note.role == "user"
+    text = note.parts[0]
+    assert isinstance(text, Text)
+    assert text.text.startswith("[skillstate] The session state Σ so far")
+    body = text.text.split("```json\n", 1)[1].split("\n```", 1)[0]
+    assert body == state_json(SNAPSHOT)
+    assert "changes" not in text.text
+    assert text.text.endswith(stale_nudge(6))
+    assert len(text.text) < len(state_json(SNAPSHOT)) + 250
+
+
+def test_an_empty_sigma_needs_no_note() -> None:
+    assert tail_note({}, nudge=None, state={}) is None
+    assert tail_note({}, nudge=None, state={"step": 4}) is None
+    assert tail_note({}, nudge=None, state={"step": 4, "open": {}}) is not None
+    only_nudge = tail_note({}, nudge=stale_nudge(6), state={})
+    assert only_nudge == tail_note({}, nudge=stale_nudge(6))
+
+
 # The request -------------------------------------------------------------------------------
 
 
@@ -222,17 +243,30 @@ def test_the_input_request_is_not_mutated() -> None:
 
 def test_without_spans_or_note_the_messages_are_the_clients_own() -> None:
     request = conversation()
-    out = render(request, range(1), 1, spans=[])
+    out = render(request, range(1), 1, spans=[], snapshot={})
     assert len(out.messages) == len(request.messages)
     assert all(a is b for a, b in zip(out.messages, request.messages, strict=True))
     assert out.messages is not request.messages
 
 
-def test_without_spans_the_note_still_follows_the_tool_results() -> None:
+def test_without_spans_the_note_shows_sigma_whole_after_the_tool_results() -> None:
     request = conversation()
-    out = render(request, range(1), 1, spans=[], changes={"step": 1})
+    out = render(request, range(1), 1, spans=[], nudge=stale_nudge(6))
     assert out.messages[:-1] == request.messages
-    assert out.messages[-1] == tail_note({"step": 1}, nudge=None)
+    assert out.messages[-1] == tail_note({}, nudge=stale_nudge(6), state=SNAPSHOT)
+    text = str(out.messages[-1].parts[0])
+    assert state_json(SNAPSHOT) in text and "skill_state" in text
+
+
+def test_the_sigma_note_names_skill_state_as_offered() -> None:
+    tools = [replace(skill_state_tool(SCHEMA), name="skillstate_skill_state"), recall_tool()]
+    out = render(conversation(), range(1), 1, spans=[], internal_tools=tools)
+    assert "`skillstate_skill_state`" in str(out.messages[-1].parts[0])
+
+
+def test_without_spans_there_are_no_changes_to_show() -> None:
+    with pytest.raises(ValueError, match="Σ message to apply to"):
+        render(conversation(), range(1), 1, spans=[], changes={"step": 1})
 
 
 def test_no_note_after_an_assistant_message_or_while_a_call_waits() -> None:
@@ -325,6 +359,26 @@ def test_rendering_twice_gives_the_same_bytes(wire: Wire) -> None:
     once, _, _ = epoch_renders(wire)
     again, _, _ = epoch_renders(wire)
     assert jsonio.dumps(once) == jsonio.dumps(again)
+
+
+@pytest.mark.parametrize("wire", list(Wire))
+def test_before_the_first_boundary_sigma_is_shown_at_the_tail_and_the_prefix_is_stable(
+    wire: Wire,
+) -> None:
+    bodies = []
+    for steps, step_no in ((3, 4), (5, 6)):
+        request = session(wire, steps)
+        n = len(request.messages)
+        current = {**SNAPSHOT, "step": step_no}
+        out = render(request, range(n), n, spans=[], snapshot=current)
+        assert out.messages[:-1] == request.messages
+        assert state_json(current) in str(out.messages[-1].parts[0])
+        bodies.append(adapter(wire).encode_request(out))
+    key = messages_key(wire)
+    items, more = bodies[0][key], bodies[1][key]
+    assert jsonio.dumps(more).startswith(jsonio.dumps(items[:-1])[:-1])
+    assert '"step\\":4' in jsonio.dumps_str(items[-1])
+    assert '"step\\":6' in jsonio.dumps_str(more[-1])
 
 
 # Cache breakpoints -------------------------------------------------------------------------

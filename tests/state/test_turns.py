@@ -120,9 +120,26 @@ def test_leading_system_messages_join_the_first_user_turn() -> None:
     assert [(t.start, t.end, t.kind, t.first_user) for t in turns] == [(0, 2, "user", True)]
 
 
-def test_trailing_instructions_are_a_turn_of_their_own() -> None:
+def test_trailing_instructions_join_the_turn_they_follow() -> None:
     messages = [user("go"), Message("assistant", [Text("ok")]), system("wrap up")]
-    assert spans(messages)[-1] == (2, 3, "instruction")
+    assert spans(messages) == [(0, 1, "user"), (1, 3, "assistant")]
+    turns = segment([*messages, Message("developer", [Text("and tabs")])], count=one)
+    assert [(t.start, t.end, t.kind, t.tokens) for t in turns] == [
+        (0, 1, "user", 1),
+        (1, 4, "assistant", 3),
+    ]
+
+
+def test_a_trailing_instruction_keeps_the_calls_and_the_open_flag_of_its_turn() -> None:
+    messages = [user("go"), calls("a", "b"), tool("a"), system("hurry")]
+    last = segment(messages, count=one)[-1]
+    assert (last.start, last.end, last.calls, last.results) == (1, 4, ("a", "b"), ("a",))
+    assert last.open and last.pending == frozenset({"b"})
+
+
+def test_a_conversation_of_instructions_only_is_one_instruction_turn() -> None:
+    messages = [system("you are helpful"), Message("developer", [Text("be brief")])]
+    assert spans(messages) == [(0, 2, "instruction")]
 
 
 def test_a_call_waiting_for_its_result_makes_the_turn_open() -> None:

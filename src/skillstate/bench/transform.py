@@ -19,6 +19,7 @@ from skillstate.conversation import Message, Request, Text, Tool, ToolCall, Tool
 from skillstate.protocols import adapter
 from skillstate.state.boundary import decide
 from skillstate.state.engine import EngineConfig, Prepared, StateEngine
+from skillstate.state.mode import Mode
 from skillstate.state.options import CollapseOptions
 from skillstate.state.schema import StateSchema
 from skillstate.storage.stores import open_stores
@@ -57,7 +58,7 @@ async def run(
                 request = session_request(turn)
                 client_bytes = len(jsonio.dumps(chat.encode_request(request)))
                 started = time.perf_counter()
-                prepared = await engine.prepare("bench", request, "hybrid", Wire.CHAT)
+                prepared = await engine.prepare("bench", request, Mode.HYBRID, Wire.CHAT)
                 assert prepared is not None
                 encoding = time.perf_counter()
                 body = jsonio.dumps(chat.encode_request(prepared.request))

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 from collections.abc import Coroutine
 from typing import Any
 
 import click
 
+from skillstate import __version__
 from skillstate.cli.options import command_flags, load, settings_options
 from skillstate.config import Settings
 from skillstate.eventloop import new_loop
@@ -16,6 +18,9 @@ INTERRUPTED_EXIT = 130  # 128 + SIGINT, as shells report it
 
 
 @click.command("serve")
+# No program name: the one that was run (``skillstate-proxy``, or ``skillstate`` for
+# ``skillstate serve``) names itself.
+@click.version_option(__version__, "--version", message="%(prog)s %(version)s")
 @settings_options
 def serve_command(**params: Any) -> None:
     """Start the gateway and run it until interrupted (the default command)."""
@@ -34,6 +39,13 @@ def start(settings: Settings) -> None:
         _run(serve(settings))
     except KeyboardInterrupt:
         raise click.exceptions.Exit(INTERRUPTED_EXIT) from None
+    except OSError as exc:
+        if exc.errno != errno.EADDRINUSE:
+            raise
+        raise click.ClickException(
+            f"port {settings.port} on {settings.host} is already in use: "
+            "stop what listens there, or pick another port with --port"
+        ) from None
 
 
 def _run(main: Coroutine[Any, Any, None]) -> None:

@@ -40,8 +40,9 @@ unknown option is a ``ConfigError`` naming it and its source.
 from skillstate.config.display import describe, describe_json, mask_secret
 from skillstate.config.errors import ConfigError
 from skillstate.config.loader import load_settings
-from skillstate.config.settings import KEYS, Mode, Settings, UpstreamSettings, UpstreamWire
+from skillstate.config.settings import KEYS, Settings, UpstreamSettings, UpstreamWire
 from skillstate.config.sources import default_data_dir
+from skillstate.state.mode import Mode
 
 __all__ = [
     "KEYS",

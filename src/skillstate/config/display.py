@@ -14,6 +14,7 @@ from pydantic import SecretStr
 
 from skillstate import jsonio
 from skillstate.config.settings import ATTRIBUTES, KEYS, Settings, UpstreamSettings
+from skillstate.pipeline.switches import LaneSwitches
 from skillstate.state.options import CollapseOptions
 
 _NOT_SET = "(not set)"
@@ -90,6 +91,8 @@ def _text(value: object) -> str:
 def _json(value: object) -> object:
     if isinstance(value, CollapseOptions):
         return asdict(value)
+    if isinstance(value, LaneSwitches):
+        return value.as_json()
     if isinstance(value, SecretStr):
         return mask_secret(value)
     if isinstance(value, Path):

@@ -119,7 +119,7 @@ def _problem(error: ErrorDetails, entries: Mapping[str, Sourced], nested: Collec
 def _reason(kind: str, context: Mapping[str, object], message: str) -> str:
     if kind == "value_error":
         return str(context["error"])
-    if kind == "literal_error":
+    if kind in ("literal_error", "enum"):
         return f"must be {context['expected']}"
     return _REASONS.get(kind) or message[:1].lower() + message[1:]
 

@@ -32,12 +32,13 @@ from pydantic_core import PydanticCustomError
 
 from skillstate.config import values
 from skillstate.conversation.model import Wire
+from skillstate.pipeline.switches import LaneSwitches, parse_switches
+from skillstate.state.mode import Mode
 from skillstate.state.options import CollapseOptions, OptionsError, parse_options
 
 UpstreamWire = Literal["auto", "openai-chat", "openai-responses", "anthropic-messages"]
 """``auto`` forwards in the client's own wire; the others are the ``Wire`` values."""
 
-Mode = Literal["paper", "hybrid", "off"]
 
 CONFLICT = "config_conflict"
 """Error type of a cross-key check; its context names the ``keys`` involved."""
@@ -65,6 +66,21 @@ def _collapse_options(value: object) -> CollapseOptions:
         context = {"reason": str(exc), "problems": exc.problems}
         raise PydanticCustomError(OPTIONS, "{reason}", context) from None
 
+
+def _lane_switches(value: object) -> LaneSwitches:
+    """The ``lanes`` tables, read by the pipeline's own ``parse_switches``."""
+    if isinstance(value, LaneSwitches):
+        return value
+    if not isinstance(value, Mapping):
+        raise ValueError("not a table (a JSON object)")
+    return parse_switches(value)
+
+
+LanesTable = Annotated[
+    LaneSwitches,
+    PlainValidator(_lane_switches),
+    PlainSerializer(LaneSwitches.as_json, return_type=dict),
+]
 
 CollapseTable = Annotated[
     CollapseOptions, PlainValidator(_collapse_options), PlainSerializer(asdict, return_type=dict)
@@ -144,11 +160,12 @@ class Settings(BaseModel):
     upstream_wire: UpstreamWire = "auto"
     api_key: SecretStr | None = None
     upstreams: tuple[UpstreamSettings, ...] = ()
-    mode: Mode = "hybrid"
+    mode: Mode = Mode.HYBRID
     # Named ``schema`` in every source; the attribute name avoids BaseModel.schema().
     state_schema: tuple[str, ...] | None = Field(default=None, alias="schema")
     initial_state: dict[str, Any] = Field(default_factory=dict)
     collapse: CollapseTable = Field(default_factory=CollapseOptions)
+    lanes: LanesTable = Field(default_factory=LaneSwitches)
     data_dir: Path
     verbose: StrictBool = False
     max_body_bytes: StrictInt = 32 * 1024 * 1024

@@ -9,6 +9,7 @@ from skillstate.conversation.events import (
     PartEnd,
     PartStart,
     Start,
+    events_of,
 )
 from skillstate.conversation.model import (
     ArchiveRef,
@@ -18,6 +19,7 @@ from skillstate.conversation.model import (
     Json,
     Message,
     Opaque,
+    OutputFormat,
     Params,
     Part,
     ProtocolError,
@@ -48,6 +50,7 @@ __all__ = [
     "Json",
     "Message",
     "Opaque",
+    "OutputFormat",
     "Params",
     "Part",
     "PartEnd",
@@ -66,4 +69,5 @@ __all__ = [
     "ToolResult",
     "Usage",
     "Wire",
+    "events_of",
 ]

@@ -13,6 +13,7 @@ ends the stream.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from dataclasses import dataclass, field
 
 from skillstate.conversation.model import (
@@ -165,3 +166,16 @@ def _merge_usage(first: Usage, last: Usage) -> Usage:
         cache_write=last.cache_write or first.cache_write,
         reasoning=last.reasoning or first.reasoning,
     )
+
+
+def events_of(response: Response) -> list[Event]:
+    """``response`` as the canonical stream a provider would have sent for it."""
+    out: list[Event] = [Start(response.id, response.model, created=response.created)]
+    for index, part in enumerate(response.message.parts):
+        if isinstance(part, Text):
+            out += [PartStart(index, dataclasses.replace(part, text="")), Delta(index, part.text)]
+        else:
+            out.append(PartStart(index, part))
+        out.append(PartEnd(index))
+    out.append(Finish(response.stop_reason, response.usage))
+    return out

@@ -171,8 +171,27 @@ class ToolChoice:
 
 
 @dataclass(slots=True)
+class OutputFormat:
+    """The form the model's answer text must take. ``kind`` is ``text`` (every wire's
+    default), ``json_object`` (any JSON object) or ``json_schema`` (JSON valid against
+    ``schema``, labelled by ``name`` and ``description``; ``strict`` asks for exact
+    enforcement where a wire lets the client choose); another wire's kind is kept by name, and
+    a wire that does not know it refuses it."""
+
+    kind: str
+    schema: Json | None = None
+    name: str | None = None
+    description: str | None = None
+    strict: bool | None = None
+
+
+@dataclass(slots=True)
 class Params:
-    """Generation parameters the wires share; the rest stays in ``Request.extra``."""
+    """Generation parameters the wires share; the rest stays in ``Request.extra``.
+
+    ``candidates`` is how many alternative answers to generate (None: one); ``logprobs`` asks
+    for the log probabilities of the answer's tokens with that many likeliest alternatives per
+    token (None: not asked). A wire that cannot carry one of these refuses it by name."""
 
     max_tokens: int | None = None
     temperature: float | None = None
@@ -183,10 +202,17 @@ class Params:
     parallel_tool_calls: bool | None = None
     effort: str | None = None
     thinking_budget: int | None = None
+    output_format: OutputFormat | None = None
+    candidates: int | None = None
+    logprobs: int | None = None
 
 
 @dataclass(slots=True)
 class Request:
+    """A request to a model. ``received`` is when the gateway received it, in Unix seconds,
+    set by the server (protocol code takes no clock): a reply translated from a wire that
+    gives no creation time (Anthropic Messages) is dated with it."""
+
     model: str
     messages: list[Message]
     source: Wire
@@ -195,6 +221,7 @@ class Request:
     params: Params = field(default_factory=Params)
     extra: Json = field(default_factory=dict)
     hints: Json = field(default_factory=dict)
+    received: int | None = None
 
 
 @dataclass(slots=True)

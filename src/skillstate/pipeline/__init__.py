@@ -1,10 +1,17 @@
-"""The lane pipeline: ordered pure functions over the canonical request."""
+"""The lane pipeline: ordered functions over the canonical request."""
 
-from skillstate.pipeline.lane import ArchiveWrite, Lane, LaneContext, LaneOutcome
+from skillstate.pipeline.lane import (
+    ArchiveWrite,
+    Followup,
+    Lane,
+    LaneContext,
+    LaneOutcome,
+)
 from skillstate.pipeline.runner import LaneReport, PipelineResult, run_lanes
 
 __all__ = [
     "ArchiveWrite",
+    "Followup",
     "Lane",
     "LaneContext",
     "LaneOutcome",

@@ -1,8 +1,11 @@
-"""The lane protocol: a small, named, pure function over the canonical request.
+"""The lane protocol: a small, named function over the canonical request.
 
 A lane reads the request and a read-only context and returns a ``LaneOutcome``: the new request
-(the same object when it changed nothing), the archive writes it wants, and a short report.
-Lanes never do I/O; the runner performs their writes.
+(the same object when it changed nothing), the archive writes it wants, a report, and a short
+``summary`` for the ``x-skillstate-lanes`` header. A lane may also answer the request itself
+(``answer``: no upstream call is made, host compaction does this) or ask for the round loop's
+help with its own tools (``followup``: the state lane's internal tools and paper envelope).
+Content lanes are pure; the state lane is the one that loads and commits Σ, through its engine.
 """
 
 from __future__ import annotations
@@ -11,7 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from skillstate.conversation import Request, Wire
+from skillstate.conversation import Request, Response, ToolCall, Wire
+from skillstate.state.mode import Mode
+from skillstate.state.rounds import Policy
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +27,7 @@ class LaneContext:
     session: str
     client_wire: Wire
     upstream_wire: Wire
-    mode: str
+    mode: Mode
     state: Mapping[str, Any] = field(default_factory=dict)
     extra: Mapping[str, Any] = field(default_factory=dict)
 
@@ -37,14 +42,30 @@ class ArchiveWrite:
     summary: str = ""
 
 
+class Followup(Protocol):
+    """What the round loop needs from a lane that offered the model tools of its own."""
+
+    @property
+    def policy(self) -> Policy: ...
+
+    async def answer(self, call: ToolCall) -> str: ...
+
+    async def check(self, response: Response) -> str | None: ...
+
+    async def finish(self, response: Response | None) -> None: ...
+
+
 @dataclass(slots=True)
 class LaneOutcome:
     request: Request
     writes: list[ArchiveWrite] = field(default_factory=list)
     report: dict[str, Any] = field(default_factory=dict)
+    summary: str = ""
+    answer: Response | None = None
+    followup: Followup | None = None
 
 
 class Lane(Protocol):
     name: str
 
-    def __call__(self, request: Request, context: LaneContext) -> LaneOutcome: ...
+    async def __call__(self, request: Request, context: LaneContext) -> LaneOutcome: ...

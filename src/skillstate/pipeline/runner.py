@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillstate.conversation import Request
-from skillstate.pipeline.lane import ArchiveWrite, Lane, LaneContext
+from skillstate.conversation import Request, Response
+from skillstate.pipeline.lane import ArchiveWrite, Followup, Lane, LaneContext
 
 log = logging.getLogger("skillstate.pipeline")
 
@@ -21,6 +21,7 @@ class LaneReport:
     changed: bool
     report: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
+    summary: str = ""
 
 
 @dataclass(slots=True)
@@ -28,30 +29,51 @@ class PipelineResult:
     request: Request
     writes: list[ArchiveWrite]
     reports: list[LaneReport]
+    answer: Response | None = None
+    followup: Followup | None = None
 
     @property
     def changed(self) -> bool:
         return any(r.changed for r in self.reports)
 
+    def header(self) -> str:
+        """``x-skillstate-lanes``: what each lane that did something did; a failed lane says
+        so (``state=failed:RuntimeError``)."""
+        said = []
+        for report in self.reports:
+            if report.error is not None:
+                said.append(f"{report.name}=failed:{report.error.partition(':')[0]}")
+            elif report.summary:
+                said.append(f"{report.name}={report.summary}")
+        return "; ".join(said)
 
-def run_lanes(lanes: Sequence[Lane], request: Request, context: LaneContext) -> PipelineResult:
+
+async def run_lanes(
+    lanes: Sequence[Lane], request: Request, context: LaneContext
+) -> PipelineResult:
     """Each lane sees the previous lane's request. A lane that raises is skipped (its request
-    and writes discarded) and reported; the request goes on as it was before that lane."""
-    writes: list[ArchiveWrite] = []
-    reports: list[LaneReport] = []
+    and writes discarded) and reported; the request goes on as it was before that lane. A lane
+    that answers the request ends the list: nothing goes upstream."""
+    result = PipelineResult(request, [], [])
     for lane in lanes:
         started = time.perf_counter()
         try:
-            outcome = lane(request, context)
+            outcome = await lane(result.request, context)
         except Exception as exc:
             log.exception("lane %s failed and was skipped", lane.name)
             elapsed = time.perf_counter() - started
             error = f"{type(exc).__name__}: {exc}"
-            reports.append(LaneReport(lane.name, elapsed, False, error=error))
+            result.reports.append(LaneReport(lane.name, elapsed, False, error=error))
             continue
         elapsed = time.perf_counter() - started
-        changed = outcome.request is not request
-        reports.append(LaneReport(lane.name, elapsed, changed, outcome.report))
-        request = outcome.request
-        writes += outcome.writes
-    return PipelineResult(request, writes, reports)
+        changed = outcome.request is not result.request
+        report = LaneReport(lane.name, elapsed, changed, outcome.report, summary=outcome.summary)
+        result.reports.append(report)
+        result.request = outcome.request
+        result.writes += outcome.writes
+        if outcome.followup is not None:
+            result.followup = outcome.followup
+        if outcome.answer is not None:
+            result.answer = outcome.answer
+            break
+    return result

@@ -7,7 +7,9 @@ Rules:
 * Credentials: with a configured key the client's credential headers are replaced by the
   upstream wire's (``Authorization: Bearer`` for OpenAI, ``x-api-key`` for Anthropic). Without
   one, the client's own credential is forwarded, moved to the upstream wire's header when the
-  wires differ. Nothing here stores or logs a key.
+  wires differ. On Anthropic the form follows the token (see ``credential_headers``): an
+  OAuth access token goes as ``Authorization: Bearer``, an API key as ``x-api-key``, whichever
+  header the client put it in. Nothing here stores or logs a key.
 * The same wire forwards the client's other headers; across wires only neutral ones pass
   (``user-agent``, ``x-request-id``), since a wire's own headers mean nothing to another.
 """
@@ -37,6 +39,10 @@ _NEVER = frozenset(
 _CREDENTIALS = frozenset({"authorization", "x-api-key", "api-key"})
 _NEUTRAL = frozenset({"user-agent", "x-request-id", "content-type", "accept"})
 ANTHROPIC_VERSION = "2023-06-01"
+ANTHROPIC_OAUTH_PREFIX = "sk-ant-oat"
+"""How Anthropic's OAuth access tokens begin (``sk-ant-oat01-…``)."""
+ANTHROPIC_KEY_PREFIX = "sk-ant-"
+"""How Anthropic's API keys begin (``sk-ant-api03-…``); OAuth tokens are told apart first."""
 
 #: Response headers relayed back to the client from the same wire.
 _RESPONSE_NEVER = _NEVER | {"content-encoding", "date", "server"}
@@ -51,14 +57,29 @@ def client_credential(headers: Mapping[str, str]) -> str | None:
     return _lower_get(headers, "x-api-key") or _lower_get(headers, "api-key")
 
 
-def credential_headers(wire: Wire, key: str, *, client: Mapping[str, str]) -> dict[str, str]:
-    """The credential header for ``wire``. An Anthropic client that used ``Authorization``
-    (an OAuth token) keeps that form against an Anthropic upstream."""
-    if wire is Wire.MESSAGES:
-        if _lower_get(client, "authorization") and not _lower_get(client, "x-api-key"):
-            return {"authorization": f"Bearer {key}"}
+def credential_headers(
+    wire: Wire,
+    key: str,
+    *,
+    client: Mapping[str, str],
+    client_wire: Wire | None = None,
+) -> dict[str, str]:
+    """The credential header that carries ``key`` to an upstream of ``wire``.
+
+    OpenAI takes every key as ``Authorization: Bearer``. Anthropic takes API keys in
+    ``x-api-key`` and OAuth access tokens (Claude Code's login) as ``Authorization: Bearer``,
+    so there the token decides: ``sk-ant-oat…`` is an OAuth token, any other ``sk-ant-…`` an
+    API key, wherever the client sent it (an OpenAI SDK always sends ``Authorization``). A
+    token of neither form (an Anthropic-compatible provider's own) keeps the form an Anthropic
+    client (``client_wire``) chose for it in ``client``; any other goes as ``x-api-key``.
+    """
+    bearer = {"authorization": f"Bearer {key}"}
+    if wire is not Wire.MESSAGES or key.startswith(ANTHROPIC_OAUTH_PREFIX):
+        return bearer
+    if key.startswith(ANTHROPIC_KEY_PREFIX) or client_wire is not Wire.MESSAGES:
         return {"x-api-key": key}
-    return {"authorization": f"Bearer {key}"}
+    sent_as_bearer = client_credential(client) == key and not _lower_get(client, "x-api-key")
+    return bearer if sent_as_bearer else {"x-api-key": key}
 
 
 def upstream_headers(
@@ -80,7 +101,7 @@ def upstream_headers(
             out[lower] = value
     key = api_key or client_credential(client)
     if key:
-        out.update(credential_headers(upstream_wire, key, client=client))
+        out.update(credential_headers(upstream_wire, key, client=client, client_wire=client_wire))
     if upstream_wire is Wire.MESSAGES and "anthropic-version" not in out:
         out["anthropic-version"] = ANTHROPIC_VERSION
     out["content-type"] = "application/json"
@@ -89,17 +110,46 @@ def upstream_headers(
     return out
 
 
-def response_headers(upstream: Mapping[str, str], *, same_wire: bool) -> dict[str, str]:
-    """Upstream response headers worth relaying (request ids, rate limits) on the same wire."""
-    if not same_wire:
-        return {}
+def response_headers(
+    upstream: Mapping[str, str], *, upstream_wire: Wire, client_wire: Wire
+) -> dict[str, str]:
+    """The upstream's response headers fit for the client. The same wire relays them all but
+    framing and hop-by-hop ones; across wires only what a client acts on crosses (the request
+    id, ``retry-after``, rate limits), under the client wire's name where it has one, else
+    under the upstream's own (a header a client does not know is harmless)."""
     out: dict[str, str] = {}
+    same = upstream_wire is client_wire
     for name, value in upstream.items():
         lower = name.lower()
         if lower in _RESPONSE_NEVER or lower == "content-type":
             continue
-        out[name] = value
+        if same:
+            out[name] = value
+        elif lower in _PORTABLE or lower.startswith(_RATE_PREFIXES):
+            out[_renamed(lower, client_wire)] = value
     return out
+
+
+_PORTABLE = frozenset({"retry-after", "retry-after-ms", "request-id", "x-request-id"})
+_RATE_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-")
+
+#: (OpenAI name, Anthropic name) of the headers both families send, meaning the same. The
+#: reset headers differ in form (OpenAI: a duration, Anthropic: a timestamp), so they keep
+#: their own names.
+_EQUIVALENT = (
+    ("x-request-id", "request-id"),
+    ("x-ratelimit-limit-requests", "anthropic-ratelimit-requests-limit"),
+    ("x-ratelimit-remaining-requests", "anthropic-ratelimit-requests-remaining"),
+    ("x-ratelimit-limit-tokens", "anthropic-ratelimit-tokens-limit"),
+    ("x-ratelimit-remaining-tokens", "anthropic-ratelimit-tokens-remaining"),
+)
+_TO_ANTHROPIC = dict(_EQUIVALENT)
+_TO_OPENAI = {anthropic: openai for openai, anthropic in _EQUIVALENT}
+
+
+def _renamed(lower: str, client_wire: Wire) -> str:
+    names = _TO_ANTHROPIC if client_wire is Wire.MESSAGES else _TO_OPENAI
+    return names.get(lower, lower)
 
 
 def _lower_get(headers: Mapping[str, str], name: str) -> str | None:

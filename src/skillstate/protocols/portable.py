@@ -99,3 +99,9 @@ def restore_namespace(call: ToolCall, names: dict[str, tuple[str, str]]) -> Tool
     restored = copy.copy(call)
     restored.namespace, restored.name = names[call.name]
     return restored
+
+
+def choices(request: Request) -> int:
+    """How many alternative replies the request asks for (Chat's ``n``; 1 elsewhere)."""
+    n = request.params.candidates
+    return n if n is not None and n > 1 else 1

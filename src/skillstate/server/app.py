@@ -9,6 +9,7 @@ from aiohttp import web
 
 from skillstate.conversation import Wire
 from skillstate.server import info
+from skillstate.server.client_stream import PREPARED
 from skillstate.server.compact_route import handle_compact
 from skillstate.server.context import GATEWAY, GatewayContext
 from skillstate.server.errors import error_response, guess_wire
@@ -63,6 +64,8 @@ async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
     try:
         return await handler(request)
     except web.HTTPException as exc:
+        if PREPARED in request:  # its response has begun: the handler ended it as it could
+            raise
         if exc.status < 400:
             raise
         wire = guess_wire(request.path, request.headers)
@@ -77,5 +80,9 @@ async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
         raise
     except Exception:
         log.exception("unexpected error on %s %s", request.method, request.path)
+        prepared = request.get(PREPARED)
+        if isinstance(prepared, web.StreamResponse):
+            # Never a second response inside a body already on its way: close the stream.
+            return prepared
         wire = guess_wire(request.path, request.headers)
         return error_response(wire, 500, "internal gateway error; see the gateway's log")

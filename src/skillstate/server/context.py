@@ -7,7 +7,10 @@ from dataclasses import dataclass, field
 from aiohttp import web
 
 from skillstate.exchange import Observer
+from skillstate.pipeline.lane import Lane
+from skillstate.server.history import ResponseHistory
 from skillstate.state.engine import StateEngine
+from skillstate.state.mode import Mode
 from skillstate.upstream.client import UpstreamClient
 from skillstate.upstream.routing import Router
 
@@ -19,7 +22,10 @@ class GatewayContext:
     max_body_bytes: int = 32 * 1024 * 1024
     observers: list[Observer] = field(default_factory=list)
     engine: StateEngine | None = None
-    mode: str = "off"
+    mode: Mode = Mode.OFF
+    lanes: list[Lane] = field(default_factory=list)
+    history: ResponseHistory | None = None
+    """The ordered lane list every generation request runs through (``gateway.build_lanes``)."""
 
 
 GATEWAY: web.AppKey[GatewayContext] = web.AppKey("gateway", GatewayContext)

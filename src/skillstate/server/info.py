@@ -1,5 +1,6 @@
-"""The routes that are not generation: root probes, health, the merged model list, and
-Anthropic's count_tokens (forwarded when the upstream speaks Anthropic, counted here else)."""
+"""The routes that are not generation: root probes, health, the model list, and Anthropic's
+count_tokens (forwarded when the upstream speaks Anthropic, counted here else). Every upstream
+call goes through ``Forward``."""
 
 from __future__ import annotations
 
@@ -7,21 +8,20 @@ import asyncio
 import time
 from typing import Any
 
-import aiohttp
 from aiohttp import web
 
 from skillstate import __version__, jsonio
 from skillstate.conversation import Wire
 from skillstate.economics.tokenizer import count_request
 from skillstate.protocols.anthropic_messages import count_tokens_body
-from skillstate.protocols.headers import upstream_headers
 from skillstate.server.context import GATEWAY, GatewayContext
-from skillstate.server.errors import error_response
-from skillstate.server.proxy import Refusal, read_inbound, session_headers
-from skillstate.server.relay import relay_upstream_error
+from skillstate.server.errors import error_response, failure_response
+from skillstate.server.forward import Forward, Outbound, UpstreamFailure
+from skillstate.server.inbound import Refusal, read_inbound, session_headers
 from skillstate.upstream.routing import Upstream
 
 PROBE_TIMEOUT_S = 5.0
+MODELS = "/v1/models"
 
 
 async def root(request: web.Request) -> web.Response:
@@ -31,82 +31,97 @@ async def root(request: web.Request) -> web.Response:
 
 async def health(request: web.Request) -> web.Response:
     gateway = request.app[GATEWAY]
-    checks = await asyncio.gather(*(_probe(gateway, up) for up in gateway.router.upstreams))
+    checks = await asyncio.gather(*(_probe(request, up) for up in gateway.router.upstreams))
     ok = all(check["ok"] for check in checks)
     body = {"status": "ok" if ok else "degraded", "version": __version__, "upstreams": checks}
     return web.json_response(body, status=200)
 
 
-async def _probe(gateway: GatewayContext, upstream: Upstream) -> dict[str, Any]:
+async def _probe(request: web.Request, upstream: Upstream) -> dict[str, Any]:
     wire = upstream.wire or Wire.CHAT
-    headers = upstream_headers({}, client_wire=wire, upstream_wire=wire, api_key=upstream.api_key)
+    forward = Forward(request.app[GATEWAY], request, upstream, wire, wire, client_headers={})
     started = time.perf_counter()
     report: dict[str, Any] = {"name": upstream.name, "base_url": upstream.base_url}
     report["wire"] = upstream.wire.value if upstream.wire else "auto"
     try:
-        async with gateway.client.get(
-            upstream.url("/v1/models"), headers, timeout=PROBE_TIMEOUT_S
-        ) as reply:
+        async with forward.send(Outbound(MODELS, None, timeout=PROBE_TIMEOUT_S)) as reply:
             await reply.read()
             report["status"] = reply.status
-            # Reachable is what health means: a 401 without a key still shows a live provider.
-            report["ok"] = reply.status < 500
-    except (aiohttp.ClientError, TimeoutError) as exc:
-        report["ok"] = False
-        report["error"] = f"{type(exc).__name__}: {exc}"
+            report["ok"] = True
+    except UpstreamFailure as failure:
+        # Reachable is what health means: a 401 without a key still shows a live provider.
+        report["ok"] = failure.body is not None and failure.status < 500
+        if failure.body is not None:
+            report["status"] = failure.status
+        else:
+            report["error"] = failure.message
     report["latency_ms"] = round((time.perf_counter() - started) * 1000, 2)
     return report
 
 
-async def models(request: web.Request) -> web.Response:
-    """Every upstream's models, merged (first upstream wins a duplicate id), in the shape the
-    caller reads: Anthropic's when it sent ``anthropic-version``, OpenAI's otherwise."""
+async def models(request: web.Request) -> web.StreamResponse:
+    """The upstreams' models in the shape the caller reads (Anthropic's when it sent
+    ``anthropic-version``, OpenAI's otherwise). One upstream of the caller's wire family: its
+    reply as it came. Several: their entries merged, each kept whole (first upstream wins a
+    duplicate id); an entry crosses into the other family's shape only when it must."""
     gateway = request.app[GATEWAY]
     anthropic = "anthropic-version" in request.headers
     client_wire = Wire.MESSAGES if anthropic else Wire.CHAT
+    upstreams = gateway.router.upstreams
+    if len(upstreams) == 1 and _family(upstreams[0].wire_for(client_wire)) == anthropic:
+        only = upstreams[0]
+        forward = Forward(gateway, request, only, client_wire, only.wire_for(client_wire))
+        try:
+            async with forward.send(Outbound(MODELS, None, timeout=PROBE_TIMEOUT_S)) as reply:
+                body = await reply.read()
+                headers = reply.headers
+        except UpstreamFailure as failure:
+            return failure_response(client_wire, failure, {})
+        out = web.Response(status=reply.status, body=body, headers=headers)
+        out.content_type = reply.raw.content_type or "application/json"
+        return out
     lists = await asyncio.gather(
-        *(_list_models(gateway, up, request, client_wire) for up in gateway.router.upstreams)
+        *(_list_models(gateway, up, request, client_wire) for up in upstreams)
     )
     seen: dict[str, dict[str, Any]] = {}
-    for found in lists:
+    for anthropic_entries, found in lists:
         for model in found:
-            seen.setdefault(str(model.get("id")), model)
-    data = [_model_entry(model, anthropic) for model in seen.values()]
-    if anthropic:
-        first = data[0]["id"] if data else None
-        last = data[-1]["id"] if data else None
-        body: dict[str, Any] = {"data": data, "has_more": False, "first_id": first, "last_id": last}
-    else:
-        body = {"object": "list", "data": data}
-    return web.json_response(body)
+            entry = model if anthropic_entries == anthropic else _crossed(model, anthropic)
+            seen.setdefault(str(model.get("id")), entry)
+    return web.json_response(_model_list(list(seen.values()), anthropic))
+
+
+def _family(wire: Wire) -> bool:
+    """Whether ``wire`` lists models in Anthropic's shape."""
+    return wire is Wire.MESSAGES
 
 
 async def _list_models(
     gateway: GatewayContext, upstream: Upstream, request: web.Request, client_wire: Wire
-) -> list[dict[str, Any]]:
+) -> tuple[bool, list[dict[str, Any]]]:
     wire = upstream.wire_for(client_wire)
-    headers = upstream_headers(
-        request.headers,
-        client_wire=client_wire,
-        upstream_wire=wire,
-        api_key=upstream.api_key,
-        extra=upstream.headers,
-    )
-    headers.pop("content-type", None)
+    forward = Forward(gateway, request, upstream, client_wire, wire)
     try:
-        async with gateway.client.get(
-            upstream.url("/v1/models"), headers, timeout=PROBE_TIMEOUT_S
-        ) as reply:
-            if reply.status >= 400:
-                return []
+        async with forward.send(Outbound(MODELS, None, timeout=PROBE_TIMEOUT_S)) as reply:
             body = jsonio.loads(await reply.read())
-    except (aiohttp.ClientError, TimeoutError, ValueError):
-        return []
+    except (UpstreamFailure, ValueError):
+        return _family(wire), []
     data = body.get("data") if isinstance(body, dict) else None
-    return [m for m in data if isinstance(m, dict) and "id" in m] if isinstance(data, list) else []
+    if not isinstance(data, list):
+        return _family(wire), []
+    return _family(wire), [m for m in data if isinstance(m, dict) and "id" in m]
 
 
-def _model_entry(model: dict[str, Any], anthropic: bool) -> dict[str, Any]:
+def _model_list(data: list[dict[str, Any]], anthropic: bool) -> dict[str, Any]:
+    if anthropic:
+        first = data[0]["id"] if data else None
+        last = data[-1]["id"] if data else None
+        return {"data": data, "has_more": False, "first_id": first, "last_id": last}
+    return {"object": "list", "data": data}
+
+
+def _crossed(model: dict[str, Any], anthropic: bool) -> dict[str, Any]:
+    """An entry of one family in the other's shape (the fields each family's SDK requires)."""
     if anthropic:
         return {
             "type": "model",
@@ -131,25 +146,16 @@ async def count_tokens(request: web.Request) -> web.StreamResponse:
     upstream = gateway.router.route(inbound.request.model)
     ours = session_headers(inbound, upstream)
     if upstream is not None and upstream.wire_for(Wire.MESSAGES) is Wire.MESSAGES:
-        headers = upstream_headers(
-            request.headers,
-            client_wire=Wire.MESSAGES,
-            upstream_wire=Wire.MESSAGES,
-            api_key=upstream.api_key,
-            extra=upstream.headers,
-        )
-        url = upstream.url("/v1/messages/count_tokens")
-        if request.query_string:
-            url += "?" + request.query_string
+        forward = Forward(gateway, request, upstream, Wire.MESSAGES, Wire.MESSAGES)
+        outbound = Outbound("/v1/messages/count_tokens", inbound.raw, request.query_string)
         try:
-            async with gateway.client.post(url, inbound.raw, headers) as reply:
-                if reply.status >= 400:
-                    return await relay_upstream_error(
-                        request, reply, Wire.MESSAGES, Wire.MESSAGES, ours
-                    )
+            async with forward.send(outbound) as reply:
                 body = await reply.read()
-                return web.Response(body=body, content_type="application/json", headers=ours)
-        except (aiohttp.ClientError, TimeoutError):
-            pass  # an unreachable upstream still gets a local count below
+                ours.update(reply.headers)
+            return web.Response(body=body, content_type="application/json", headers=ours)
+        except UpstreamFailure as failure:
+            if failure.body is not None:  # the upstream answered: its error is the answer
+                return failure_response(Wire.MESSAGES, failure, ours)
+            # an unreachable upstream still gets a local count below
     ours["x-skillstate-token-count"] = "local-o200k"
     return web.json_response(count_tokens_body(count_request(inbound.request)), headers=ours)

@@ -19,7 +19,7 @@ import logging
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from skillstate import jsonio
@@ -33,12 +33,13 @@ from skillstate.state.epoch_record import DOC_NAME, Epoch, Span, anchor
 from skillstate.state.epochs import DEFAULT_PRICES, CachePrices
 from skillstate.state.internal import PatchResult, answer_recall, answer_skill_state
 from skillstate.state.merge import apply_patch
+from skillstate.state.mode import Mode
 from skillstate.state.options import CollapseOptions
 from skillstate.state.paper import newest_instruction, procedure_of, render_paper
 from skillstate.state.render import SpanRef, render_hybrid
 from skillstate.state.schema import StateSchema
 from skillstate.state.seed import assistant_turns, seed_state
-from skillstate.state.tools import RECALL_TOOL, SKILL_STATE_TOOL, recall_tool, skill_state_tool
+from skillstate.state.tools import SKILL_STATE_TOOL, internal_names, recall_tool, skill_state_tool
 from skillstate.state.turns import Turn
 from skillstate.storage.protocols import ArchiveStore, Change, StateRecord, StateStore
 
@@ -48,7 +49,6 @@ LAST_REPORTS = 1024
 """Sessions whose last-request report and epoch are kept in memory (the report describes what
 the gateway did, for /state, and is worth a store write on no request's path; the epoch is
 read on every request of a session)."""
-INTERNAL = frozenset({SKILL_STATE_TOOL, RECALL_TOOL})
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,12 +66,14 @@ class Prepared:
     """One request taken by the engine: what goes upstream, and what to remember about it."""
 
     session: str
-    mode: str
+    mode: Mode
     client: Request
     request: Request
     record: StateRecord
     epoch: Epoch | None
     report: Json
+    internal: dict[str, str] = field(default_factory=dict)
+    """The internal tools as offered in ``request``: offered name -> which tool."""
 
 
 class StateEngine:
@@ -87,7 +89,9 @@ class StateEngine:
         self.archive = Archive(archive, clock=clock)
         self.config = config
         self._clock = clock
-        self._tools: list[Tool] = [skill_state_tool(config.schema), recall_tool()]
+        self._tools: dict[str, Tool] = {
+            tool.name: tool for tool in (skill_state_tool(config.schema), recall_tool())
+        }
         self._last: OrderedDict[str, Json] = OrderedDict()
         # Write-through: this process is the only writer of its sessions' epochs.
         self._epochs: OrderedDict[str, Json | None] = OrderedDict()
@@ -116,15 +120,15 @@ class StateEngine:
         return had_state, await self.archive.forget(session)
 
     async def prepare(
-        self, session: str, request: Request, mode: str, upstream: Wire
+        self, session: str, request: Request, mode: Mode, upstream: Wire
     ) -> Prepared | None:
-        if mode == "off" or (mode == "hybrid" and not request.tools):
+        if mode is Mode.OFF or (mode is Mode.HYBRID and not request.tools):
             return None
         record = await self.store.load(session)
-        if mode == "hybrid" and self._subagent(record, request):
+        if mode is Mode.HYBRID and self._subagent(record, request):
             return None  # before the step is counted: the request is not the session's
         record = await self._start(session, record, request)
-        if mode == "paper":
+        if mode is Mode.PAPER:
             task = newest_instruction(request.messages)
             procedure = [Text(t) for t in record.meta.get("procedure", [])]
             outbound = render_paper(
@@ -135,7 +139,7 @@ class StateEngine:
                 task=task,
             )
             report: Json = {"mode": "paper", "step": record.step}
-            prepared = Prepared(session, mode, request, outbound, record, None, report)
+            prepared = Prepared(session, Mode.PAPER, request, outbound, record, None, report)
         else:
             prepared = await self._hybrid(session, record, request, upstream)
         self._remember(self._last, session, prepared.report)
@@ -190,9 +194,10 @@ class StateEngine:
             epoch = await self._boundary(session, record, request, decision)
         if force:
             await self._clear_force(session)
-        outbound = self._render(request, record, epoch, upstream)
+        internal = internal_names(tool.name for tool in request.tools)
+        outbound = self._render(request, record, epoch, upstream, internal)
         report = _report(decision, epoch, record, request, outbound)
-        return Prepared(session, "hybrid", request, outbound, record, epoch, report)
+        return Prepared(session, Mode.HYBRID, request, outbound, record, epoch, report, internal)
 
     async def _boundary(
         self, session: str, record: StateRecord, request: Request, decision: Decision
@@ -242,10 +247,16 @@ class StateEngine:
         await self.store.update(session, updater)
 
     def _render(
-        self, request: Request, record: StateRecord, epoch: Epoch | None, upstream: Wire
+        self,
+        request: Request,
+        record: StateRecord,
+        epoch: Epoch | None,
+        upstream: Wire,
+        internal: dict[str, str],
     ) -> Request:
         n = len(request.messages)
-        nudge = self._nudge(record)
+        offered = [replace(self._tools[tool], name=name) for name, tool in internal.items()]
+        nudge = self._nudge(record, next(iter(internal)))
         if epoch is None:
             head, tail, snapshot, spans = range(0), range(n), record.state, []
             changes: Json = {}
@@ -264,11 +275,11 @@ class StateEngine:
             changes=changes,
             nudge=nudge,
             schema=self.config.schema,
-            internal_tools=self._tools,
+            internal_tools=offered,
             cache_markers=upstream is Wire.MESSAGES,
         )
 
-    def _nudge(self, record: StateRecord) -> str | None:
+    def _nudge(self, record: StateRecord, skill_state: str) -> str | None:
         options = self.config.options
         if not options.nudge_when_stale:
             return None
@@ -278,14 +289,14 @@ class StateEngine:
             return None
         return (
             f"The state has not been updated for {idle} steps: "
-            "call skill_state with what you learned."
+            f"call {skill_state} with what you learned."
         )
 
     # --- the reply -------------------------------------------------------------------------
 
     async def answer(self, prepared: Prepared, call: ToolCall) -> str:
         """The result of an internal tool call the model made."""
-        if call.name == SKILL_STATE_TOOL:
+        if prepared.internal.get(call.name, call.name) == SKILL_STATE_TOOL:
             result: PatchResult = await answer_skill_state(
                 self.store, self.config.schema, prepared.session, call.arguments
             )
@@ -306,21 +317,30 @@ class StateEngine:
 
     async def finish(self, prepared: Prepared, response: Response | None) -> None:
         """Hybrid mode: fill holes in Σ from the tool calls of the window (never overwriting
-        what the model wrote)."""
-        if prepared.mode != "hybrid" or not self.config.options.seed_from_tools:
+        what the model wrote).
+
+        Until the model writes Σ's ``step``, the seed keeps it: the model turns so far, the
+        ``response`` this finishes included. The session's own step count (the one
+        ``prepare`` advances and ``/state`` lists) is set to the same number, so the two name
+        the same step, also after a retried request or a rewound history."""
+        if prepared.mode is not Mode.HYBRID or not self.config.options.seed_from_tools:
             return
         messages = prepared.client.messages
+        turns = [*messages, response.message] if response is not None else messages
         start = prepared.epoch.cut if prepared.epoch else 0
         schema = self.config.schema
 
         def updater(current: StateRecord) -> Change | None:
             seeded = seed_state(current.state, messages, schema, window=range(start, len(messages)))
+            step = current.step
             if schema.shape("step") is not None and "step" not in current.meta.get(
                 "model_keys", []
             ):
-                # The seed keeps the step count current until the model takes it over.
-                seeded = {**seeded, "step": assistant_turns(messages)}
-            return None if seeded == current.state else current.changed(state=seeded)
+                step = assistant_turns(turns)
+                seeded = {**seeded, "step": step}
+            if seeded == current.state and step == current.step:
+                return None
+            return current.changed(state=seeded, step=step)
 
         await self.store.update(prepared.session, updater)
 

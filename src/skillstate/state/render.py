@@ -77,17 +77,23 @@ def state_json(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
 
-def sigma_message(snapshot: Json, spans: Sequence[SpanRef], schema: StateSchema) -> Message:
+def sigma_message(
+    snapshot: Json,
+    spans: Sequence[SpanRef],
+    schema: StateSchema,
+    names: tuple[str, str] = (SKILL_STATE_TOOL, RECALL_TOOL),
+) -> Message:
     """The Σ message that stands in for the collapsed spans: a short header naming what it
-    replaced, where the exact originals are and how to use the internal tools, then Σ in a
-    fenced ``json`` block."""
+    replaced, where the exact originals are and how to use the internal tools (offered under
+    ``names``: skill_state's, recall's), then Σ in a fenced ``json`` block."""
+    skill_state, recall = names
     replaced = "; ".join(_span_text(span) for span in spans) or "no earlier messages"
     unset = [key for key in schema.keys if key not in snapshot]
     lines = [
         f"{NOTE_LABEL} Session state Σ, kept by the skillstate gateway in place of earlier "
         f"messages. Replaced: {replaced}.",
-        f"`{RECALL_TOOL}` fetches archived messages exactly, by `ref` or by `query`. "
-        f"`{SKILL_STATE_TOOL}` updates Σ with a JSON Merge Patch: null deletes a key; "
+        f"`{recall}` fetches archived messages exactly, by `ref` or by `query`. "
+        f"`{skill_state}` updates Σ with a JSON Merge Patch: null deletes a key; "
         "collections are objects keyed by short slugs.",
     ]
     if unset:
@@ -111,11 +117,29 @@ def _one_line(text: str) -> str:
     return line if len(line) <= SUMMARY_CHARS else line[: SUMMARY_CHARS - 1].rstrip() + "…"
 
 
-def tail_note(changes: Json, *, nudge: str | None) -> Message | None:
+def tail_note(
+    changes: Json,
+    *,
+    nudge: str | None,
+    state: Json | None = None,
+    skill_state: str = SKILL_STATE_TOOL,
+) -> Message | None:
     """The note after the verbatim turns: the Σ changes since the snapshot (a merge patch of
-    the Σ message's state) and the stale nudge, either or both; ``None`` when neither."""
+    the Σ message's state) and the stale nudge, either or both; ``None`` when neither.
+
+    A request without a Σ message (before the first boundary) has no snapshot for changes to
+    apply to: ``state`` is then Σ whole, shown in place of the changes, so that the model sees
+    the state it is asked to update. An empty Σ is not shown, nor one holding nothing but
+    ``step``: the seed keeps that count from the first request on, and it tells the model
+    nothing its own turns do not. ``skill_state`` is the name that tool is offered under.
+    """
     lines: list[str] = []
-    if changes:
+    if state and any(key != "step" for key in state):
+        lines.append(
+            f"The session state Σ so far (update it with `{skill_state}`: a JSON Merge "
+            "Patch of what changed):\n```json\n" + state_json(state) + "\n```"
+        )
+    elif changes:
         lines.append(
             "Σ changes since the state message (merge them into it):\n```json\n"
             + state_json(changes)
@@ -156,19 +180,26 @@ def render_hybrid(
     system prompt is the client's; the tools are the client's followed by each of
     ``internal_tools`` the client does not already offer by name. The tail note (see
     ``tail_note``) goes last, unless the conversation ends in an assistant message or with a
-    tool call still waiting for its result (DESIGN.md, invariant 2). ``cache_markers``: put a
+    tool call still waiting for its result (DESIGN.md, invariant 2). Without spans there is no
+    Σ message: ``snapshot`` is then the current Σ, which the tail note shows whole, and there
+    are no ``changes`` to show (giving some is an error). ``cache_markers``: put a
     breakpoint on the Σ message within ``MAX_CACHE_BREAKPOINTS`` (see ``_place_marker``).
     """
     _check_ranges(request.messages, head, tail, collapsed=bool(spans))
+    _check_changes(changes, collapsed=bool(spans))
+    names = (SKILL_STATE_TOOL, RECALL_TOOL)
+    if len(internal_tools) == 2:  # as offered: renamed where the client has the name
+        names = (internal_tools[0].name, internal_tools[1].name)
     if spans:
-        sigma = sigma_message(snapshot, spans, schema)
+        sigma = sigma_message(snapshot, spans, schema, names)
         messages = [*request.messages[head.start : head.stop], sigma]
         messages += request.messages[tail.start : tail.stop]
         if cache_markers:
             messages = _place_marker(request, messages, sigma)
     else:
         messages = list(request.messages)
-    note = tail_note(changes, nudge=nudge)
+    shown = None if spans else snapshot
+    note = tail_note(changes, nudge=nudge, state=shown, skill_state=names[0])
     if note is not None and _may_append(messages):
         messages.append(note)
     return replace(request, messages=messages, tools=_with_tools(request.tools, internal_tools))
@@ -189,6 +220,11 @@ def _check_ranges(
         raise ValueError(f"head {head} and tail {tail} do not split {len(messages)} messages")
     if not collapsed and head.stop != tail.start:
         raise ValueError(f"messages {head.stop}..{tail.start} are left out but no span names them")
+
+
+def _check_changes(changes: Json, *, collapsed: bool) -> None:
+    if changes and not collapsed:
+        raise ValueError("Σ changes need a Σ message to apply to, and no span was collapsed")
 
 
 def _with_tools(client: list[Tool], internal: list[Tool]) -> list[Tool]:

@@ -9,6 +9,7 @@ say, with errors the model can act on.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +19,8 @@ from skillstate.state.schema import StateSchema
 
 SKILL_STATE_TOOL = "skill_state"
 RECALL_TOOL = "recall"
+
+INTERNAL_TOOLS = (SKILL_STATE_TOOL, RECALL_TOOL)
 
 DEFAULT_RECALL_CONTEXT = 3
 """Lines of context around each matching line when a recall by query names none."""
@@ -46,6 +49,25 @@ class RecallByQuery:
 
     query: str
     context: int = DEFAULT_RECALL_CONTEXT
+
+
+def internal_names(client_tools: Iterable[str]) -> dict[str, str]:
+    """The names the internal tools are offered under for a client offering ``client_tools``:
+    name -> which internal tool (``skill_state`` or ``recall``). A tool keeps its own name
+    unless the client has one by that name; it then becomes ``skillstate_<name>`` (then
+    ``skillstate_<name>_2``...), so a client's own ``recall`` is never answered by the
+    gateway. Deterministic: the same client tools give the same names (the prefix stays
+    cached)."""
+    taken = set(client_tools)
+    names: dict[str, str] = {}
+    for tool in INTERNAL_TOOLS:
+        name, n = tool, 1
+        while name in taken:
+            n += 1
+            name = f"skillstate_{tool}" if n == 2 else f"skillstate_{tool}_{n - 1}"
+        taken.add(name)
+        names[name] = tool
+    return names
 
 
 def skill_state_tool(schema: StateSchema) -> Tool:

@@ -10,11 +10,14 @@ A **turn** (DESIGN.md, "Invariants") is one step of the conversation:
   result (another assistant message, a note) is inside the turn too;
 * a ``results`` turn: results that no earlier turn reaches, because no call before them made
   them (a malformed or pre-trimmed history); collapse never cuts just before one;
-* an ``instruction`` turn: system or developer messages at the very end of the conversation.
+* an ``instruction`` turn: a conversation of nothing but system or developer messages.
 
-System and developer messages in the middle of a conversation belong to the turn they
-precede: an instruction given before a step is read with that step, so the two are kept or
-collapsed together. After a turn's results, the messages that only continue it (more tool
+System and developer messages are never a turn of their own where there is a turn to join
+(so ``keep_recent_turns`` counts steps, not notes): in the middle of a conversation they
+belong to the turn they precede, since an instruction given before a step is read with that
+step and the two are kept or collapsed together; at the very end, where no turn follows yet,
+they belong to the turn they follow, the newest one, which collapse always keeps. After a
+turn's results, the messages that only continue it (more tool
 messages, a user message of results, a user message of nothing but ``Opaque`` items, which on
 the Responses wire carry the outputs of hosted calls) are part of it as well.
 
@@ -25,7 +28,7 @@ answered it yet. Collapse never cuts after an open turn.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from skillstate.conversation import (
@@ -84,6 +87,9 @@ def segment(
     start = 0
     while start < len(messages):
         head = _after_instructions(messages, start)
+        if head == len(messages) and turns:
+            turns[-1] = _extended(turns[-1], messages[start:], counter)
+            break
         if head == len(messages):
             kind: TurnKind = "instruction"
             end = head
@@ -110,6 +116,12 @@ def segment(
         )
         start = end
     return turns
+
+
+def _extended(turn: Turn, trailing: Sequence[Message], count: Callable[[Message], int]) -> Turn:
+    """``turn`` followed by the ``trailing`` instructions that end the conversation."""
+    tokens = turn.tokens + sum(count(m) for m in trailing)
+    return replace(turn, end=turn.end + len(trailing), tokens=tokens)
 
 
 def _last_results(messages: Sequence[Message]) -> dict[str, int]:

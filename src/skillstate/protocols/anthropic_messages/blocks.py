@@ -255,7 +255,8 @@ def _encode_reasoning(part: Reasoning, native: bool) -> Json | None:
     The origin of a signature is not recorded, so one from another provider is sent as is and
     will be refused upstream. Reasoning from another wire with no (or an empty) signature, a
     summary from a wire that shares none, cannot be replayed and is left out; this wire's own
-    unsigned thinking block re-emits exactly."""
+    unsigned thinking block re-emits exactly here (a request leaves it out before: see
+    ``request.unsigned``)."""
     if part.redacted:
         if part.signature is None:
             return None

@@ -12,9 +12,10 @@ What this wire requires, and how the canonical messages are reshaped for it:
   assistant messages coalesce into one model turn the same way.
 * What this wire cannot carry raises ``ProtocolError``: another wire's opaque item, an image
   or tool result in an assistant message, a tool call or reasoning in a user message,
-  anything but text in an instruction. Left out, and only these: empty texts (refused by this
-  wire), reasoning with no signature (see ``blocks._encode_reasoning``), and a message left
-  with no blocks by those omissions.
+  anything but text in an instruction, and what ``formats.check_foreign`` names (an output
+  format or choices this wire has no form for). Left out, and only these: empty texts
+  (refused by this wire), reasoning with no signature (see ``blocks._encode_reasoning``), and
+  a message left with no blocks by those omissions.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from skillstate.conversation import (
     ToolResult,
 )
 from skillstate.protocols.anthropic_messages.blocks import encode_blocks
+from skillstate.protocols.anthropic_messages.formats import check_foreign
 from skillstate.protocols.anthropic_messages.params import encode_params
 from skillstate.protocols.anthropic_messages.tools import encode_tool
 
@@ -45,6 +47,7 @@ _ALLOWED: dict[str, tuple[type, ...]] = {
 
 
 def encode_foreign(req: Request) -> Json:
+    check_foreign(req)
     system = encode_blocks(req.system, native=False)
     messages: list[Json] = []
     for i, message in enumerate(req.messages):

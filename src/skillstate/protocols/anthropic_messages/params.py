@@ -1,9 +1,10 @@
 """Generation parameters: ``max_tokens``, sampling, ``stop_sequences``, ``stream``,
-``tool_choice``, ``thinking`` and ``output_config``.
+``tool_choice``, ``thinking``, ``output_config`` (``effort`` and ``format``) and the beta's
+top-level ``output_format`` (see ``formats``).
 
 ``tool_choice``, ``thinking`` and ``output_config`` are objects with fields the model does not
-name (``display``, ``format``, a future choice type); the object as sent is kept in ``hints``
-and re-emitted while the canonical fields read from it are unchanged, and rebuilt when a lane
+name (``display``, a future choice type); the object as sent is kept in ``hints`` and
+re-emitted while the canonical fields read from it are unchanged, and rebuilt when a lane
 changed them.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from skillstate.conversation import Json, Params, ProtocolError, ToolChoice
+from skillstate.conversation import Json, OutputFormat, Params, ProtocolError, ToolChoice
 from skillstate.protocols.anthropic_messages.fields import (
     need_obj,
     need_str,
@@ -21,6 +22,12 @@ from skillstate.protocols.anthropic_messages.fields import (
     opt_str,
     opt_str_list,
     split,
+)
+from skillstate.protocols.anthropic_messages.formats import (
+    config_format,
+    encode_format,
+    read_format,
+    sent_format,
 )
 
 #: ``max_tokens`` is required by this wire; a request from a wire where it is optional gets
@@ -40,6 +47,7 @@ KEYS = (
     "tool_choice",
     "thinking",
     "output_config",
+    "output_format",
 )
 
 _Mode = Literal["auto", "none", "required", "tool"]
@@ -67,7 +75,12 @@ def decode_params(got: Json, hints: Json) -> Params:
         hints["thinking"] = got["thinking"]
     if "output_config" in got:
         params.effort = _effort(got["output_config"])
+        params.output_format = config_format(got["output_config"])
         hints["output_config"] = got["output_config"]
+    if "output_format" in got:
+        legacy = read_format(got["output_format"], "output_format")
+        params.output_format = params.output_format or legacy
+        hints["output_format"] = got["output_format"]
     return params
 
 
@@ -117,7 +130,13 @@ def encode_params(params: Params, hints: Json, native: bool, has_tools: bool) ->
     thinking = _encode_thinking(params.thinking_budget, hints.get("thinking"))
     if thinking is not None:
         out["thinking"] = thinking
-    output_config = _encode_output_config(params.effort, hints.get("output_config"), native)
+    fmt = params.output_format if native else sent_format(params.output_format)
+    legacy = hints.get("output_format")
+    if legacy is not None and fmt == read_format(legacy, "output_format"):
+        out["output_format"] = legacy  # the client's own field still says it
+        fmt = config_format(hints.get("output_config") or {})
+    raw = hints.get("output_config")
+    output_config = _encode_output_config(params.effort, fmt, raw, native)
     if output_config is not None:
         out["output_config"] = output_config
     return out
@@ -155,10 +174,15 @@ def _encode_thinking(budget: int | None, raw: Any) -> Json | None:
     return {"type": "enabled", "budget_tokens": budget}
 
 
-def _encode_output_config(effort: str | None, raw: Any, native: bool) -> Json | None:
-    if raw is not None and _effort(raw) == effort:
+def _encode_output_config(
+    effort: str | None, fmt: OutputFormat | None, raw: Any, native: bool
+) -> Json | None:
+    if raw is not None and (_effort(raw), config_format(raw)) == (effort, fmt):
         return need_obj(raw, "output_config")
-    out: Json = {k: v for k, v in need_obj(raw or {}, "output_config").items() if k != "effort"}
+    kept = need_obj(raw or {}, "output_config").items()
+    out: Json = {k: v for k, v in kept if k not in ("effort", "format")}
     if effort is not None and (native or effort in PORTABLE_EFFORTS):
         out["effort"] = effort
+    if fmt is not None:
+        out["format"] = encode_format(fmt)
     return out or None

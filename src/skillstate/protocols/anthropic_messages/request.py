@@ -1,7 +1,8 @@
 """Request bodies of ``POST /v1/messages`` (and ``/v1/messages/count_tokens``, whose bodies are
 the same without ``max_tokens``), to and from the canonical ``Request``.
 
-Identity law: for every valid body ``b``, ``encode_request(decode_request(b)) == b``. Shape
+Identity law: for every valid body ``b``, ``encode_request(decode_request(b)) == b`` (valid:
+every thinking block in it carries the signature the API issued; see ``unsigned``). Shape
 facts kept in ``hints``: whether ``system``, a message's content or a tool result's content was
 a string, and which fields were present with a default value (``stream: false``,
 ``tools: []``, ``is_error: false``).
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from skillstate.conversation import Json, Message, Request, Role, Text
+from skillstate.conversation import Json, Message, Part, Reasoning, Request, Role, Text
 from skillstate.protocols.anthropic_messages.blocks import (
     WIRE,
     decode_blocks,
@@ -112,7 +113,8 @@ def _encode_system(system: list[Text], shape: str | None) -> str | list[Json] | 
 
 def _encode_message(message: Message) -> Json:
     """A lane's ``developer`` message is sent as a ``system`` one; a ``tool`` message's
-    results go in a ``user`` message."""
+    results go in a ``user`` message. Thinking without a signature is left out (see
+    ``unsigned``)."""
     role = message.role
     if role == "developer":
         role = "system"
@@ -123,5 +125,14 @@ def _encode_message(message: Message) -> Json:
     if message.hints.get("content") == "str" and isinstance(first, Text) and plain_text(first):
         out["content"] = first.text
     else:
-        out["content"] = encode_blocks(message.parts, native=True)
+        parts = [part for part in message.parts if not unsigned(part)]
+        out["content"] = encode_blocks(parts, native=True)
     return merged(out, message.extra)
+
+
+def unsigned(part: Part) -> bool:
+    """A thinking block with an empty or no signature: what a client of this wire got as the
+    reasoning of another provider's reply (see ``response.reply_reasoning``) and sends back in
+    its history. The API refuses a thinking block whose signature it did not issue, and there
+    is nothing to replay, so a request leaves it out; signed thinking is sent as it came."""
+    return isinstance(part, Reasoning) and not part.redacted and not part.signature

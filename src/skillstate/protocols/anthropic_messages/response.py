@@ -94,9 +94,9 @@ def _content(parts: list[Part], native: bool) -> list[Json]:
 def reply_reasoning(part: Reasoning) -> Json | None:
     """Reasoning from another wire in a reply to the client. Clients show thinking, so a
     summary with no signature is sent as a thinking block with an empty signature (this
-    wire's type requires one); sent back, it is reasoning whose empty signature carries
-    nothing to replay (see ``blocks._encode_reasoning``). Reasoning with neither text nor
-    signature is left out."""
+    wire's type requires one); sent back in the client's history, a request leaves it out,
+    since the API refuses a signature it did not issue (see ``request.unsigned``). Reasoning
+    with neither text nor signature is left out."""
     if part.redacted:
         return encode_part(part, native=False)
     if not part.text and part.signature is None:

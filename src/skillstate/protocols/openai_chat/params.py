@@ -8,7 +8,8 @@ list. ``reasoning_effort`` is ``Params.effort``; another wire's thinking budget 
 effort is given the nearest effort level. With ``stream: true`` a request of another wire always
 asks for ``stream_options.include_usage``, so the gateway can account the usage, and so does
 one of this wire that the gateway sends on its own behalf (``ask_usage``); a request of this
-wire that a lane turned to non-streaming loses its ``stream_options``.
+wire that a lane turned to non-streaming loses its ``stream_options``. The answer's format,
+``n`` and log probabilities: see ``outputs``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from typing import Any
 
 from skillstate.conversation import Json, Params, Request, Wire
 from skillstate.protocols.openai_chat import fields as f
+from skillstate.protocols.openai_chat.outputs import KEYS as OUTPUT_KEYS
+from skillstate.protocols.openai_chat.outputs import decode_outputs, encode_outputs
 from skillstate.protocols.openai_chat.tools import decode_tool_choice, encode_tool_choice
 
 MAX_KEYS = ("max_completion_tokens", "max_tokens")
@@ -30,6 +33,7 @@ KNOWN = (
     "tool_choice",
     "parallel_tool_calls",
     "reasoning_effort",
+    *OUTPUT_KEYS,
 )
 _SIMPLE = (
     ("temperature", f.is_number),
@@ -71,6 +75,7 @@ def decode_params(body: Json, hints: Json, nulls: set[str]) -> tuple[Params, Jso
         parallel_tool_calls=values["parallel_tool_calls"],
         effort=values["reasoning_effort"],
     )
+    decode_outputs(body, params, hints, nulls)
     return params, extra
 
 
@@ -111,6 +116,7 @@ def encode_params(req: Request, body: Json) -> None:
     f.put(body, "tool_choice", _tool_choice(req, hints), nulls)
     f.put(body, "parallel_tool_calls", params.parallel_tool_calls, nulls)
     f.put(body, "reasoning_effort", params.effort or _effort_for(params.thinking_budget), nulls)
+    encode_outputs(req, body, hints, nulls)
 
 
 def ask_usage(req: Request) -> Request:

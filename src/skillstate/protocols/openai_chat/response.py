@@ -72,14 +72,18 @@ def decode_response(body: Any) -> Response:
 def encode_response(resp: Response, request: Request | None) -> Json:
     """A response body of this wire. From another wire: one choice, texts joined into the
     string content, reasoning omitted (this wire's responses have no place for it), calls to
-    tools the client declared as custom given back in the custom shape."""
+    tools the client declared as custom given back in the custom shape, and ``created`` the
+    time the request was received where that wire gives none."""
     native = resp.source is Wire.CHAT
     hints = resp.hints if native else {}
     nulls, absent = f.nulls_of(hints), hints.get("absent", ())
     body: Json = f.rest(resp.extra, ("choices",)) if native else {}
     if "object" not in body and "object" not in absent:
         body["object"] = _DEFAULTS["object"]
-    for key, value in (("id", resp.id), ("model", resp.model), ("created", resp.created)):
+    created = resp.created
+    if created is None and not native and request is not None:
+        created = request.received  # a wire with no creation time: dated when it was asked
+    for key, value in (("id", resp.id), ("model", resp.model), ("created", created)):
         if value is not None and value != "":
             body[key] = value
         elif key in nulls:

@@ -5,13 +5,15 @@ The first chunk carries ``delta: {role: "assistant", content: ""}``; text and re
 ``index``, ``id``, ``type`` and name, then argument fragments under the same ``index``. The
 finish chunk has an empty delta and the ``finish_reason``; the usage chunk (``choices: []``)
 follows only when the client asked ``stream_options.include_usage`` (always when the request
-is unknown); ``data: [DONE]`` ends the stream. A ``Failure`` is sent as ``{"error": {...}}``,
+is unknown), and then every chunk before it carries ``"usage": null``; ``data: [DONE]`` ends
+the stream. A ``Failure`` is sent as ``{"error": {...}}``,
 which the OpenAI SDKs raise as an ``APIError``, followed by ``[DONE]``.
 
-Reasoning is sent only on a stream from this wire, under the key it came with
-(``reasoning_content``...). A call to a tool the client declared as custom that another wire
-carried as a function call (arguments ``{"input": "..."}``) is held until its part ends and
-sent whole in the custom shape.
+A stream from a wire with no creation time is dated with the time the client's request was
+received (``Request.received``). Reasoning is sent only on a stream from this wire, under the
+key it came with (``reasoning_content``...). A call to a tool the client declared as custom
+that another wire carried as a function call (arguments ``{"input": "..."}``) is held until its
+part ends and sent whole in the custom shape.
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ class ChatStreamEncoder:
         "_native",
         "_next_call",
         "_parts",
+        "_received",
         "_start_usage",
         "_with_usage",
     )
@@ -68,6 +71,7 @@ class ChatStreamEncoder:
     def __init__(self, request: Request | None) -> None:
         self._with_usage = _wants_usage(request)
         self._custom = custom_tool_names(request)
+        self._received = request.received if request is not None else None
         self._head = b""
         self._native = False
         self._parts: dict[int, _Part] = {}
@@ -104,7 +108,7 @@ class ChatStreamEncoder:
         base: Json = {
             "id": event.id,
             "object": "chat.completion.chunk",
-            "created": event.created or 0,
+            "created": event.created or self._received or 0,
             "model": event.model,
         }
         if self._native:
@@ -113,8 +117,11 @@ class ChatStreamEncoder:
         return self._chunk({"role": "assistant", "content": ""})
 
     def _chunk(self, delta: Json, finish: Any = None) -> bytes:
+        """One chunk of choice 0; with ``include_usage`` it says ``"usage": null``, as every
+        chunk but the usage chunk does on the OpenAI API."""
         choice = {"index": 0, "delta": delta, "finish_reason": finish}
-        return self._head + dumps([choice]) + b"}\n\n"
+        tail = b',"usage":null}\n\n' if self._with_usage else b"}\n\n"
+        return self._head + dumps([choice]) + tail
 
     def _part_start(self, event: PartStart) -> bytes:
         part = event.part

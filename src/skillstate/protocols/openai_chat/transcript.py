@@ -11,9 +11,15 @@ the canonical fields only, shaped the way this wire wants them:
   before the rest of that message. This wire has no error flag on a tool result: the text of
   an ``is_error`` result is sent exactly as it is, and it is that text which tells the model
   the call failed.
+* A ``tool`` message holds text only, so the images of tool results (Claude Code's ``Read``
+  of a picture) travel in one ``user`` message right after the batch's ``tool`` messages,
+  each result's images behind a text naming it (``image from tool result <call id>``);
+  the ``tool`` message keeps the result's text. Consecutive ``tool`` messages coalesce for
+  this, so a batch's images come after all of its results.
 * Reasoning parts are omitted: this wire has no place for reasoning in requests (a signature
   from another provider could not be replayed anyway).
-* What this wire cannot carry raises ``ProtocolError``: images outside ``user`` content, an
+* What this wire cannot carry raises ``ProtocolError``: images in assistant or instruction
+  messages, an
   ``Opaque`` item of another wire (one inside a tool result too, such as Anthropic's
   ``tool_reference``: the refusal names its type), an ``ArchiveRef`` left unrendered.
 """
@@ -54,12 +60,14 @@ def encode_messages(req: Request, custom_names: frozenset[str]) -> list[Json]:
 
 
 def _coalesce(numbered: list[tuple[int, Message]]) -> list[tuple[int, Message]]:
-    """Consecutive assistant messages as one, numbered by the first of them."""
+    """Consecutive assistant messages as one, numbered by the first of them; consecutive
+    tool messages too (one batch of results)."""
     merged: list[tuple[int, Message]] = []
     for i, message in numbered:
-        if merged and message.role == "assistant" and merged[-1][1].role == "assistant":
+        role = message.role
+        if merged and role in ("assistant", "tool") and merged[-1][1].role == role:
             first, previous = merged[-1]
-            merged[-1] = (first, Message("assistant", [*previous.parts, *message.parts]))
+            merged[-1] = (first, Message(role, [*previous.parts, *message.parts]))
         else:
             merged.append((i, message))
     return merged
@@ -74,6 +82,7 @@ def _encode_message(msg: Message, native: bool, custom_names: frozenset[str]) ->
         return [encode_assistant(msg, native, custom_names)]
     extra = msg.extra if native else {}
     results = [_tool_message(p, extra, native) for p in msg.parts if isinstance(p, ToolResult)]
+    results += _result_images(msg.parts, native)
     rest = [p for p in msg.parts if not isinstance(p, ToolResult)]
     if msg.role == "tool":
         if rest:
@@ -98,14 +107,36 @@ def _check_content_part(part: Part, native: bool, *, images: bool) -> None:
 
 
 def _tool_message(result: ToolResult, extra: Json, native: bool) -> Json:
-    for part in result.content:
+    """The ``tool`` message of a result; from another wire without its images (see
+    ``_result_images``)."""
+    content = result.content
+    if not native:
+        content = [part for part in content if not isinstance(part, Image)]
+    for part in content:
         _check_content_part(part, native, images=False)
     shape = result.hints.get("content") if native else None
-    present, value = encode_content(result.content, shape, native, empty="")
+    present, value = encode_content(content, shape, native, empty="")
     body: Json = {"role": "tool", **extra, "tool_call_id": result.call_id}
     if present:
         body["content"] = value
     return body
+
+
+def _result_images(parts: list[Part], native: bool) -> list[Json]:
+    """The ``user`` message carrying the images of these tool results, or nothing: a ``tool``
+    message of this wire holds text only. Each result's images follow a text naming its call,
+    so the model can tell which result they belong to."""
+    if native:
+        return []
+    shown: list[Part] = []
+    for result in parts:
+        if isinstance(result, ToolResult):
+            images = [part for part in result.content if isinstance(part, Image)]
+            if images:
+                shown += [Text(f"image from tool result {result.call_id}"), *images]
+    if not shown:
+        return []
+    return [{"role": "user", "content": encode_content(shown, None, False, empty="")[1]}]
 
 
 def encode_assistant(msg: Message, native: bool, custom_names: frozenset[str]) -> Json:

@@ -4,7 +4,8 @@
 ``input_string``) or an item list (see ``messages``). ``max_output_tokens``, ``temperature``,
 ``top_p``, ``stream``, ``parallel_tool_calls``, ``tool_choice`` and ``reasoning.effort`` are
 ``Params``; every other field (``include``, ``store``, ``prompt_cache_key``, ``text``,
-``metadata``, the rest of ``reasoning``...) stays in ``extra``. Hints: ``keys`` (which
+``metadata``, the rest of ``reasoning``...) stays in ``extra``; ``text.format`` and the
+log-probability fields are read from it too (see ``outputs``). Hints: ``keys`` (which
 modelled fields were present) and ``nulls`` (which of them were null), so an untouched body
 re-encodes to the same JSON.
 
@@ -24,6 +25,7 @@ from typing import Any
 from skillstate.conversation import Json, Message, Params, ProtocolError, Request, Text, Wire
 from skillstate.protocols.openai_responses import checks
 from skillstate.protocols.openai_responses.messages import decode_input, encode_input
+from skillstate.protocols.openai_responses.outputs import decode_outputs, encode_outputs
 from skillstate.protocols.openai_responses.tools import (
     decode_tool_choice,
     decode_tools,
@@ -103,6 +105,7 @@ def _decode_params(body: Json, extra: Json, hints: Json) -> Params:
         params.effort = checks.field(reasoning, "effort", str, "reasoning")
         extra["reasoning"] = checks.without(reasoning, "effort")
         hints["effort_key"] = "effort" in reasoning
+    decode_outputs(body, params)
     return params
 
 
@@ -151,6 +154,7 @@ def _encode_params(req: Request, body: Json, keys: list[str], nulls: list[str]) 
     elif "tool_choice" in keys and "tool_choice" not in body:
         body["tool_choice"] = None
     _encode_reasoning(req, body, keys)
+    encode_outputs(req, body)
 
 
 def _encode_reasoning(req: Request, body: Json, keys: list[str]) -> None:

@@ -7,7 +7,8 @@ settings, ``completed_at``...) stays in ``extra``; the raw ``status``, ``incompl
 reason and usage.
 
 From another wire the body has what the SDK's ``Response`` model requires: output items get ids
-derived from the response id, and the request settings are echoed from the client's request.
+derived from the response id, the request settings are echoed from the client's request, and
+``created_at`` is the time that request was received where the other wire gives none.
 """
 
 from __future__ import annotations
@@ -88,7 +89,10 @@ def encode_response(resp: Response, request: Request | None) -> Json:
     if "model" in keys:
         body["model"] = resp.model
     if "created_at" in keys:
-        body["created_at"] = hints.get("created_at", resp.created or 0)
+        created = resp.created
+        if created is None and not own and request is not None:
+            created = request.received  # a wire with no creation time: dated when asked
+        body["created_at"] = hints.get("created_at", created or 0)
     body["output"] = output
     body.update(_outcome(resp, output, hints, keys))
     if "usage" in keys:

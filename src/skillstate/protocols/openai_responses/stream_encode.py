@@ -125,8 +125,10 @@ class ResponsesStreamEncoder:
         response_id = event.id if event is not None else ""
         self._ids = item_ids(response_id)
         self._usage = event.usage if event is not None else None
-        created = event.created if event is not None and event.created is not None else 0
-        base.update(id=response_id, object="response", created_at=created)
+        created = event.created if event is not None else None
+        if created is None:  # a wire with no creation time: dated when the request came
+            created = self._request.received if self._request is not None else None
+        base.update(id=response_id, object="response", created_at=created or 0)
         base["model"] = event.model if event is not None else ""
         self._base = base
         opening = {**base, "status": "in_progress", "output": [], "usage": None}

@@ -1,0 +1,311 @@
+"""The one way the gateway talks to an upstream: ``Forward.send(outbound)``.
+
+It owns everything every upstream call needs, written once: the URL and query string, the
+outbound headers (credentials per wire), the call itself, the mapping of failures (an
+unreachable upstream is 502, a timeout 504, an upstream 4xx/5xx keeps its status, kind,
+message and headers), the provider's response headers for the client (request ids, rate
+limits, ``retry-after``, translated to the client wire's names), the reply as bytes, chunks or
+canonical events, and the ``Exchange`` record its observers get once per client request.
+
+Every failure comes out as ``UpstreamFailure``, before the reply (``send``) or while reading it
+(``Reply.read/chunks/events``), so a route has one thing to catch and one place to decide how
+to tell the client: an error response before the first byte, the client wire's own error event
+after it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+
+import aiohttp
+from aiohttp import web
+
+from skillstate import jsonio
+from skillstate.conversation import ErrorKind, Event, Json, ProtocolError, Request, Response, Wire
+from skillstate.exchange import Exchange
+from skillstate.protocols import adapter
+from skillstate.protocols.headers import response_headers, upstream_headers
+from skillstate.protocols.streams import EventReader
+from skillstate.server.context import GatewayContext
+from skillstate.upstream.routing import Upstream
+
+log = logging.getLogger("skillstate.forward")
+requests_log = logging.getLogger("skillstate.requests")
+
+
+class UpstreamFailure(Exception):
+    """The upstream did not give a usable reply. ``status`` and ``kind`` are what the client
+    is told; ``body`` is the upstream's own error body (relayed as it came on the same wire);
+    ``headers`` are the upstream's response headers fit for the client."""
+
+    def __init__(
+        self,
+        status: int,
+        kind: ErrorKind,
+        message: str,
+        *,
+        wire: Wire,
+        headers: dict[str, str] | None = None,
+        body: bytes | None = None,
+        content_type: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.kind = kind
+        self.message = message
+        self.wire = wire
+        self.headers = headers or {}
+        self.body = body
+        self.content_type = content_type
+
+
+@dataclass(frozen=True, slots=True)
+class Outbound:
+    """One upstream call: ``path`` on the upstream in its ``wire``; ``body`` None is a GET."""
+
+    path: str
+    body: bytes | None
+    query: str = ""
+    timeout: float | None = None
+
+
+@dataclass(slots=True)
+class Reply:
+    """An upstream reply with a usable status; read it once, in one of three ways."""
+
+    status: int
+    wire: Wire
+    headers: dict[str, str]
+    upstream: str
+    raw: aiohttp.ClientResponse
+    exchange: Exchange | None
+
+    @property
+    def streamed(self) -> bool:
+        return "text/event-stream" in self.raw.headers.get("content-type", "")
+
+    async def read(self) -> bytes:
+        try:
+            return await self.raw.read()
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise _failure(exc, self.upstream, self.wire) from exc
+
+    async def json(self) -> Json:
+        raw = await self.read()
+        try:
+            body = jsonio.loads(raw)
+        except ValueError as exc:
+            raise unreadable(self, f"not JSON: {exc}") from exc
+        if not isinstance(body, dict):
+            raise unreadable(self, "not a JSON object")
+        return body
+
+    async def response(self) -> Response:
+        """The reply decoded into the canonical model."""
+        body = await self.json()
+        try:
+            return adapter(self.wire).decode_response(body)
+        except (ProtocolError, ValueError, TypeError, KeyError) as exc:
+            raise unreadable(self, str(exc)) from exc
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        try:
+            async for chunk in self.raw.content.iter_any():
+                if self.exchange is not None and self.exchange.first_byte_s is None:
+                    self.exchange.first_byte_s = time.perf_counter() - self.exchange.started
+                yield chunk
+        except aiohttp.ClientPayloadError as exc:
+            message = f"upstream {self.upstream!r} stream broke: {exc}"
+            raise UpstreamFailure(502, ErrorKind.UPSTREAM, message, wire=self.wire) from exc
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise _failure(exc, self.upstream, self.wire) from exc
+
+    async def events(self) -> AsyncIterator[list[Event]]:
+        """The stream as canonical events, a batch per chunk that completed some."""
+        reader = EventReader(self.wire)
+        try:
+            async for chunk in self.chunks():
+                batch = reader.feed(chunk)
+                if batch:
+                    yield batch
+            tail = reader.close()
+        except (ProtocolError, ValueError, KeyError, TypeError) as exc:
+            raise unreadable(self, f"stream: {exc}") from exc
+        if tail:
+            yield tail
+
+
+def unreadable(reply: Reply, why: str) -> UpstreamFailure:
+    message = f"upstream {reply.upstream!r} sent a reply the gateway cannot read ({why})"
+    log.warning(message)
+    return UpstreamFailure(502, ErrorKind.UPSTREAM, message, wire=reply.wire, headers=reply.headers)
+
+
+@dataclass(slots=True)
+class Forward:
+    """Every upstream call made for one client request, and its ``Exchange``."""
+
+    gateway: GatewayContext
+    http: web.Request
+    upstream: Upstream
+    client_wire: Wire
+    wire: Wire
+    exchange: Exchange | None = None
+    client_headers: Mapping[str, str] | None = None
+    """The headers to build the outbound ones from; None: the client request's own."""
+    relayed: dict[str, str] = field(default_factory=dict)
+    _reported: bool = False
+
+    @contextlib.asynccontextmanager
+    async def send(self, outbound: Outbound) -> AsyncIterator[Reply]:
+        """Call the upstream; the reply when its status is below 400, else ``UpstreamFailure``
+        (raised before the body is yielded to anyone)."""
+        url = self.upstream.url(outbound.path)
+        if outbound.query and self.wire is self.client_wire:
+            url += "?" + outbound.query
+        headers = upstream_headers(
+            self.http.headers if self.client_headers is None else self.client_headers,
+            client_wire=self.client_wire,
+            upstream_wire=self.wire,
+            api_key=self.upstream.api_key,
+            extra=self.upstream.headers,
+        )
+        client = self.gateway.client
+        if outbound.body is None:
+            headers.pop("content-type", None)
+            call = client.get(url, headers, timeout=outbound.timeout)
+        else:
+            call = client.post(url, outbound.body, headers)
+        try:
+            async with call as raw:
+                yield await self._reply(raw)
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise _failure(exc, self.upstream.name, self.wire) from exc
+
+    async def _reply(self, raw: aiohttp.ClientResponse) -> Reply:
+        relayed = response_headers(
+            raw.headers, upstream_wire=self.wire, client_wire=self.client_wire
+        )
+        if not self.relayed:
+            self.relayed = relayed
+        if self.exchange is not None:
+            self.exchange.status = raw.status
+        if raw.status < 400:
+            return Reply(raw.status, self.wire, relayed, self.upstream.name, raw, self.exchange)
+        body = await raw.read()
+        parsed = _json_or_none(body)
+        kind, message = adapter(self.wire).decode_error(raw.status, parsed)
+        raise UpstreamFailure(
+            raw.status,
+            kind,
+            message,
+            wire=self.wire,
+            headers=relayed,
+            body=body,
+            content_type=raw.content_type,
+        )
+
+    def exchange_rounds(self, rounds: int) -> None:
+        if self.exchange is not None:
+            self.exchange.rounds = rounds
+
+    def done(self, status: int, response: Response | None, note: str | None = None) -> None:
+        """The client has its reply: record it and tell the observers (once)."""
+        exchange = self.exchange
+        if exchange is None or self._reported:
+            return
+        self._reported = True
+        exchange.status = status
+        exchange.response = response
+        if note is not None:
+            exchange.note = note
+        exchange.elapsed_s = time.perf_counter() - exchange.started
+        notify(self.gateway, exchange)
+
+
+def exchange_for(
+    request: Request,
+    session: tuple[str, str],
+    *,
+    upstream: str,
+    wire: Wire,
+    mode: str,
+    forwarded_original: bool = False,
+) -> Exchange:
+    """The record of one client request, started now."""
+    return Exchange(
+        session=session[0],
+        session_source=session[1],
+        client_wire=request.source,
+        upstream_wire=wire,
+        upstream=upstream,
+        request=request,
+        response=None,
+        status=0,
+        streamed=request.params.stream,
+        forwarded_original=forwarded_original,
+        elapsed_s=0.0,
+        started=time.perf_counter(),
+        mode=mode,
+    )
+
+
+LOCAL = "skillstate"
+"""The upstream an exchange answered by the gateway itself names."""
+
+
+def notify_local(
+    gateway: GatewayContext,
+    request: Request,
+    session: tuple[str, str],
+    response: Response,
+    *,
+    mode: str,
+    note: str,
+    lanes: str = "",
+    started: float,
+) -> None:
+    """Observers see a reply the gateway made itself (nothing went upstream) like any other."""
+    exchange = exchange_for(request, session, upstream=LOCAL, wire=request.source, mode=mode)
+    exchange.status, exchange.response, exchange.rounds = 200, response, 0
+    exchange.lanes, exchange.note, exchange.started = lanes, note, started
+    exchange.elapsed_s = time.perf_counter() - started
+    notify(gateway, exchange)
+
+
+def notify(gateway: GatewayContext, exchange: Exchange) -> None:
+    """Observers run after the reply was sent; one that fails is logged and skipped."""
+    if requests_log.isEnabledFor(logging.DEBUG):
+        requests_log.debug(exchange.summary())
+    for observer in gateway.observers:
+        try:
+            observer(exchange)
+        except Exception:
+            log.exception("observer %r failed", observer)
+
+
+def _failure(exc: BaseException, name: str, wire: Wire) -> UpstreamFailure:
+    if isinstance(exc, UpstreamFailure):
+        return exc
+    if isinstance(exc, TimeoutError):
+        return UpstreamFailure(
+            504, ErrorKind.TIMEOUT, f"upstream {name!r} did not answer in time", wire=wire
+        )
+    if isinstance(exc, aiohttp.ClientConnectorError | aiohttp.ServerDisconnectedError):
+        message = f"upstream {name!r} is unreachable: {exc}"
+    else:
+        message = f"upstream {name!r} failed: {type(exc).__name__}: {exc}"
+    log.warning(message)
+    return UpstreamFailure(502, ErrorKind.UPSTREAM, message, wire=wire)
+
+
+def _json_or_none(raw: bytes) -> Json | None:
+    try:
+        parsed = jsonio.loads(raw) if raw else None
+    except ValueError:
+        return None
+    return parsed if isinstance(parsed, dict) else None

@@ -1,0 +1,89 @@
+"""A client's request as it arrives: read, checked, decoded, its session resolved, its mode
+chosen. Every failure is a ``Refusal`` naming what was wrong."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+
+from skillstate import jsonio
+from skillstate.conversation import ErrorKind, ProtocolError, Request, Wire
+from skillstate.protocols import adapter
+from skillstate.server.context import GATEWAY
+from skillstate.server.sessions import SessionId, resolve_session
+from skillstate.state.mode import Mode, parse_mode
+from skillstate.upstream.routing import Upstream
+
+BYPASS = "x-skillstate-bypass"
+MODE = "x-skillstate-mode"
+
+
+@dataclass(slots=True)
+class Inbound:
+    """A decoded client request, ready to forward."""
+
+    wire: Wire
+    raw: bytes
+    body: dict[str, Any]
+    request: Request
+    session: SessionId
+
+
+class Refusal(Exception):
+    """A request the gateway answers itself with an error in the client's wire."""
+
+    def __init__(self, status: int, message: str, kind: ErrorKind | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.kind = kind
+
+
+async def read_inbound(request: web.Request, wire: Wire) -> Inbound:
+    """Read and validate the body; every failure is a ``Refusal`` naming what was wrong."""
+    try:
+        raw = await request.read()
+    except web.HTTPRequestEntityTooLarge as exc:
+        limit = request.app[GATEWAY].max_body_bytes
+        raise Refusal(413, f"request body is over the limit of {limit:,} bytes") from exc
+    if not raw:
+        raise Refusal(400, "request body is empty; expected a JSON object")
+    try:
+        body = jsonio.loads(raw)
+    except ValueError as exc:
+        raise Refusal(400, f"request body is not valid JSON: {exc}") from exc
+    if not isinstance(body, dict):
+        raise Refusal(400, f"request body must be a JSON object, not {type(body).__name__}")
+    try:
+        decoded = adapter(wire).decode_request(body)
+        session = resolve_session(request.headers, body, wire)
+    except ProtocolError as exc:
+        raise Refusal(exc.status, exc.message) from exc
+    decoded.received = int(time.time())  # dates a reply from a wire that gives no time
+    return Inbound(wire, raw, body, decoded, session)
+
+
+def session_headers(inbound: Inbound, upstream: Upstream | None) -> dict[str, str]:
+    headers = {
+        "x-skillstate-session": inbound.session.id,
+        "x-skillstate-session-source": inbound.session.source,
+    }
+    if upstream is not None:
+        headers["x-skillstate-upstream"] = upstream.name
+    return headers
+
+
+def bypassed(request: web.Request) -> bool:
+    """``x-skillstate-bypass`` makes the gateway a byte-exact pass-through: no lane runs."""
+    return request.headers.get(BYPASS, "").strip().lower() in ("1", "true", "yes")
+
+
+def request_mode(request: web.Request, default: Mode) -> Mode:
+    """``x-skillstate-mode`` chooses the state lane's mode per request (an unknown one is
+    ignored); a bypassed request is ``off``."""
+    if bypassed(request):
+        return Mode.OFF
+    return parse_mode(request.headers.get(MODE)) or default

@@ -1,0 +1,204 @@
+"""Serving a client request that is not a byte pass-through: the round loop over ``forward``.
+
+Translated requests and requests a lane rewrote go here, JSON and streams alike. The decisions
+are ``state.rounds``'s; this module performs its steps: it posts each round through
+``Forward``, reads the reply (a JSON body whole, a stream event by event into the client's
+stream), answers internal calls and paper envelopes through the lane's ``Followup``, commits
+the state before the client has the whole reply (so its next request sees it), and tells the
+client about a failure in the right way: the upstream's own status before the first byte, the
+client wire's error event after it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+
+from skillstate import jsonio
+from skillstate.conversation import (
+    Accumulator,
+    ErrorKind,
+    Event,
+    ProtocolError,
+    Request,
+    Response,
+    ToolCall,
+    Wire,
+    events_of,
+)
+from skillstate.pipeline.lane import Followup
+from skillstate.protocols import adapter
+from skillstate.protocols.portable import namespace_map, portable_request, restore_namespace
+from skillstate.server.client_stream import ClientStream
+from skillstate.server.errors import error_response, failure_response
+from skillstate.server.forward import Forward, Outbound, Reply, UpstreamFailure
+from skillstate.state.rounds import Answer, Check, Done, Policy, Rounds, Send, Step
+
+log = logging.getLogger("skillstate.turn")
+
+
+def upstream_body(request: Request, target: Wire) -> tuple[bytes, list[str]]:
+    """``request`` encoded for ``target``, and the tools it had to leave out."""
+    portable, dropped = portable_request(request, target)
+    wire = adapter(target)
+    return jsonio.dumps(wire.encode_request(wire.for_upstream(portable))), dropped
+
+
+@dataclasses.dataclass(slots=True)
+class Turn:
+    """One client request's rounds."""
+
+    forward: Forward
+    client: Request
+    headers: dict[str, str]
+    followup: Followup | None = None
+    query: str = ""
+    remember: Callable[[Response], Awaitable[None]] | None = None
+    """Keeps the reply for a later ``previous_response_id`` (``server.history``)."""
+
+    async def serve(self, outbound: Request) -> web.StreamResponse:
+        policy = self.followup.policy if self.followup is not None else Policy()
+        rounds = Rounds(outbound, policy)
+        try:
+            if self.client.params.stream:
+                return await self._stream(rounds)
+            return await self._json(rounds)
+        except ProtocolError as exc:
+            self.forward.done(exc.status, None, exc.message)
+            return error_response(self.client.source, exc.status, exc.message, headers=self.headers)
+
+    def _outbound(self, request: Request) -> Outbound:
+        body, dropped = upstream_body(request, self.forward.wire)
+        if dropped and "x-skillstate-dropped-tools" not in self.headers:
+            self.headers["x-skillstate-dropped-tools"] = ",".join(dropped)
+        return Outbound(adapter(self.forward.wire).path, body, self.query)
+
+    async def _step(self, step: Step, rounds: Rounds) -> Step:
+        """Perform an ``Answer`` or ``Check`` step; the machine's next step."""
+        followup = self.followup
+        if followup is None:
+            raise RuntimeError(f"{type(step).__name__} without a lane to perform it")
+        if isinstance(step, Answer):
+            answers = [(call, await followup.answer(call)) for call in step.calls]
+            return rounds.answered(answers)
+        assert isinstance(step, Check)
+        return rounds.checked(await followup.check(step.response))
+
+    async def _finish(self, response: Response) -> None:
+        """Commit what the reply means before the client has all of it, so its next request
+        sees it. Shielded: a client that goes away meanwhile does not cancel the work."""
+        if self.followup is not None:
+            await asyncio.shield(self.followup.finish(response))
+        if self.remember is not None:
+            await asyncio.shield(self.remember(response))
+
+    # --- JSON -----------------------------------------------------------------------------
+
+    async def _json(self, rounds: Rounds) -> web.StreamResponse:
+        step: Step = rounds.first()
+        try:
+            while not isinstance(step, Done):
+                if isinstance(step, Send):
+                    async with self.forward.send(self._outbound(step.request)) as reply:
+                        step = rounds.replied(await _whole(reply))
+                else:
+                    step = await self._step(step, rounds)
+        except UpstreamFailure as failure:
+            self.forward.done(failure.status, None, failure.message)
+            return failure_response(self.client.source, failure, self.headers)
+        response = restore_namespaces(step.response, self.client)
+        await self._finish(response)
+        encoded = adapter(self.client.source).encode_response(response, self.client)
+        self.headers.update(self.forward.relayed)
+        self.forward.exchange_rounds(rounds.rounds + 1)
+        self.forward.done(200, response)
+        body = jsonio.dumps(encoded)
+        return web.Response(
+            status=200, body=body, headers=self.headers, content_type="application/json"
+        )
+
+    # --- streams --------------------------------------------------------------------------
+
+    async def _stream(self, rounds: Rounds) -> web.StreamResponse:
+        stream = ClientStream(self.forward.http, self.client.source, self.client, self.headers)
+        try:
+            return await self._stream_rounds(stream, rounds)
+        except UpstreamFailure as failure:
+            self.forward.done(failure.status, None, failure.message)
+            if not stream.opened:
+                return failure_response(self.client.source, failure, self.headers)
+            return await stream.fail(failure.status, failure.kind, failure.message)
+        except Exception:
+            if not stream.opened:
+                raise  # the error middleware answers with a 500 in the client's wire
+            # Bytes are out: the stream must end in the wire's own way, never half-written.
+            log.exception("the gateway failed mid-stream")
+            self.forward.done(500, None, "internal gateway error mid-stream")
+            message = "internal gateway error; see its log"
+            return await stream.fail(500, ErrorKind.UPSTREAM, message)
+
+    async def _stream_rounds(self, stream: ClientStream, rounds: Rounds) -> web.StreamResponse:
+        step: Step = rounds.first()
+        while not isinstance(step, Done):
+            if isinstance(step, Send):
+                await self._stream_round(stream, rounds, self._outbound(step.request))
+                step = rounds.ended()
+            else:
+                step = await self._step(step, rounds)
+        await self._finish(step.response)
+        await stream.send(rounds.closing())
+        self.forward.exchange_rounds(rounds.rounds + 1)
+        self.forward.done(200, step.response)
+        return await stream.end()
+
+    async def _stream_round(self, stream: ClientStream, rounds: Rounds, outbound: Outbound) -> None:
+        async with self.forward.send(outbound) as reply:
+            if not stream.opened:
+                self.headers.update(reply.headers)
+            rounds.begin(reply.wire)
+            if not reply.streamed:  # an upstream that answered a stream request in JSON
+                await stream.send(_viewed(rounds, events_of(await reply.response())))
+                return
+            async for batch in reply.events():
+                await stream.send(_viewed(rounds, batch))
+
+
+def _viewed(rounds: Rounds, events: list[Event]) -> list[Event]:
+    return [shown for event in events for shown in rounds.view(event)]
+
+
+async def _whole(reply: Reply) -> Response:
+    """The reply whole, also when the upstream streamed a reply to a JSON request."""
+    if not reply.streamed:
+        return await reply.response()
+    accumulator = Accumulator(reply.wire)
+    async for batch in reply.events():
+        for event in batch:
+            accumulator.add(event)
+    return accumulator.response()
+
+
+def restore_namespaces(response: Response, client: Request) -> Response:
+    names = namespace_map(client)
+    if names:
+        parts = response.message.parts
+        response.message.parts = [
+            restore_namespace(p, names) if isinstance(p, ToolCall) else p for p in parts
+        ]
+    return response
+
+
+async def answer_locally(
+    http: web.Request, client: Request, response: Response, headers: dict[str, str]
+) -> web.StreamResponse:
+    """A reply a lane made itself (nothing went upstream), in the client's wire."""
+    if client.params.stream:
+        stream = ClientStream(http, client.source, client, headers)
+        await stream.send(events_of(response))
+        return await stream.end()
+    body = jsonio.dumps(adapter(client.source).encode_response(response, client))
+    return web.Response(status=200, body=body, headers=headers, content_type="application/json")

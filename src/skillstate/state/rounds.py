@@ -1,0 +1,306 @@
+"""The round loop of one client request, sans I/O: a reply goes in, the next step comes out.
+
+The gateway may answer some of the model's tool calls itself (the internal tools, ``skill_state``
+and ``recall``) and check a paper-mode envelope, continuing the turn upstream until the reply is
+the client's again. This machine makes every decision of that loop; the server only performs
+its steps (``Send``: post this request upstream; ``Answer``: answer these internal calls;
+``Check``: apply this paper envelope; ``Done``: give the client this reply). JSON and stream
+replies drive the same machine: a JSON reply goes in whole through ``replied``; a stream's
+events go through ``view`` as they arrive, then ``ended``.
+
+The rules, each kept on every path:
+
+* The client only ever sees calls to its own tools. Internal calls are hidden from its stream
+  and its JSON, whatever their order or parallelism.
+* A reply holding only internal calls (and text) is answered and the turn continues, at most
+  ``max_rounds`` more times; a reply that also calls the client's tools goes to the client at
+  once (its internal calls still answered first).
+* Paper mode: a JSON reply whose envelope is refused is retried with the correction note at
+  most ``retries`` times; a streamed one is checked once, after it ended (its bytes are out).
+* What the client saw is one reply: the visible parts of every round (JSON keeps the earlier
+  rounds' text only), the usage summed over the rounds, and a stop reason that never says
+  "tool calls" when none is shown.
+* Within a stream the client's ``Start`` goes out once; a loop that can answer internal calls
+  holds it until the first visible event, so an upstream error in a hidden round can still be
+  answered with its real HTTP status.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from skillstate.conversation import (
+    Accumulator,
+    Delta,
+    Event,
+    Failure,
+    Finish,
+    Message,
+    Part,
+    PartEnd,
+    PartStart,
+    Request,
+    Response,
+    Start,
+    StopReason,
+    Text,
+    ToolCall,
+    ToolResult,
+    Usage,
+    Wire,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    """Post ``request`` upstream; its reply goes back into the machine."""
+
+    request: Request
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """Answer these internal calls, then give the answers to ``Rounds.answered``."""
+
+    calls: tuple[ToolCall, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """Apply the paper envelope of ``response``; give the correction note (or None) back."""
+
+    response: Response
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """The turn is the client's: ``response`` is the reply as the client sees it."""
+
+    response: Response
+
+
+Step = Send | Answer | Check | Done
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """What the loop may do: the internal tool names it answers, how many extra rounds, and
+    paper mode's envelope check with its retries."""
+
+    internal: frozenset[str] = frozenset()
+    max_rounds: int = 4
+    check: bool = False
+    retries: int = 0
+
+
+@dataclass(slots=True)
+class _Round:
+    accumulator: Accumulator | None = None
+    hidden: set[int] = field(default_factory=set)
+    failed: Failure | None = None
+
+
+class Rounds:
+    """One client request's loop. Start with ``first()``; feed what each step asks for."""
+
+    __slots__ = (
+        "_finish",
+        "_numbers",
+        "_outbound",
+        "_pending",
+        "_policy",
+        "_reply",
+        "_retries",
+        "_round",
+        "_rounds",
+        "_shown",
+        "_start",
+        "_started",
+        "_stream",
+        "_usage",
+    )
+
+    def __init__(self, request: Request, policy: Policy = Policy()) -> None:
+        self._policy = policy
+        self._outbound = request
+        self._stream = request.params.stream
+        self._retries = policy.retries if policy.check and not self._stream else 0
+        self._rounds = 0
+        self._shown: list[Part] = []
+        self._usage = Usage()
+        self._reply: Response | None = None
+        self._pending: Response | None = None
+        self._round = _Round()
+        self._numbers: dict[tuple[int, int], int] = {}
+        self._start: Start | None = None
+        self._started = False
+        self._finish: Finish | None = None
+
+    @property
+    def rounds(self) -> int:
+        """Upstream requests sent after the first."""
+        return self._rounds
+
+    @property
+    def started(self) -> bool:
+        """Whether any event went to the client's stream."""
+        return self._started
+
+    def first(self) -> Send:
+        return Send(self._outbound)
+
+    # --- streams --------------------------------------------------------------------------
+
+    def view(self, event: Event) -> list[Event]:
+        """``event`` of the current round's stream in; the events the client gets out, with
+        internal parts hidden and parts numbered across rounds. ``Finish`` is held (``ended``
+        decides whether the turn goes on); ``Failure`` passes and ends the round."""
+        state = self._round
+        if state.accumulator is None:
+            raise RuntimeError("view() before begin()")
+        state.accumulator.add(event)
+        if isinstance(event, Start):
+            if self._start is None:
+                self._start = event
+            return self._open() if not self._policy.internal else []
+        if isinstance(event, PartStart):
+            return self._part_start(event)
+        if isinstance(event, Delta | PartEnd):
+            known = self._numbers.get((self._rounds, event.index))
+            if event.index in state.hidden or known is None:
+                return []
+            return [*self._open(), dataclasses.replace(event, index=known)]
+        if isinstance(event, Failure):
+            state.failed = event
+            return [*self._open(), event]
+        self._finish = event  # held until the loop knows the turn is over
+        return []
+
+    def begin(self, wire: Wire) -> None:
+        """A round's stream of ``wire`` opens."""
+        self._round = _Round(Accumulator(wire))
+
+    def _part_start(self, event: PartStart) -> list[Event]:
+        part = event.part
+        if isinstance(part, ToolCall) and part.name in self._policy.internal:
+            self._round.hidden.add(event.index)
+            return []
+        number = self._numbers.setdefault((self._rounds, event.index), len(self._numbers))
+        return [*self._open(), PartStart(number, part)]
+
+    def _open(self) -> list[Event]:
+        if self._started:
+            return []
+        self._started = True
+        return [self._start] if self._start is not None else []
+
+    def ended(self) -> Step:
+        """The current round's stream ended: the next step."""
+        accumulator = self._round.accumulator
+        if accumulator is None:
+            raise RuntimeError("ended() without a round")
+        if self._round.failed is not None:
+            response = accumulator.response()
+            self._usage = self._usage + response.usage
+            response.message.parts = self._shown + self._visible(response.message.parts)
+            response.usage = self._usage
+            self._reply = response
+            return Done(response)
+        return self.replied(accumulator.response())
+
+    def closing(self) -> list[Event]:
+        """After ``Done`` on a stream: the events that end the client's stream (the held
+        ``Start`` when nothing was shown yet, and ``Finish`` with the summed usage); none
+        after a failure, which ended it already."""
+        if self._round.failed is not None or self._reply is None:
+            return []
+        reply = self._reply
+        last = self._finish or Finish(reply.stop_reason)
+        return [
+            *self._open(),
+            dataclasses.replace(last, stop_reason=reply.stop_reason, usage=reply.usage),
+        ]
+
+    # --- every reply ----------------------------------------------------------------------
+
+    def replied(self, response: Response) -> Step:
+        """A round's whole reply (a JSON body, or a stream that ended): the next step."""
+        self._usage = self._usage + response.usage
+        self._pending = response
+        internal = tuple(
+            p for p in response.message.parts if isinstance(p, ToolCall) and self._internal(p)
+        )
+        if internal:
+            return Answer(internal)
+        return self._after_answers(response, [])
+
+    def answered(self, answers: Sequence[tuple[ToolCall, str]]) -> Step:
+        """The internal calls' answers, in the order ``Answer`` listed them."""
+        response = self._pending
+        if response is None:
+            raise RuntimeError("answered() without a pending reply")
+        return self._after_answers(response, list(answers))
+
+    def _after_answers(self, response: Response, answers: list[tuple[ToolCall, str]]) -> Step:
+        visible = self._visible(response.message.parts)
+        client_calls = any(isinstance(p, ToolCall) for p in visible)
+        if answers and not client_calls and self._rounds < self._policy.max_rounds:
+            if self._stream:
+                self._shown += visible
+            else:
+                self._shown += [p for p in visible if isinstance(p, Text) and p.text]
+            self._outbound = _continued(self._outbound, response.message.parts, answers)
+            self._rounds += 1
+            return Send(self._outbound)
+        if self._policy.check:
+            return Check(response)
+        return self._done(response)
+
+    def checked(self, note: str | None) -> Step:
+        """The paper envelope's verdict: None when it was applied, else the correction."""
+        response = self._pending
+        if response is None:
+            raise RuntimeError("checked() without a pending reply")
+        if note is not None and self._retries > 0:
+            self._retries -= 1
+            self._outbound = _corrected(self._outbound, response.message.parts, note)
+            return Send(self._outbound)
+        return self._done(response)
+
+    def _done(self, response: Response) -> Done:
+        reply = dataclasses.replace(
+            response,
+            message=dataclasses.replace(
+                response.message,
+                parts=self._shown + self._visible(response.message.parts),
+            ),
+            usage=self._usage,
+        )
+        if reply.stop_reason is StopReason.TOOL_CALLS and not any(
+            isinstance(p, ToolCall) for p in reply.message.parts
+        ):
+            reply.stop_reason = StopReason.END
+        self._reply = reply
+        return Done(reply)
+
+    def _visible(self, parts: list[Part]) -> list[Part]:
+        return [p for p in parts if not (isinstance(p, ToolCall) and self._internal(p))]
+
+    def _internal(self, call: ToolCall) -> bool:
+        return call.name in self._policy.internal
+
+
+def _continued(request: Request, reply: list[Part], answers: list[tuple[ToolCall, str]]) -> Request:
+    """The request again, with the model's reply and the answers to its internal calls (the
+    loop continues only when every call in the reply was internal, so each has its result)."""
+    results = [Message("tool", [ToolResult(call.id, [Text(text)])]) for call, text in answers]
+    messages = [*request.messages, Message("assistant", list(reply)), *results]
+    return dataclasses.replace(request, messages=messages)
+
+
+def _corrected(request: Request, reply: list[Part], note: str) -> Request:
+    texts: list[Part] = [p for p in reply if isinstance(p, Text)] or [Text("")]
+    messages = [*request.messages, Message("assistant", texts), Message("user", [Text(note)])]
+    return dataclasses.replace(request, messages=messages)

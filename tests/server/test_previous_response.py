@@ -1,0 +1,117 @@
+"""``previous_response_id`` from a Responses client served by another wire's upstream: the
+gateway keeps what it answered and writes the conversation out for the upstream; ``store:
+false`` is respected; an unknown id is the Responses API's own not-found error. On a
+Responses upstream the reference goes through untouched (the provider honours it)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import aiohttp
+import openai
+import pytest
+
+from skillstate.protocols.sse import SSEDecoder
+from skillstate.testing import Reply, ScriptedUpstream
+from skillstate.testing.gateway import gateway_for
+from skillstate.testing.policies import Script
+
+OTHER_WIRES = pytest.mark.parametrize("upstream", ["openai-chat", "anthropic-messages"])
+STREAMS = pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
+
+
+async def _respond(url: str, body: dict[str, Any]) -> tuple[int, Any]:
+    """POST /v1/responses; the JSON body, or for a stream the final response object."""
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(url + "/v1/responses", json=body) as reply,
+    ):
+        raw = await reply.read()
+        if reply.status != 200 or not body.get("stream"):
+            return reply.status, json.loads(raw)
+    events = [json.loads(e.data) for e in SSEDecoder().feed(raw) if e.data != "[DONE]"]
+    done = [e["response"] for e in events if e.get("type") == "response.completed"]
+    return 200, done[-1]
+
+
+def _texts(body: Any) -> list[tuple[str, str]]:
+    """(role, text) of each message an upstream of either wire received."""
+    messages = body["messages"]
+    out = []
+    for message in messages:
+        content = message["content"]
+        if isinstance(content, list):
+            content = "".join(block.get("text", "") for block in content)
+        out.append((message["role"], content))
+    return out
+
+
+@OTHER_WIRES
+@STREAMS
+async def test_a_continuation_is_written_out_for_another_wire(upstream: str, stream: bool) -> None:
+    script = Script([Reply(text="Hello Ada"), Reply(text="Your name is Ada")])
+    async with ScriptedUpstream(script) as up, gateway_for(up.url, wire=upstream) as gw:
+        base = {"model": "test-model", "stream": stream}
+        status, first = await _respond(gw.url, {**base, "input": "My name is Ada."})
+        assert status == 200, first
+        follow = {**base, "input": "What is my name?", "previous_response_id": first["id"]}
+        status, second = await _respond(gw.url, follow)
+        assert status == 200, second
+        sent = up.requests[1].json
+    assert _texts(sent)[-3:] == [
+        ("user", "My name is Ada."),
+        ("assistant", "Hello Ada"),
+        ("user", "What is my name?"),
+    ]
+    assert "previous_response_id" not in sent
+    assert second["previous_response_id"] == first["id"]  # echoed, and now honoured
+
+
+@OTHER_WIRES
+async def test_a_chain_of_continuations_keeps_every_turn(upstream: str) -> None:
+    script = Script([Reply(text="one"), Reply(text="two"), Reply(text="three")])
+    async with ScriptedUpstream(script) as up, gateway_for(up.url, wire=upstream) as gw:
+        _, first = await _respond(gw.url, {"model": "test-model", "input": "a"})
+        body = {"model": "test-model", "input": "b", "previous_response_id": first["id"]}
+        _, second = await _respond(gw.url, body)
+        body = {"model": "test-model", "input": "c", "previous_response_id": second["id"]}
+        status, _ = await _respond(gw.url, body)
+        assert status == 200
+        sent = up.requests[2].json
+    assert [text for _, text in _texts(sent)] == ["a", "one", "b", "two", "c"]
+
+
+@OTHER_WIRES
+async def test_store_false_is_not_kept(upstream: str) -> None:
+    script = Script([Reply(text="not kept")])
+    async with ScriptedUpstream(script) as up, gateway_for(up.url, wire=upstream) as gw:
+        _, first = await _respond(gw.url, {"model": "test-model", "input": "hi", "store": False})
+        body = {"model": "test-model", "input": "again", "previous_response_id": first["id"]}
+        status, error = await _respond(gw.url, body)
+        assert len(up.requests) == 1  # refused before anything went upstream
+    assert status == 404
+    assert error["error"]["code"] == "previous_response_not_found"
+
+
+@OTHER_WIRES
+async def test_an_unknown_id_is_the_responses_apis_not_found(upstream: str) -> None:
+    async with ScriptedUpstream() as up, gateway_for(up.url, wire=upstream) as gw:
+        async with openai.AsyncOpenAI(base_url=gw.url + "/v1", api_key="k", max_retries=0) as c:
+            with pytest.raises(openai.NotFoundError) as raised:
+                await c.responses.create(
+                    model="test-model", input="hi", previous_response_id="resp_never_made"
+                )
+    error = raised.value.body
+    assert isinstance(error, dict)
+    assert error["code"] == "previous_response_not_found"
+    assert error["param"] == "previous_response_id"
+    assert "resp_never_made" in error["message"]
+
+
+async def test_a_responses_upstream_gets_the_reference_as_sent() -> None:
+    async with ScriptedUpstream() as up, gateway_for(up.url) as gw:
+        body = {"model": "test-model", "input": "hi", "previous_response_id": "resp_theirs"}
+        status, _ = await _respond(gw.url, body)
+        assert status == 200
+        assert up.requests[0].json["previous_response_id"] == "resp_theirs"

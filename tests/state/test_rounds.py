@@ -1,0 +1,259 @@
+"""The round loop, without sockets: any interleaving of internal and client calls, parallel
+ones too, ends with the client seeing only its own calls, every continued request pairing
+each call with its result, and the loop bounded."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skillstate.conversation import (
+    Accumulator,
+    Delta,
+    Event,
+    Failure,
+    Finish,
+    Message,
+    Params,
+    Part,
+    PartEnd,
+    PartStart,
+    Request,
+    Response,
+    Start,
+    StopReason,
+    Text,
+    ToolCall,
+    ToolResult,
+    Usage,
+    Wire,
+)
+from skillstate.state.rounds import Answer, Check, Done, Policy, Rounds, Send, Step
+
+INTERNAL = frozenset({"skill_state", "recall"})
+POLICY = Policy(internal=INTERNAL, max_rounds=3)
+
+
+def request(stream: bool = False) -> Request:
+    return Request(
+        model="m",
+        messages=[Message("user", [Text("go")])],
+        source=Wire.CHAT,
+        params=Params(stream=stream),
+    )
+
+
+def reply(parts: list[Part], n: int) -> Response:
+    calls = any(isinstance(p, ToolCall) for p in parts)
+    return Response(
+        id=f"r{n}",
+        model="m",
+        message=Message("assistant", parts),
+        source=Wire.CHAT,
+        stop_reason=StopReason.TOOL_CALLS if calls else StopReason.END,
+        usage=Usage(input=10, output=2),
+    )
+
+
+names = st.sampled_from(["skill_state", "recall", "lookup", "shell"])
+
+
+@st.composite
+def replies(draw: st.DrawFn) -> list[list[Part]]:
+    """Several upstream replies, each with text and any mix of calls (parallel ones too)."""
+    out = []
+    for n in range(draw(st.integers(1, 6))):
+        parts: list[Part] = []
+        if draw(st.booleans()):
+            parts.append(Text(f"text {n}"))
+        for k, name in enumerate(draw(st.lists(names, max_size=4))):
+            parts.append(ToolCall(f"c{n}_{k}", name, "{}"))
+        out.append(parts)
+    return out
+
+
+@dataclass
+class Run:
+    sends: list[Request]
+    done: Response
+    shown: list[Event]
+
+
+def drive_json(script: list[list[Part]], policy: Policy = POLICY) -> Run:
+    rounds = Rounds(request(), policy)
+    step: Step = rounds.first()
+    sends: list[Request] = []
+    n = 0
+    while not isinstance(step, Done):
+        if isinstance(step, Send):
+            sends.append(step.request)
+            parts = script[min(n, len(script) - 1)]
+            step = rounds.replied(reply(list(parts), n))
+            n += 1
+        elif isinstance(step, Answer):
+            assert all(c.name in policy.internal for c in step.calls)
+            step = rounds.answered([(c, f"answer {c.id}") for c in step.calls])
+        else:
+            assert isinstance(step, Check)
+            step = rounds.checked(None)
+    return Run(sends, step.response, [])
+
+
+def stream_events(parts: list[Part], n: int) -> list[Event]:
+    events: list[Event] = [Start(f"r{n}", "m")]
+    for index, part in enumerate(parts):
+        if isinstance(part, Text):
+            events += [PartStart(index, Text("")), Delta(index, part.text)]
+        else:
+            assert isinstance(part, ToolCall)
+            events += [PartStart(index, ToolCall(part.id, part.name, "")), Delta(index, "{}")]
+        events.append(PartEnd(index))
+    calls = any(isinstance(p, ToolCall) for p in parts)
+    return [
+        *events,
+        Finish(StopReason.TOOL_CALLS if calls else StopReason.END, Usage(input=10, output=2)),
+    ]
+
+
+def drive_stream(script: list[list[Part]], policy: Policy = POLICY) -> Run:
+    rounds = Rounds(request(stream=True), policy)
+    step: Step = rounds.first()
+    sends: list[Request] = []
+    shown: list[Event] = []
+    n = 0
+    while not isinstance(step, Done):
+        if isinstance(step, Send):
+            sends.append(step.request)
+            rounds.begin(Wire.CHAT)
+            for event in stream_events(script[min(n, len(script) - 1)], n):
+                shown += rounds.view(event)
+            step = rounds.ended()
+            n += 1
+        elif isinstance(step, Answer):
+            step = rounds.answered([(c, f"answer {c.id}") for c in step.calls])
+        else:
+            assert isinstance(step, Check)
+            step = rounds.checked(None)
+    shown += rounds.closing()
+    return Run(sends, step.response, shown)
+
+
+def client_calls(parts: list[Part]) -> list[str]:
+    return [p.id for p in parts if isinstance(p, ToolCall) and p.name not in INTERNAL]
+
+
+def check_pairs(sent: Request) -> None:
+    """Every call in a request the loop sent has its result, right after it."""
+    messages = sent.messages
+    for i, message in enumerate(messages):
+        calls = [p.id for p in message.parts if isinstance(p, ToolCall)]
+        if not calls:
+            continue
+        following = messages[i + 1 : i + 1 + len(calls)]
+        answered = [p.call_id for m in following for p in m.parts if isinstance(p, ToolResult)]
+        assert answered == calls
+
+
+def last_reply(run: Run, script: list[list[Part]]) -> list[Part]:
+    return script[min(len(run.sends) - 1, len(script) - 1)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(replies())
+def test_json_the_client_sees_only_its_own_calls(script: list[list[Part]]) -> None:
+    run = drive_json(script)
+    parts = run.done.message.parts
+    assert not any(isinstance(p, ToolCall) and p.name in INTERNAL for p in parts)
+    # Its own calls are those of the reply that ended the loop, all of them.
+    assert client_calls(parts) == client_calls(last_reply(run, script))
+    assert len(run.sends) <= POLICY.max_rounds + 1
+    for sent in run.sends:
+        check_pairs(sent)
+    assert run.done.usage.input == 10 * len(run.sends)
+    if not client_calls(parts):
+        assert run.done.stop_reason is StopReason.END
+
+
+@settings(max_examples=300, deadline=None)
+@given(replies())
+def test_stream_the_client_sees_only_its_own_calls(script: list[list[Part]]) -> None:
+    run = drive_stream(script)
+    starts = [e for e in run.shown if isinstance(e, PartStart)]
+    assert not any(isinstance(e.part, ToolCall) and e.part.name in INTERNAL for e in starts)
+    # Parts are numbered once each, in order, across rounds; deltas only for shown parts.
+    assert [e.index for e in starts] == list(range(len(starts)))
+    shown_indexes = {e.index for e in starts}
+    assert all(e.index in shown_indexes for e in run.shown if isinstance(e, Delta | PartEnd))
+    # One Start first, one Finish last, with every round's usage.
+    assert isinstance(run.shown[0], Start) and sum(isinstance(e, Start) for e in run.shown) == 1
+    final = run.shown[-1]
+    assert isinstance(final, Finish) and final.usage == run.done.usage
+    assert sum(isinstance(e, Finish) for e in run.shown) == 1
+    # What the client's stream adds up to is the reply the loop reports.
+    accumulator = Accumulator(Wire.CHAT)
+    for event in run.shown:
+        accumulator.add(event)
+    seen = accumulator.response().message.parts
+    assert client_calls(seen) == client_calls(run.done.message.parts)
+    assert client_calls(seen) == client_calls(last_reply(run, script))
+    assert len(run.sends) <= POLICY.max_rounds + 1
+    for sent in run.sends:
+        check_pairs(sent)
+
+
+def test_without_internal_tools_the_start_goes_out_at_once() -> None:
+    rounds = Rounds(request(stream=True))
+    rounds.begin(Wire.CHAT)
+    assert rounds.view(Start("r", "m")) == [Start("r", "m")]
+
+
+def test_with_internal_tools_the_start_waits_for_a_visible_event() -> None:
+    rounds = Rounds(request(stream=True), POLICY)
+    rounds.begin(Wire.CHAT)
+    assert rounds.view(Start("r", "m")) == []
+    assert rounds.view(PartStart(0, ToolCall("c", "recall", ""))) == []
+    assert rounds.view(Delta(0, "{}")) == []
+    assert rounds.started is False  # a failing hidden round can still get an HTTP error
+    shown = rounds.view(PartStart(1, Text("")))
+    assert [type(e) for e in shown] == [Start, PartStart]
+    assert shown[1] == PartStart(0, Text(""))  # numbered as the client's first part
+
+
+def test_a_failure_mid_stream_ends_the_loop() -> None:
+    rounds = Rounds(request(stream=True), POLICY)
+    rounds.begin(Wire.CHAT)
+    rounds.view(Start("r", "m"))
+    rounds.view(PartStart(0, ToolCall("c", "skill_state", "")))
+    shown = rounds.view(Failure("broken"))
+    assert [type(e) for e in shown] == [Start, Failure]
+    assert isinstance(rounds.ended(), Done)
+    assert rounds.closing() == []
+
+
+def test_paper_json_retries_with_the_note_then_stops() -> None:
+    policy = Policy(check=True, retries=2)
+    rounds = Rounds(request(), policy)
+    step: Step = rounds.first()
+    sends = 0
+    while not isinstance(step, Done):
+        if isinstance(step, Send):
+            sends += 1
+            step = rounds.replied(reply([Text("not an envelope")], sends))
+        else:
+            assert isinstance(step, Check)
+            step = rounds.checked("reply with a JSON envelope")
+    assert sends == 3  # the first try and two retries
+    assert isinstance(step, Done)
+
+
+def test_paper_streams_are_checked_once_and_never_retried() -> None:
+    rounds = Rounds(request(stream=True), Policy(check=True, retries=2))
+    assert isinstance(rounds.first(), Send)
+    rounds.begin(Wire.CHAT)
+    for event in stream_events([Text("not an envelope")], 0):
+        rounds.view(event)
+    step = rounds.ended()
+    assert isinstance(step, Check)
+    assert isinstance(rounds.checked("reply with a JSON envelope"), Done)
