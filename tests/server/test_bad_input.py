@@ -99,7 +99,14 @@ async def test_unknown_route_and_wrong_method() -> None:
     async with ScriptedUpstream() as up, gateway_for(up.url) as gw, aiohttp.ClientSession() as s:
         async with s.get(gw.url + "/v1/nothing-here") as r:
             assert r.status == 404
-            assert "/v1/nothing-here" in _openai_error(await r.json())
+            body = await r.json()
+            assert "/v1/nothing-here" in _openai_error(body)
+            # An unknown URL, not a missing model: OpenAI's own code for it.
+            assert body["error"]["code"] == "unknown_url"
+        anthropic = {"anthropic-version": "2023-06-01"}
+        async with s.post(gw.url + "/v1/messages/nothing", headers=anthropic) as r:
+            assert r.status == 404
+            assert (await r.json())["error"]["type"] == "not_found_error"
         async with s.get(gw.url + "/v1/messages", headers={"anthropic-version": "2023-06-01"}) as r:
             assert r.status == 405
             _anthropic_error(await r.json())

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from skillstate.conversation import Wire
+from skillstate.conversation import ErrorKind, Wire
 from skillstate.server import info
 from skillstate.server.client_stream import PREPARED
 from skillstate.server.compact_route import handle_compact
@@ -69,13 +69,15 @@ async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
         if exc.status < 400:
             raise
         wire = guess_wire(request.path, request.headers)
+        kind: ErrorKind | None = None
         if exc.status == 404:
-            message = f"no route for {request.method} {request.path}"
+            kind = ErrorKind.NO_ROUTE  # not a missing model: the URL itself is unknown
+            message = f"Unknown request URL: {request.method} {request.path}."
         elif exc.status == 405:
             message = f"{request.method} is not allowed on {request.path}"
         else:
             message = exc.reason
-        return error_response(wire, exc.status, message)
+        return error_response(wire, exc.status, message, kind=kind)
     except (ConnectionResetError, TimeoutError):
         raise
     except Exception:
