@@ -18,6 +18,17 @@ from skillstate.conversation import Message, ToolCall, ToolResult, Wire
 from skillstate.protocols import adapter
 from skillstate.testing.recording import RecordedRequest
 
+#: (client wire, upstream wire): each client against its own wire and against another one.
+PAIRS = [
+    ("openai-chat", "openai-chat"),
+    ("openai-responses", "openai-responses"),
+    ("anthropic-messages", "anthropic-messages"),
+    ("openai-chat", "anthropic-messages"),
+    ("openai-responses", "openai-chat"),
+    ("anthropic-messages", "openai-responses"),
+]
+PAIR_IDS = [f"{client}<-{upstream}" for client, upstream in PAIRS]
+
 LOOKUP = {"type": "object", "properties": {"key": {"type": "string"}}, "required": ["key"]}
 
 

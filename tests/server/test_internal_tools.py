@@ -15,7 +15,15 @@ from typing import Any
 
 import aiohttp
 import pytest
-from internal_tools_clients import DRIVERS, Driver, Seen, Step, calls_and_results
+from internal_tools_clients import (
+    DRIVERS,
+    PAIR_IDS,
+    PAIRS,
+    Driver,
+    Seen,
+    Step,
+    calls_and_results,
+)
 
 from skillstate.conversation import Json, StopReason, Text, ToolCall
 from skillstate.exchange import Exchange
@@ -25,16 +33,6 @@ from skillstate.testing import RecordedRequest, Reply, ScriptedCall, ScriptedUps
 from skillstate.testing.gateway import gateway_for
 from skillstate.testing.policies import Policy, Script
 
-#: (client wire, upstream wire): each client against its own wire and against another one.
-PAIRS = [
-    ("openai-chat", "openai-chat"),
-    ("openai-responses", "openai-responses"),
-    ("anthropic-messages", "anthropic-messages"),
-    ("openai-chat", "anthropic-messages"),
-    ("openai-responses", "openai-chat"),
-    ("anthropic-messages", "openai-responses"),
-]
-PAIR_IDS = [f"{client}<-{upstream}" for client, upstream in PAIRS]
 STREAMS = pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
 
 PATCH = {"objective": "x", "findings": {"a": "b"}}

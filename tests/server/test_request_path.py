@@ -17,7 +17,7 @@ from typing import Any
 
 import aiohttp
 import pytest
-from internal_tools_clients import DRIVERS, Driver
+from internal_tools_clients import DRIVERS, PAIR_IDS, PAIRS, Driver
 
 from skillstate.conversation import Request, Wire
 from skillstate.gateway import RunningGateway
@@ -27,15 +27,6 @@ from skillstate.testing import Reply, ScriptedCall, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
 from skillstate.testing.policies import Policy, Script
 
-PAIRS = [
-    ("openai-chat", "openai-chat"),
-    ("openai-responses", "openai-responses"),
-    ("anthropic-messages", "anthropic-messages"),
-    ("openai-chat", "anthropic-messages"),
-    ("openai-responses", "openai-chat"),
-    ("anthropic-messages", "openai-responses"),
-]
-PAIR_IDS = [f"{client}<-{upstream}" for client, upstream in PAIRS]
 over_pairs = pytest.mark.parametrize("pair", PAIRS, ids=PAIR_IDS)
 over_streams = pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
 over_modes = pytest.mark.parametrize("mode", ["off", "hybrid"])
