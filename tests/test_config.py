@@ -109,6 +109,10 @@ def test_environ_defaults_to_the_process_environment(monkeypatch: pytest.MonkeyP
     [
         ("SKILLSTATE_PORT", "8080", "port", 8080),
         ("SKILLSTATE_MAX_BODY_BYTES", "1024", "max_body_bytes", 1024),
+        ("SKILLSTATE_MAX_MESSAGES", "50", "max_messages", 50),
+        ("SKILLSTATE_MAX_PARTS", "70", "max_parts", 70),
+        ("SKILLSTATE_MAX_HEADER_LINE_BYTES", "4096", "max_header_line_bytes", 4096),
+        ("SKILLSTATE_MAX_HEADERS", "64", "max_headers", 64),
         ("SKILLSTATE_UPSTREAM_TIMEOUT", "2.5", "upstream_timeout", 2.5),
         ("SKILLSTATE_CONNECT_TIMEOUT", "3", "connect_timeout", 3.0),
         (
@@ -292,6 +296,10 @@ def test_a_home_of_an_unknown_user_is_an_error() -> None:
         ("SKILLSTATE_UPSTREAM_TIMEOUT", "inf", "not a number"),
         ("SKILLSTATE_MAX_BODY_BYTES", "-1", "must be greater than 0"),
         ("SKILLSTATE_MAX_BODY_BYTES", "32MiB", "not an integer"),
+        ("SKILLSTATE_MAX_MESSAGES", "0", "must be greater than 0"),
+        ("SKILLSTATE_MAX_PARTS", "-5", "must be greater than 0"),
+        ("SKILLSTATE_MAX_HEADER_LINE_BYTES", "8k", "not an integer"),
+        ("SKILLSTATE_MAX_HEADERS", "0", "must be greater than 0"),
     ],
 )
 def test_bad_text_is_refused_with_a_reason(variable: str, text: str, reason: str) -> None:

@@ -23,6 +23,7 @@ from skillstate.pipeline.state_lane import StateLane
 from skillstate.server.app import build_app
 from skillstate.server.context import GatewayContext
 from skillstate.server.history import ResponseHistory
+from skillstate.server.listener import GatewayRunner, HeaderLimits
 from skillstate.state.engine import EngineConfig, StateEngine
 from skillstate.state.mode import Mode
 from skillstate.state.schema import StateSchema
@@ -52,6 +53,8 @@ def build_context(settings: Settings) -> GatewayContext:
         router=Router(upstreams),
         client=client,
         max_body_bytes=settings.max_body_bytes,
+        max_messages=settings.max_messages,
+        max_parts=settings.max_parts,
         mode=Mode(settings.mode),
     )
 
@@ -91,7 +94,8 @@ async def running(settings: Settings, *, port: int | None = None) -> AsyncIterat
     context.engine = build_engine(settings, stores)
     context.lanes = build_lanes(settings, context.engine)
     context.history = ResponseHistory(stores.archive)
-    runner = web.AppRunner(build_app(context), handler_cancellation=True, access_log=None)
+    limits = HeaderLimits(settings.max_header_line_bytes, settings.max_headers)
+    runner = GatewayRunner(build_app(context), limits, handler_cancellation=True, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, settings.host, settings.port if port is None else port)
     try:

@@ -169,6 +169,14 @@ class Settings(BaseModel):
     data_dir: Path
     verbose: StrictBool = False
     max_body_bytes: StrictInt = 32 * 1024 * 1024
+    # Anthropic's documented limit of messages in one request; parts count every content
+    # block, tool call and tool result of the request's messages and system prompt.
+    max_messages: StrictInt = 100_000
+    max_parts: StrictInt = 200_000
+    # aiohttp's (and Apache's) defaults: the request line and each header's name and value,
+    # and the number of headers in one request.
+    max_header_line_bytes: StrictInt = 8190
+    max_headers: StrictInt = 128
     upstream_timeout: StrictFloat = 600.0
     connect_timeout: StrictFloat = 10.0
 
@@ -204,9 +212,11 @@ class Settings(BaseModel):
     def _initial_state(cls, state: dict[str, Any]) -> dict[str, Any]:
         return values.check_state_object(state)
 
-    @field_validator("max_body_bytes")
+    @field_validator(
+        "max_body_bytes", "max_messages", "max_parts", "max_header_line_bytes", "max_headers"
+    )
     @classmethod
-    def _max_body_bytes(cls, size: int) -> int:
+    def _limit(cls, size: int) -> int:
         return int(values.check_positive(size))
 
     @field_validator("upstream_timeout", "connect_timeout")

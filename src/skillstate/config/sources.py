@@ -234,6 +234,10 @@ def _parse_json(text: str) -> object:
 TEXT_PARSERS: dict[str, Callable[[str], object]] = {
     "port": parse_int,
     "max_body_bytes": parse_int,
+    "max_messages": parse_int,
+    "max_parts": parse_int,
+    "max_header_line_bytes": parse_int,
+    "max_headers": parse_int,
     "upstream_timeout": parse_float,
     "connect_timeout": parse_float,
     "verbose": parse_bool,

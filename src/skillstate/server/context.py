@@ -20,6 +20,8 @@ class GatewayContext:
     router: Router
     client: UpstreamClient
     max_body_bytes: int = 32 * 1024 * 1024
+    max_messages: int = 100_000
+    max_parts: int = 200_000
     observers: list[Observer] = field(default_factory=list)
     engine: StateEngine | None = None
     mode: Mode = Mode.OFF

@@ -3,6 +3,7 @@ chosen. Every failure is a ``Refusal`` naming what was wrong."""
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 from aiohttp import web
 
 from skillstate import jsonio
-from skillstate.conversation import ErrorKind, ProtocolError, Request, Wire
+from skillstate.conversation import ErrorKind, ProtocolError, Request, ToolResult, Wire
 from skillstate.protocols import adapter
 from skillstate.server.context import GATEWAY
 from skillstate.server.sessions import SessionId, resolve_session
@@ -19,6 +20,8 @@ from skillstate.upstream.routing import Upstream
 
 BYPASS = "x-skillstate-bypass"
 MODE = "x-skillstate-mode"
+
+log = logging.getLogger("skillstate.server")
 
 
 @dataclass(slots=True)
@@ -44,26 +47,64 @@ class Refusal(Exception):
 
 async def read_inbound(request: web.Request, wire: Wire) -> Inbound:
     """Read and validate the body; every failure is a ``Refusal`` naming what was wrong."""
+    gateway = request.app[GATEWAY]
     try:
         raw = await request.read()
     except web.HTTPRequestEntityTooLarge as exc:
-        limit = request.app[GATEWAY].max_body_bytes
+        limit = gateway.max_body_bytes
         raise Refusal(413, f"request body is over the limit of {limit:,} bytes") from exc
     if not raw:
         raise Refusal(400, "request body is empty; expected a JSON object")
     try:
         body = jsonio.loads(raw)
+    except jsonio.TooDeep as exc:
+        raise Refusal(400, f"request body {exc}") from exc
     except ValueError as exc:
         raise Refusal(400, f"request body is not valid JSON: {exc}") from exc
     if not isinstance(body, dict):
         raise Refusal(400, f"request body must be a JSON object, not {type(body).__name__}")
+    decoded, session = _decode(request, wire, body)
+    _check_counts(decoded, gateway.max_messages, gateway.max_parts)
+    decoded.received = int(time.time())  # dates a reply from a wire that gives no time
+    return Inbound(wire, raw, body, decoded, session)
+
+
+def _decode(request: web.Request, wire: Wire, body: dict[str, Any]) -> tuple[Request, SessionId]:
     try:
         decoded = adapter(wire).decode_request(body)
         session = resolve_session(request.headers, body, wire)
     except ProtocolError as exc:
         raise Refusal(exc.status, exc.message) from exc
-    decoded.received = int(time.time())  # dates a reply from a wire that gives no time
-    return Inbound(wire, raw, body, decoded, session)
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
+        # An adapter check that is missing: still the client's malformed body, so a 400 in
+        # its wire, and logged so that the check gets written.
+        log.warning("%s body the adapter did not check", wire.value, exc_info=True)
+        message = f"request body is not a valid {wire.value} request ({type(exc).__name__})"
+        raise Refusal(400, message) from exc
+    return decoded, session
+
+
+def _check_counts(decoded: Request, max_messages: int, max_parts: int) -> None:
+    """The ``max_messages`` and ``max_parts`` limits. Parts are the system prompt's parts,
+    each message's parts, and the items of each tool result."""
+    if len(decoded.messages) > max_messages:
+        raise Refusal(
+            400,
+            f"request has {len(decoded.messages):,} messages; "
+            f"this gateway accepts at most {max_messages:,} (max_messages)",
+        )
+    parts = len(decoded.system)
+    for message in decoded.messages:
+        parts += len(message.parts)
+        for part in message.parts:
+            if isinstance(part, ToolResult):
+                parts += len(part.content)
+    if parts > max_parts:
+        raise Refusal(
+            400,
+            f"request has {parts:,} content parts; "
+            f"this gateway accepts at most {max_parts:,} (max_parts)",
+        )
 
 
 def session_headers(inbound: Inbound, upstream: Upstream | None) -> dict[str, str]:
