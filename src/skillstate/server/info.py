@@ -12,7 +12,7 @@ from aiohttp import web
 
 from skillstate import __version__, jsonio
 from skillstate.conversation import Wire
-from skillstate.economics.tokenizer import count_request
+from skillstate.economics.tokenizer import count_request, prime
 from skillstate.protocols.anthropic_messages import count_tokens_body
 from skillstate.server.context import GATEWAY, GatewayContext
 from skillstate.server.errors import error_response, failure_response
@@ -158,4 +158,5 @@ async def count_tokens(request: web.Request) -> web.StreamResponse:
                 return failure_response(Wire.MESSAGES, failure, ours)
             # an unreachable upstream still gets a local count below
     ours["x-skillstate-token-count"] = "local-o200k"
+    await prime(inbound.request.messages)  # counted off the event loop
     return web.json_response(count_tokens_body(count_request(inbound.request)), headers=ours)

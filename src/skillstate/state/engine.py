@@ -25,6 +25,7 @@ from typing import Any
 from skillstate import jsonio
 from skillstate.archive.store import Archive
 from skillstate.conversation import Json, Message, Request, Response, Text, Tool, ToolCall, Wire
+from skillstate.economics.tokenizer import prime
 from skillstate.state.boundary import Decision, decide
 from skillstate.state.description import describe_session
 from skillstate.state.diff import state_changes
@@ -181,6 +182,7 @@ class StateEngine:
         stored_doc = await self._epoch_doc(session)
         stored = Epoch.from_json(stored_doc) if stored_doc else None
         force = bool(record.meta.get("force_collapse"))
+        await prime(request.messages)  # the decision counts them: off the event loop
         decision = decide(
             request.messages,
             stored,
