@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -87,3 +88,41 @@ def test_the_writers_fallback_refuses_cleanly_past_the_recursion_limit() -> None
         value = [value]
     with pytest.raises(jsonio.TooDeep):
         jsonio.dumps(value)
+
+
+def test_a_long_number_across_a_slice_edge_is_still_read_exactly() -> None:
+    edge = 1024 * 1024
+    for offset in (-19, -18, -10, -1, 0, 1):
+        prefix = b'["' + b"x" * (edge + offset - 5) + b'", '
+        raw = prefix + b"98765432109876543210]"  # 20 digits, past 64 bits
+        assert raw.index(b"9876") == edge + offset
+        assert jsonio.loads(raw)[1] == 98765432109876543210, offset
+
+
+async def test_reading_cooperatively_gives_the_loop_turns_and_the_same_value() -> None:
+    raw = jsonio.dumps({"text": "x" * (4 * 1024 * 1024), "n": 10**30})
+    turns = 0
+    stop = False
+
+    async def other_client() -> None:
+        nonlocal turns
+        while not stop:
+            turns += 1
+            await asyncio.sleep(0)
+
+    task = asyncio.create_task(other_client())
+    await asyncio.sleep(0)
+    before = turns
+    value = await jsonio.loads_cooperatively(raw)
+    stop = True
+    await task
+    assert value == jsonio.loads(raw) == {"text": "x" * (4 * 1024 * 1024), "n": 10**30}
+    assert turns - before >= 4  # one turn at least per megabyte read
+
+
+def test_depth_is_checked_alike_in_a_body_of_many_values() -> None:
+    many = "[" + ",".join(["0"] * 30_000) + "]"  # past the walk's budget: orjson decides
+    within = f"[{many}, {_nested(jsonio.MAX_DEPTH - 1).decode()}]"
+    assert len(jsonio.loads(within)[0]) == 30_000
+    with pytest.raises(jsonio.TooDeep):
+        jsonio.loads(f"[{many}, {_nested(jsonio.MAX_DEPTH).decode()}]")

@@ -19,7 +19,9 @@ Every refusal is a ``ValueError`` (orjson's ``JSONDecodeError`` is one), never a
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Generator
 from typing import Any
 
 import orjson
@@ -43,25 +45,80 @@ class TooDeep(ValueError):
 
 def loads(raw: bytes | str) -> Any:
     """Read one JSON document; a ``ValueError`` names what is wrong with it."""
+    steps = _reading(raw)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+
+
+async def loads_cooperatively(raw: bytes | str) -> Any:
+    """``loads``, letting the event loop run other work between its steps: reading a body of
+    many megabytes takes tens of milliseconds, which would otherwise all fall on whatever
+    other client is waiting."""
+    steps = _reading(raw)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+        await asyncio.sleep(0)
+
+
+_SLICE_BYTES = 1024 * 1024
+"""The exact-integer check looks at this much of a document per step."""
+
+
+def _reading(raw: bytes | str) -> Generator[None, None, Any]:
+    """The steps of ``loads``: it yields between them, and returns the value."""
     data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
     value = orjson.loads(data)
+    yield
     if isinstance(value, list | dict) and _too_deep(value):
         raise TooDeep(f"nests deeper than {MAX_DEPTH} levels")
-    if _LONG_RUN in data.translate(_DIGITS_TO_ZERO):
-        # orjson accepted it, so this can only differ in the integers it keeps exact.
-        try:
-            return json.loads(data)
-        except RecursionError:  # a deep stack at the call site; the depth itself is checked
-            raise TooDeep("nests too deeply to read here") from None
-    return value
+    # Slices overlap by a run's length less one, so that no run is cut in two.
+    overlap = len(_LONG_RUN) - 1
+    for start in range(0, max(1, len(data) - overlap), _SLICE_BYTES):
+        yield
+        if _LONG_RUN in data[start : start + _SLICE_BYTES + overlap].translate(_DIGITS_TO_ZERO):
+            break
+    else:
+        return value
+    # orjson accepted it, so this can only differ in the integers it keeps exact.
+    try:
+        return json.loads(data)
+    except RecursionError:  # a deep stack at the call site; the depth itself is checked
+        raise TooDeep("nests too deeply to read here") from None
+
+
+_WALK_BUDGET = 20_000
+"""How many values the depth check visits in Python before it hands over to orjson."""
 
 
 def _too_deep(value: list[Any] | dict[str, Any]) -> bool:
-    """Whether ``value`` nests deeper than ``MAX_DEPTH``: orjson's writer, which stops at
-    ``_WRITER_DEPTH`` levels, is asked to write it under enough extra levels to reach that
-    stop only when it is too deep. One C-speed pass, where a walk in Python costs several
-    times more. The parsed value holds no integer orjson cannot write (it read those as
-    floats), so the depth is the only reason it can fail."""
+    """Whether ``value`` nests deeper than ``MAX_DEPTH``. A walk costs little for the usual
+    body (a few thousand values, some of them long strings) and grows with the number of
+    values; past ``_WALK_BUDGET`` of them, orjson's writer decides instead, in one C-speed
+    pass that grows with the bytes: it stops at ``_WRITER_DEPTH`` levels, so it is asked to
+    write the value under enough extra levels to reach that stop only when the value is too
+    deep. The parsed value holds no integer orjson cannot write (it read those as floats),
+    so the depth is the only reason it can fail."""
+    budget = _WALK_BUDGET
+    stack: list[tuple[list[Any] | dict[str, Any], int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        children = node.values() if isinstance(node, dict) else node
+        budget -= len(children)
+        if budget < 0:
+            return _too_deep_for_writer(value)
+        stack.extend((child, depth + 1) for child in children if isinstance(child, list | dict))
+    return False
+
+
+def _too_deep_for_writer(value: list[Any] | dict[str, Any]) -> bool:
     probe: Any = value
     for _ in range(_WRITER_DEPTH - MAX_DEPTH):
         probe = [probe]

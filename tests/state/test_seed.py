@@ -259,6 +259,17 @@ def test_outcomes_of_each_host() -> None:
     assert not fine.failed and fine.last_line == "all good"
 
 
+def test_only_the_head_and_the_tail_of_a_long_output_are_read() -> None:
+    """The seed reads every new result on the event loop: a multi-megabyte output costs it
+    a few kilobytes, not a pass over the whole text."""
+    huge = "x" * (8 * 1024 * 1024)
+    codex = read_outcome(ToolResult("c", [Text(codex_output(1, huge + "\nerror: boom\n"))]))
+    assert (codex.exit_code, codex.failed, codex.last_line) == (1, True, "error: boom")
+    # A marker deep inside the output is output, not Codex's header.
+    late = read_outcome(ToolResult("c", [Text("y" * 8192 + codex_output(3, "tail"))]))
+    assert late.exit_code is None and late.last_line == "tail"
+
+
 def test_opaque_items_of_a_result_are_not_read_as_output() -> None:
     """A tool search result holds ``tool_reference`` blocks: no output, no failure."""
     reference = Opaque(Wire.MESSAGES, {"type": "tool_reference", "tool_name": "Exit code 1"})

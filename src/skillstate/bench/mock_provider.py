@@ -62,8 +62,12 @@ async def _chat(request: web.Request) -> web.StreamResponse:
     return out
 
 
+#: Larger than the gateway's own limit, so that any body the gateway forwards is read.
+MAX_BODY_BYTES = 64 * 1024 * 1024
+
+
 def build() -> web.Application:
-    app = web.Application()
+    app = web.Application(client_max_size=MAX_BODY_BYTES)
     app.router.add_post("/v1/chat/completions", _chat)
     return app
 

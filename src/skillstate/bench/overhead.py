@@ -16,9 +16,6 @@ import argparse
 import asyncio
 import json
 import os
-import socket
-import subprocess
-import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -26,6 +23,7 @@ from pathlib import Path
 import aiohttp
 
 from skillstate import __version__
+from skillstate.bench.harness import mock_and_gateway, percentile, rss_mb, wait_ready
 from skillstate.eventloop import new_loop
 
 _SYSTEM = "You are a careful coding agent. Answer briefly. " * 8
@@ -63,28 +61,6 @@ class Row:
     ttfb_p99_ms: float | None
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-async def _wait_ready(url: str, limit: float = 20.0) -> None:
-    deadline = time.monotonic() + limit
-    async with aiohttp.ClientSession() as session:
-        while time.monotonic() < deadline:
-            try:
-                async with session.post(url, json=_BODY) as reply:
-                    await reply.read()
-                    if reply.status == 200:
-                        return
-            except aiohttp.ClientError:
-                pass
-            await asyncio.sleep(0.1)
-    raise RuntimeError(f"{url} did not come up in {limit}s")
-
-
 async def _one(session: aiohttp.ClientSession, url: str, body: bytes, sample: Sample) -> None:
     started = time.perf_counter()
     async with session.post(url, data=body, headers={"content-type": "application/json"}) as reply:
@@ -115,11 +91,6 @@ async def _load(url: str, stream: bool, concurrency: int, seconds: float) -> Sam
     return sample
 
 
-def _pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
-
-
 def _row(arm: str, stream: bool, concurrency: int, sample: Sample) -> Row:
     ttfb = sample.first_byte if stream else []
     return Row(
@@ -128,21 +99,11 @@ def _row(arm: str, stream: bool, concurrency: int, sample: Sample) -> Row:
         concurrency=concurrency,
         requests=len(sample.total),
         rps=len(sample.total) / sample.elapsed if sample.elapsed else 0.0,
-        p50_ms=_pct(sample.total, 0.50),
-        p99_ms=_pct(sample.total, 0.99),
-        ttfb_p50_ms=_pct(ttfb, 0.50) if ttfb else None,
-        ttfb_p99_ms=_pct(ttfb, 0.99) if ttfb else None,
+        p50_ms=percentile(sample.total, 0.50),
+        p99_ms=percentile(sample.total, 0.99),
+        ttfb_p50_ms=percentile(ttfb, 0.50) if ttfb else None,
+        ttfb_p99_ms=percentile(ttfb, 0.99) if ttfb else None,
     )
-
-
-def _rss_mb(pid: int) -> float | None:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        return None
-    return None
 
 
 async def _measure(direct: str, gateway: str, seconds: float, rounds: int) -> list[Row]:
@@ -193,28 +154,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=4, help="alternations of direct/gateway")
     parser.add_argument("--json", type=Path, help="also write the rows here as JSON")
     args = parser.parse_args(argv)
-    mock_port, gw_port = _free_port(), _free_port()
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    env = {k: v for k, v in env.items() if not k.startswith("SKILLSTATE_")}
-    mock = subprocess.Popen(
-        [sys.executable, "-m", "skillstate.bench.mock_provider", str(mock_port)]
-    )
-    gateway_cmd = [sys.executable, "-m", "skillstate", "serve", "--port", str(gw_port)]
-    gateway_cmd += ["--upstream", f"http://127.0.0.1:{mock_port}", "--mode", "off"]
-    gateway = subprocess.Popen(gateway_cmd, env=env, stderr=subprocess.DEVNULL)
-    direct = f"http://127.0.0.1:{mock_port}/v1/chat/completions"
-    through = f"http://127.0.0.1:{gw_port}/v1/chat/completions"
     loop = new_loop()
     try:
-        loop.run_until_complete(_wait_ready(direct))
-        loop.run_until_complete(_wait_ready(through))
-        rows = loop.run_until_complete(_measure(direct, through, args.seconds, args.rounds))
-        rss = _rss_mb(gateway.pid)
+        with mock_and_gateway("off") as processes:
+            direct = processes.mock_url + "/v1/chat/completions"
+            through = processes.gateway_url + "/v1/chat/completions"
+            loop.run_until_complete(wait_ready(direct, _BODY))
+            loop.run_until_complete(wait_ready(through, _BODY))
+            rows = loop.run_until_complete(_measure(direct, through, args.seconds, args.rounds))
+            rss = rss_mb(processes.gateway_pid)
     finally:
         loop.close()
-        for proc in (gateway, mock):
-            proc.terminate()
-            proc.wait(timeout=10)
     _print(rows, rss)
     if args.json:
         args.json.write_text(

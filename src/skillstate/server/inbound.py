@@ -56,7 +56,7 @@ async def read_inbound(request: web.Request, wire: Wire) -> Inbound:
     if not raw:
         raise Refusal(400, "request body is empty; expected a JSON object")
     try:
-        body = jsonio.loads(raw)
+        body = await jsonio.loads_cooperatively(raw)
     except jsonio.TooDeep as exc:
         raise Refusal(400, f"request body {exc}") from exc
     except ValueError as exc:

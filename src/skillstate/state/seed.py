@@ -36,6 +36,11 @@ MAX_SEEDED_ERRORS = 8
 """The most ``errors_tried`` entries one seed adds (the newest win)."""
 
 LINE_CHARS = 160
+_TAIL_CHARS = 16 * 1024
+"""How much of the end of a tool's output is searched for its last line."""
+_HEAD_CHARS = 4 * 1024
+"""How much of the start of a tool's output is searched for Codex's ``Output:`` line."""
+_OUTPUT = "\nOutput:\n"
 """The longest line of output quoted in an ``errors_tried`` entry."""
 
 _FILE_TOOLS = {
@@ -280,21 +285,22 @@ def _errors(calls: Sequence[ToolCall], results: dict[str, ToolResult]) -> dict[s
 
 
 def read_outcome(result: ToolResult) -> Outcome:
-    """How the call behind ``result`` ended (see the module docstring for what is read)."""
+    """How the call behind ``result`` ended (see the module docstring for what is read).
+
+    Only the head (for the exit code) and the tail (for the last line) of the output are
+    read: the seed runs on the event loop, and one output may be megabytes long."""
     text = "\n".join(item.text for item in result.content if isinstance(item, Text))
     code: int | None = None
-    header, marker, body = text.partition("\nOutput:\n")
-    if marker:
-        match = _CODEX_EXIT.search(header)
+    marker = text.find(_OUTPUT, 0, _HEAD_CHARS)
+    if marker >= 0:
+        match = _CODEX_EXIT.search(text, 0, marker)
         code = int(match.group(1)) if match else None
+        start = marker + len(_OUTPUT)
     else:
         leading = _LEADING_EXIT.match(text)
-        if leading:
-            code, body = int(leading.group(1)), text[leading.end() :]
-        else:
-            body = text
+        code, start = (int(leading.group(1)), leading.end()) if leading else (None, 0)
     failed = result.is_error or (code is not None and code != 0)
-    return Outcome(code, failed, _last_line(body))
+    return Outcome(code, failed, _last_line(text[max(start, len(text) - _TAIL_CHARS) :]))
 
 
 def _error_text(subject: str, outcome: Outcome, *, quoted: bool) -> str:
