@@ -28,6 +28,7 @@ from skillstate.state.mode import Mode
 from skillstate.state.schema import StateSchema
 from skillstate.storage.stores import Stores, open_stores
 from skillstate.upstream.client import UpstreamClient
+from skillstate.upstream.retry import RetryPolicy
 from skillstate.upstream.routing import Router, Upstream, normalize_base_url
 
 log = logging.getLogger("skillstate")
@@ -46,13 +47,19 @@ def build_context(settings: Settings) -> GatewayContext:
         for up in settings.resolved_upstreams()
     ]
     client = UpstreamClient(
-        connect_timeout=settings.connect_timeout, total_timeout=settings.upstream_timeout
+        connect_timeout=settings.connect_timeout,
+        total_timeout=settings.upstream_timeout,
+        read_timeout=settings.stream_idle_timeout,
     )
     return GatewayContext(
         router=Router(upstreams),
         client=client,
         max_body_bytes=settings.max_body_bytes,
         mode=Mode(settings.mode),
+        retry=RetryPolicy(attempts=settings.retries + 1, cap_s=settings.retry_max_wait),
+        first_byte_timeout=settings.first_byte_timeout,
+        circuit_failures=settings.circuit_failures,
+        circuit_open_s=settings.circuit_open_seconds,
     )
 
 
@@ -91,7 +98,14 @@ async def running(settings: Settings, *, port: int | None = None) -> AsyncIterat
     context.engine = build_engine(settings, stores)
     context.lanes = build_lanes(settings, context.engine)
     context.history = ResponseHistory(stores.archive)
-    runner = web.AppRunner(build_app(context), handler_cancellation=True, access_log=None)
+    # On stop, the listening socket closes at once and requests in flight (streams included)
+    # get ``shutdown_timeout`` seconds to finish before they are cancelled.
+    runner = web.AppRunner(
+        build_app(context),
+        handler_cancellation=True,
+        access_log=None,
+        shutdown_timeout=settings.shutdown_timeout,
+    )
     await runner.setup()
     site = web.TCPSite(runner, settings.host, settings.port if port is None else port)
     try:
@@ -130,5 +144,5 @@ async def serve(settings: Settings) -> None:
         if not upstreams:
             log.warning("no upstream configured: requests will be refused (use --upstream URL)")
         await stop.wait()
-        log.info("stopping")
+        log.info("stopping: draining requests in flight (up to %gs)", settings.shutdown_timeout)
     await warm

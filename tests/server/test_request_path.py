@@ -336,6 +336,9 @@ class FailingFollowup:
     async def finish(self, response: Any) -> None:
         raise RuntimeError("the commit failed")
 
+    def verdict(self) -> str | None:
+        return None
+
 
 class FailsAfterTheFirstByte:
     name = "late"
@@ -419,3 +422,41 @@ async def test_an_upstream_that_drops_the_connection_mid_stream(
         assert "event: error" in got.text
     else:
         assert got.text.count("event: response.created") == 1  # no second opening before the error
+
+
+# --- paper mode: a rejected patch is visible, and size is never retried ---------------------
+
+
+def _envelope(patch: dict[str, Any]) -> str:
+    return json.dumps({"state_patch": patch, "action": "next step"})
+
+
+@over_pairs
+async def test_paper_a_patch_too_big_is_reported_and_not_retried(pair: tuple[str, str]) -> None:
+    too_big = _envelope({"objective": "x" * 70_000})
+    async with rigged(pair, False, Script([Reply(text=too_big)])) as rig:
+        got = await rig.post("paper")
+        assert len(rig.upstream.requests) == 1  # a retry cannot make it smaller
+    assert got.status == 200
+    verdict = got.headers["x-skillstate-state"]
+    assert verdict.startswith("rejected; reason=") and "bytes" in verdict
+
+
+@over_pairs
+async def test_paper_a_patch_of_the_wrong_shape_is_retried_then_reported(
+    pair: tuple[str, str],
+) -> None:
+    wrong = _envelope({"plan": "not a list"})
+    async with rigged(pair, False, lambda r: Reply(text=wrong)) as rig:
+        got = await rig.post("paper")
+        retries = rig.gateway.context.engine.config.paper_retries  # type: ignore[union-attr]
+        assert len(rig.upstream.requests) == retries + 1
+    assert got.headers["x-skillstate-state"].startswith("rejected; reason=")
+
+
+@over_pairs
+async def test_paper_an_applied_patch_says_nothing(pair: tuple[str, str]) -> None:
+    good = _envelope({"objective": "add numbers"})
+    async with rigged(pair, False, Script([Reply(text=good)])) as rig:
+        got = await rig.post("paper")
+    assert got.status == 200 and "x-skillstate-state" not in got.headers

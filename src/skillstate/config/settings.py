@@ -171,6 +171,13 @@ class Settings(BaseModel):
     max_body_bytes: StrictInt = 32 * 1024 * 1024
     upstream_timeout: StrictFloat = 600.0
     connect_timeout: StrictFloat = 10.0
+    first_byte_timeout: StrictFloat = 300.0
+    stream_idle_timeout: StrictFloat = 120.0
+    retries: StrictInt = 2
+    retry_max_wait: StrictFloat = 8.0
+    circuit_failures: StrictInt = 5
+    circuit_open_seconds: StrictFloat = 30.0
+    shutdown_timeout: StrictFloat = 10.0
 
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)
 
@@ -204,12 +211,27 @@ class Settings(BaseModel):
     def _initial_state(cls, state: dict[str, Any]) -> dict[str, Any]:
         return values.check_state_object(state)
 
-    @field_validator("max_body_bytes")
+    @field_validator("max_body_bytes", "circuit_failures")
     @classmethod
     def _max_body_bytes(cls, size: int) -> int:
         return int(values.check_positive(size))
 
-    @field_validator("upstream_timeout", "connect_timeout")
+    @field_validator("retries")
+    @classmethod
+    def _retries(cls, retries: int) -> int:
+        if not 0 <= retries <= 10:
+            raise ValueError("must be from 0 to 10 (tries after the first)")
+        return retries
+
+    @field_validator(
+        "upstream_timeout",
+        "connect_timeout",
+        "first_byte_timeout",
+        "stream_idle_timeout",
+        "retry_max_wait",
+        "circuit_open_seconds",
+        "shutdown_timeout",
+    )
     @classmethod
     def _timeout(cls, seconds: float) -> float:
         return values.check_positive(seconds)

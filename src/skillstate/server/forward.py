@@ -15,8 +15,10 @@ after it.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
+import math
 import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
@@ -31,6 +33,8 @@ from skillstate.protocols import adapter
 from skillstate.protocols.headers import response_headers, upstream_headers
 from skillstate.protocols.streams import EventReader
 from skillstate.server.context import GatewayContext
+from skillstate.upstream.circuit import Circuit
+from skillstate.upstream.retry import RETRYABLE, RetryPolicy
 from skillstate.upstream.routing import Upstream
 
 log = logging.getLogger("skillstate.forward")
@@ -71,6 +75,9 @@ class Outbound:
     body: bytes | None
     query: str = ""
     timeout: float | None = None
+    probe: bool = False
+    """A health probe: tried once, outside the circuit breaker (it neither waits for it nor
+    moves it, so /health reports the circuit as the requests left it)."""
 
 
 @dataclass(slots=True)
@@ -163,7 +170,53 @@ class Forward:
     @contextlib.asynccontextmanager
     async def send(self, outbound: Outbound) -> AsyncIterator[Reply]:
         """Call the upstream; the reply when its status is below 400, else ``UpstreamFailure``
-        (raised before the body is yielded to anyone)."""
+        (raised before the body is yielded to anyone). Failures a provider means as "try
+        again" are retried first (``upstream.retry``), behind the upstream's circuit breaker;
+        never once the reply was yielded, since its bytes may be on their way."""
+        raw = await self._attempts(outbound)
+        try:
+            yield self._reply(raw)
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise _failure(exc, self.upstream.name, self.wire) from exc
+        finally:
+            raw.release()
+
+    async def _attempts(self, outbound: Outbound) -> aiohttp.ClientResponse:
+        policy = RetryPolicy(attempts=1) if outbound.probe else self.gateway.retry
+        circuit = (
+            Circuit(time.monotonic) if outbound.probe else self.gateway.circuit(self.upstream.name)
+        )
+        attempt = 0
+        while True:
+            attempt += 1
+            if not circuit.allow():
+                raise self._circuit_open(circuit)
+            try:
+                raw = await self._call(outbound)
+            except (aiohttp.ClientError, TimeoutError) as exc:
+                circuit.failed()
+                self._note_attempt(0)
+                delay = policy.delay(attempt)
+                if delay is None:
+                    raise _failure(exc, self.upstream.name, self.wire) from exc
+                await self._wait(delay, f"{type(exc).__name__}")
+                continue
+            self._note_attempt(raw.status)
+            if raw.status < 400:
+                circuit.succeeded()
+                return raw
+            failure = await self._refusal(raw)
+            if raw.status >= 500:
+                circuit.failed()
+            else:  # the provider answered: it is up, whatever it thought of the request
+                circuit.succeeded()
+            retryable = raw.status in RETRYABLE
+            delay = policy.delay(attempt, raw.headers, now=time.time()) if retryable else None
+            if delay is None:
+                raise failure
+            await self._wait(delay, f"HTTP {raw.status}")
+
+    async def _call(self, outbound: Outbound) -> aiohttp.ClientResponse:
         url = self.upstream.url(outbound.path)
         if outbound.query and self.wire is self.client_wire:
             url += "?" + outbound.query
@@ -177,29 +230,48 @@ class Forward:
         client = self.gateway.client
         if outbound.body is None:
             headers.pop("content-type", None)
-            call = client.get(url, headers, timeout=outbound.timeout)
-        else:
-            call = client.post(url, outbound.body, headers)
-        try:
-            async with call as raw:
-                yield await self._reply(raw)
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            raise _failure(exc, self.upstream.name, self.wire) from exc
+            return await client.get(url, headers, timeout=outbound.timeout)
+        async with asyncio.timeout(self.gateway.first_byte_timeout):
+            return await client.post(url, outbound.body, headers)
 
-    async def _reply(self, raw: aiohttp.ClientResponse) -> Reply:
+    async def _wait(self, delay: float, why: str) -> None:
+        log.info("upstream %r: %s; trying again in %.2fs", self.upstream.name, why, delay)
+        await asyncio.sleep(delay)
+
+    def _note_attempt(self, status: int) -> None:
+        if self.exchange is not None:
+            self.exchange.attempts.append(status)
+            self.exchange.status = status
+
+    def _circuit_open(self, circuit: Circuit) -> UpstreamFailure:
+        wait = max(1, math.ceil(circuit.retry_in()))
+        message = (
+            f"upstream {self.upstream.name!r} is failing; the gateway stopped calling it for "
+            f"{circuit.open_s:g}s (circuit open), try again in {wait}s"
+        )
+        log.warning(message)
+        headers = {"retry-after": str(wait)}
+        return UpstreamFailure(503, ErrorKind.OVERLOADED, message, wire=self.wire, headers=headers)
+
+    def _reply(self, raw: aiohttp.ClientResponse) -> Reply:
         relayed = response_headers(
             raw.headers, upstream_wire=self.wire, client_wire=self.client_wire
         )
         if not self.relayed:
             self.relayed = relayed
-        if self.exchange is not None:
-            self.exchange.status = raw.status
-        if raw.status < 400:
-            return Reply(raw.status, self.wire, relayed, self.upstream.name, raw, self.exchange)
-        body = await raw.read()
+        return Reply(raw.status, self.wire, relayed, self.upstream.name, raw, self.exchange)
+
+    async def _refusal(self, raw: aiohttp.ClientResponse) -> UpstreamFailure:
+        relayed = response_headers(
+            raw.headers, upstream_wire=self.wire, client_wire=self.client_wire
+        )
+        try:
+            body = await raw.read()
+        finally:
+            raw.release()
         parsed = _json_or_none(body)
         kind, message = adapter(self.wire).decode_error(raw.status, parsed)
-        raise UpstreamFailure(
+        return UpstreamFailure(
             raw.status,
             kind,
             message,

@@ -112,10 +112,13 @@ class Turn:
             return failure_response(self.client.source, failure, self.headers)
         response = restore_namespaces(step.response, self.client)
         await self._finish(response)
+        verdict = self.followup.verdict() if self.followup is not None else None
+        if verdict is not None:
+            self.headers["x-skillstate-state"] = _header_safe(verdict)
         encoded = adapter(self.client.source).encode_response(response, self.client)
         self.headers.update(self.forward.relayed)
         self.forward.exchange_rounds(rounds.rounds + 1)
-        self.forward.done(200, response)
+        self.forward.done(200, response, verdict)
         body = jsonio.dumps(encoded)
         return web.Response(
             status=200, body=body, headers=self.headers, content_type="application/json"
@@ -152,7 +155,9 @@ class Turn:
         await self._finish(step.response)
         await stream.send(rounds.closing())
         self.forward.exchange_rounds(rounds.rounds + 1)
-        self.forward.done(200, step.response)
+        # A stream's headers are long gone: the verdict reaches the ledger only.
+        verdict = self.followup.verdict() if self.followup is not None else None
+        self.forward.done(200, step.response, verdict)
         return await stream.end()
 
     async def _stream_round(self, stream: ClientStream, rounds: Rounds, outbound: Outbound) -> None:
@@ -165,6 +170,11 @@ class Turn:
                 return
             async for batch in reply.events():
                 await stream.send(_viewed(rounds, batch))
+
+
+def _header_safe(text: str) -> str:
+    """``text`` as a header value: printable ASCII on one line."""
+    return "".join(c if " " <= c <= "~" else "?" for c in text)
 
 
 def _viewed(rounds: Rounds, events: list[Event]) -> list[Event]:
