@@ -43,6 +43,9 @@ def build_context(settings: Settings) -> GatewayContext:
             api_key=up.api_key.get_secret_value() if up.api_key else None,
             models=tuple(up.models),
             headers=tuple(up.headers.items()),
+            fallbacks=up.fallbacks,
+            rpm=up.rpm,
+            tpm=up.tpm,
         )
         for up in settings.resolved_upstreams()
     ]

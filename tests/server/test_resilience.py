@@ -264,3 +264,111 @@ async def test_a_huge_reply_comes_through_whole() -> None:
     async with rigged(pair, False, Script([Reply(fault=Fault.HUGE)])) as rig:
         got = await rig.post("off")
     assert got.status == 200 and got.text.count("x") >= 8 * 1024 * 1024
+
+
+# --- fallbacks and rate limits -------------------------------------------------------------
+
+
+def _config(tmp_path: Any, text: str) -> str:
+    path = tmp_path / "skillstate.toml"
+    path.write_text(text)
+    return str(path)
+
+
+@over_streams
+@pytest.mark.parametrize("other", ["openai-chat", "anthropic-messages"])
+@over_modes
+async def test_a_fallback_serves_when_the_upstream_is_down(
+    tmp_path: Any, stream: bool, other: str, mode: str
+) -> None:
+    """The primary answers 503 until its retries are spent; the fallback (of the client's wire
+    or another one, translated) serves the request."""
+    down = Script([Reply.failure(503, "down", headers=FAST) for _ in range(3)])
+    async with (
+        ScriptedUpstream(down) as primary,
+        ScriptedUpstream(Script([Reply(text="Fallback here")])) as backup,
+    ):
+        config = _config(
+            tmp_path,
+            f'[[upstreams]]\nname = "primary"\nbase_url = "{primary.url}"\n'
+            f'wire = "openai-chat"\nfallbacks = ["backup"]\n'
+            f'[[upstreams]]\nname = "backup"\nbase_url = "{backup.url}"\nwire = "{other}"\n'
+            'models = ["none-*"]\n',
+        )
+        exchanges: list[Exchange] = []
+        settings = {"retries": 2}
+        async with gateway_for(config_path=config, settings=settings) as gw:
+            gw.context.observers.append(exchanges.append)
+            rig = Rig(primary, gw, DRIVERS["openai-chat"], stream, exchanges)
+            got = await rig.post(mode)
+        if mode == "off" and other != "openai-chat":
+            # A pass-through is the client's own bytes: it falls back only to its own wire.
+            assert len(backup.requests) == 0 and got.status == 503
+            return
+        assert len(primary.requests) == 3 and len(backup.requests) == 1
+    assert got.status == 200 and "Fallback" in got.text
+    assert exchanges[0].upstream == "backup" and "fell back" in (exchanges[0].note or "")
+
+
+async def test_a_pass_through_falls_back_only_to_its_own_wire(tmp_path: Any) -> None:
+    down = Script([Reply.failure(500, "down")])
+    async with (
+        ScriptedUpstream(down) as primary,
+        ScriptedUpstream(Script([])) as other_wire,
+    ):
+        config = _config(
+            tmp_path,
+            f'[[upstreams]]\nname = "primary"\nbase_url = "{primary.url}"\n'
+            f'fallbacks = ["other"]\n'
+            f'[[upstreams]]\nname = "other"\nbase_url = "{other_wire.url}"\n'
+            'wire = "anthropic-messages"\nmodels = ["none-*"]\n',
+        )
+        async with gateway_for(config_path=config, settings={"retries": 0}) as gw:
+            rig = Rig(primary, gw, DRIVERS["openai-chat"], False, [])
+            got = await rig.post("off")  # the client's bytes cannot go to another wire
+        assert len(other_wire.requests) == 0
+    assert got.status == 500
+
+
+async def test_fallbacks_must_name_configured_upstreams(tmp_path: Any) -> None:
+    from skillstate.config import ConfigError, load_settings
+
+    config = _config(
+        tmp_path, '[[upstreams]]\nname = "a"\nbase_url = "http://127.0.0.1:9"\nfallbacks = ["b"]\n'
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_settings(environ={}, config_path=config)
+    assert "fallbacks must name other configured upstreams" in str(caught.value.problems)
+
+
+@over_pairs
+async def test_a_request_over_the_rate_limit_waits_or_gets_a_429(
+    tmp_path: Any, pair: tuple[str, str]
+) -> None:
+    client, wire = pair
+    replies = Script([Reply(text="one"), Reply(text="two")])
+    async with ScriptedUpstream(replies) as up:
+        config = _config(
+            tmp_path,
+            f'[[upstreams]]\nname = "limited"\nbase_url = "{up.url}"\nwire = "{wire}"\nrpm = 1\n',
+        )
+        async with gateway_for(config_path=config) as gw:
+            rig = Rig(up, gw, DRIVERS[client], False, [])
+            assert (await rig.post("off")).status == 200
+            refused = await rig.post("off")  # would wait a minute: refused at once
+        assert len(up.requests) == 1
+    assert refused.status == 429 and int(refused.headers["retry-after"]) >= 50
+    assert "rate limit" in refused.text
+
+
+async def test_a_request_alone_over_the_token_limit_is_refused(tmp_path: Any) -> None:
+    async with ScriptedUpstream(Script([])) as up:
+        config = _config(
+            tmp_path, f'[[upstreams]]\nname = "small"\nbase_url = "{up.url}"\ntpm = 5\n'
+        )
+        async with gateway_for(config_path=config) as gw:
+            rig = Rig(up, gw, DRIVERS["anthropic-messages"], False, [])
+            refused = await rig.post("off")
+        assert len(up.requests) == 0
+    assert refused.status == 429 and "alone are over its limit" in refused.text
+    assert "retry-after" not in refused.headers  # waiting would not help

@@ -103,6 +103,13 @@ class UpstreamSettings(BaseModel):
     api_key_env: str | None = None
     models: tuple[str, ...] = ("*",)
     headers: dict[str, str] = Field(default_factory=dict)
+    fallbacks: tuple[str, ...] = ()
+    """Other upstreams (by name, in order) that serve this one's requests when its circuit
+    is open or its retries are spent."""
+    rpm: StrictInt | None = None
+    """Requests per minute the gateway sends this upstream at most (rolling window)."""
+    tpm: StrictInt | None = None
+    """Prompt tokens per minute (estimated from the body) sent this upstream at most."""
     api_key: SecretStr | None = Field(default=None, exclude=True)
 
     @field_validator("name")
@@ -129,6 +136,11 @@ class UpstreamSettings(BaseModel):
     @classmethod
     def _headers(cls, headers: dict[str, str]) -> dict[str, str]:
         return values.check_headers(headers)
+
+    @field_validator("rpm", "tpm")
+    @classmethod
+    def _per_minute(cls, limit: int | None) -> int | None:
+        return None if limit is None else int(values.check_positive(limit))
 
     @field_validator("api_key")
     @classmethod
@@ -260,6 +272,16 @@ class Settings(BaseModel):
                     (key, "upstreams"),
                     f"{key} applies only to the upstream shortcut; "
                     "give each upstream its own wire and api_key_env",
+                )
+        names = {upstream.name for upstream in self.upstreams}
+        for upstream in self.upstreams:
+            unknown = [name for name in upstream.fallbacks if name not in names]
+            if unknown or upstream.name in upstream.fallbacks:
+                raise _conflict(
+                    ("upstreams",),
+                    f"upstream {upstream.name!r} falls back to "
+                    f"{', '.join(map(repr, unknown or [upstream.name]))}: "
+                    "fallbacks must name other configured upstreams",
                 )
         if self.state_schema is not None:
             outside = sorted(set(self.initial_state) - set(self.state_schema))

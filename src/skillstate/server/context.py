@@ -14,8 +14,9 @@ from skillstate.state.engine import StateEngine
 from skillstate.state.mode import Mode
 from skillstate.upstream.circuit import Circuit
 from skillstate.upstream.client import UpstreamClient
+from skillstate.upstream.limits import RateLimit
 from skillstate.upstream.retry import RetryPolicy
-from skillstate.upstream.routing import Router
+from skillstate.upstream.routing import Router, Upstream
 
 
 @dataclass(slots=True)
@@ -34,6 +35,7 @@ class GatewayContext:
     circuit_failures: int = 5
     circuit_open_s: float = 30.0
     circuits: dict[str, Circuit] = field(default_factory=dict)
+    limits: dict[str, RateLimit] = field(default_factory=dict)
 
     def circuit(self, upstream: str) -> Circuit:
         """The circuit breaker of ``upstream`` (one per upstream, made on first use)."""
@@ -43,6 +45,16 @@ class GatewayContext:
                 time.monotonic, failures=self.circuit_failures, open_s=self.circuit_open_s
             )
             self.circuits[upstream] = found
+        return found
+
+    def limit(self, upstream: Upstream) -> RateLimit | None:
+        """The rate limit of ``upstream`` (None when it has none)."""
+        if upstream.rpm is None and upstream.tpm is None:
+            return None
+        found = self.limits.get(upstream.name)
+        if found is None:
+            found = RateLimit(time.monotonic, rpm=upstream.rpm, tpm=upstream.tpm)
+            self.limits[upstream.name] = found
         return found
 
     """The ordered lane list every generation request runs through (``gateway.build_lanes``)."""

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import math
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 
 import aiohttp
@@ -38,6 +39,9 @@ from skillstate.upstream.retry import RETRYABLE, RetryPolicy
 from skillstate.upstream.routing import Upstream
 
 log = logging.getLogger("skillstate.forward")
+
+BYTES_PER_TOKEN = 4
+"""How rate limits estimate a body's prompt tokens: cheap, and the same on every wire."""
 requests_log = logging.getLogger("skillstate.requests")
 
 
@@ -56,6 +60,7 @@ class UpstreamFailure(Exception):
         headers: dict[str, str] | None = None,
         body: bytes | None = None,
         content_type: str | None = None,
+        local: bool = False,
     ) -> None:
         super().__init__(message)
         self.status = status
@@ -65,6 +70,8 @@ class UpstreamFailure(Exception):
         self.headers = headers or {}
         self.body = body
         self.content_type = content_type
+        self.local = local
+        """Made by the gateway itself (its rate limit): no fallback, no retry."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +85,9 @@ class Outbound:
     probe: bool = False
     """A health probe: tried once, outside the circuit breaker (it neither waits for it nor
     moves it, so /health reports the circuit as the requests left it)."""
+    render: Callable[[Wire], tuple[str, bytes]] | None = None
+    """The call for an upstream of another wire (path, body), so a fallback of that wire can
+    serve it; None: only fallbacks of the same wire can."""
 
 
 @dataclass(slots=True)
@@ -165,6 +175,8 @@ class Forward:
     client_headers: Mapping[str, str] | None = None
     """The headers to build the outbound ones from; None: the client request's own."""
     relayed: dict[str, str] = field(default_factory=dict)
+    fallbacks: list[Upstream] = field(default_factory=list)
+    """Upstreams still to try, in order, when this one is down (circuit open, retries spent)."""
     _reported: bool = False
 
     @contextlib.asynccontextmanager
@@ -173,7 +185,7 @@ class Forward:
         (raised before the body is yielded to anyone). Failures a provider means as "try
         again" are retried first (``upstream.retry``), behind the upstream's circuit breaker;
         never once the reply was yielded, since its bytes may be on their way."""
-        raw = await self._attempts(outbound)
+        raw = await self._with_fallbacks(outbound)
         try:
             yield self._reply(raw)
         except (aiohttp.ClientError, TimeoutError) as exc:
@@ -181,7 +193,44 @@ class Forward:
         finally:
             raw.release()
 
+    async def _with_fallbacks(self, outbound: Outbound) -> aiohttp.ClientResponse:
+        while True:
+            try:
+                return await self._attempts(outbound)
+            except UpstreamFailure as failure:
+                if failure.local or (failure.status < 500 and failure.status != 429):
+                    raise  # the provider answered (or our own limit did): nothing to route
+                switched = self._fall_back(outbound, failure)
+                if switched is None:
+                    raise
+                outbound = switched
+
+    def _fall_back(self, outbound: Outbound, failure: UpstreamFailure) -> Outbound | None:
+        """The call for the next usable fallback upstream (this Forward then speaks to it for
+        the rest of the request), or None when none is left."""
+        while self.fallbacks:
+            candidate = self.fallbacks.pop(0)
+            wire = candidate.wire_for(self.client_wire)
+            if wire is not self.wire and outbound.render is None:
+                continue
+            path, body = (
+                outbound.render(wire) if outbound.render else (outbound.path, outbound.body)
+            )
+            log.warning(
+                "upstream %r failed (%s); falling back to %r",
+                self.upstream.name,
+                failure.message,
+                candidate.name,
+            )
+            if self.exchange is not None:
+                self.exchange.note = f"fell back from {self.upstream.name!r}: {failure.message}"
+                self.exchange.upstream, self.exchange.upstream_wire = candidate.name, wire
+            self.upstream, self.wire = candidate, wire
+            return dataclasses.replace(outbound, path=path, body=body)
+        return None
+
     async def _attempts(self, outbound: Outbound) -> aiohttp.ClientResponse:
+        await self._admit(outbound)
         policy = RetryPolicy(attempts=1) if outbound.probe else self.gateway.retry
         circuit = (
             Circuit(time.monotonic) if outbound.probe else self.gateway.circuit(self.upstream.name)
@@ -215,6 +264,27 @@ class Forward:
             if delay is None:
                 raise failure
             await self._wait(delay, f"HTTP {raw.status}")
+
+    async def _admit(self, outbound: Outbound) -> None:
+        """Wait for the upstream's rate limit, or refuse with a 429 of the gateway's own."""
+        limit = None if outbound.probe else self.gateway.limit(self.upstream)
+        if limit is None:
+            return
+        tokens = len(outbound.body or b"") // BYTES_PER_TOKEN
+        admission = limit.admit(tokens)
+        if admission.wait_s is None:
+            if admission.retry_after_s:
+                why = f"its rate limit would hold this request {admission.retry_after_s:.0f}s"
+            else:
+                why = f"this request's ~{tokens:,} tokens alone are over its limit per minute"
+            message = f"upstream {self.upstream.name!r}: {why}"
+            wait = max(1, math.ceil(admission.retry_after_s))
+            headers = {"retry-after": str(wait)} if admission.retry_after_s else {}
+            raise UpstreamFailure(
+                429, ErrorKind.RATE_LIMIT, message, wire=self.wire, headers=headers, local=True
+            )
+        if admission.wait_s > 0:
+            await self._wait(admission.wait_s, "rate limit")
 
     async def _call(self, outbound: Outbound) -> aiohttp.ClientResponse:
         url = self.upstream.url(outbound.path)

@@ -75,7 +75,11 @@ class Turn:
         body, dropped = upstream_body(request, self.forward.wire)
         if dropped and "x-skillstate-dropped-tools" not in self.headers:
             self.headers["x-skillstate-dropped-tools"] = ",".join(dropped)
-        return Outbound(adapter(self.forward.wire).path, body, self.query)
+
+        def render(wire: Wire) -> tuple[str, bytes]:  # for a fallback upstream of another wire
+            return adapter(wire).path, upstream_body(request, wire)[0]
+
+        return Outbound(adapter(self.forward.wire).path, body, self.query, render=render)
 
     async def _step(self, step: Step, rounds: Rounds) -> Step:
         """Perform an ``Answer`` or ``Check`` step; the machine's next step."""
