@@ -366,8 +366,8 @@ class Truncating:
     """A loopback upstream that sends the first ``cut`` bytes of a real stream body, then drops
     the connection without ending the chunked body (what a crashed provider does)."""
 
-    def __init__(self, body: bytes, cut: int) -> None:
-        self.body, self.cut = body, cut
+    def __init__(self, body: bytes, cut: int, *, clean: bool = False) -> None:
+        self.body, self.cut, self.clean = body, cut, clean
         self.server: asyncio.Server | None = None
 
     async def __aenter__(self) -> str:
@@ -390,6 +390,11 @@ class Truncating:
             b"transfer-encoding: chunked\r\n\r\n" + f"{len(part):x}\r\n".encode() + part + b"\r\n"
         )
         await writer.drain()
+        if self.clean:  # the body ends properly, but the stream's own end never came
+            writer.write(b"0\r\n\r\n")
+            await writer.drain()
+            writer.close()
+            return
         await asyncio.sleep(0.3)  # the client has what was sent before the connection dies
         writer.transport.abort()
 
@@ -460,3 +465,25 @@ async def test_paper_an_applied_patch_says_nothing(pair: tuple[str, str]) -> Non
     async with rigged(pair, False, Script([Reply(text=good)])) as rig:
         got = await rig.post("paper")
     assert got.status == 200 and "x-skillstate-state" not in got.headers
+
+
+@over_pairs
+@over_modes
+async def test_a_stream_that_ends_without_its_end_event_is_not_passed_on_as_complete(
+    pair: tuple[str, str], mode: str
+) -> None:
+    """The HTTP body ends cleanly, but the wire's own end (``[DONE]``, ``message_stop``,
+    ``response.completed``) never came: the client is told, in pass-through too."""
+    client, upstream = pair
+    async with ScriptedUpstream(Script([Reply(text="Halfway there and more")])) as up:
+        body = DRIVERS[upstream].body("Look up k1.", [], stream=True)
+        async with (
+            aiohttp.ClientSession() as session,
+            session.post(up.url + DRIVERS[upstream].path, json=body) as r,
+        ):
+            full = await r.read()
+    cut = full.index(b"\n\n", full.index(b"Halfway")) + 2
+    async with Truncating(full, cut, clean=True) as url, gateway_for(url, wire=upstream) as gw:
+        got = await Rig(up, gw, DRIVERS[client], True).post(mode)
+    assert got.status == 200 and "Halfway" in got.text
+    assert "ended" in got.text and "early" in got.text

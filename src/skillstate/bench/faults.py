@@ -36,7 +36,7 @@ from typing import Any
 
 import aiohttp
 
-from skillstate.bench.overhead import _free_port, _rss_mb, _wait_ready
+from skillstate.bench.overhead import _free_port, _rss_mb
 from skillstate.testing import Fault, RecordedRequest, Reply, ScriptedCall, ScriptedUpstream
 
 WIRES = {
@@ -67,6 +67,8 @@ class Tally:
     hung: int = 0
     faults: Counter[str] = field(default_factory=Counter)
     patches: dict[str, set[str]] = field(default_factory=dict)
+    asked: set[str] = field(default_factory=set)
+    """Keys the model was made to patch (a faulty round patches nothing)."""
 
 
 class Faulty:
@@ -78,26 +80,30 @@ class Faulty:
         self.random = random.Random(seed)
 
     def __call__(self, request: RecordedRequest) -> Reply:
-        if self.random.random() < self.rate:
-            fault = self.random.choice(FAULTS)
+        fault = self.random.choice(FAULTS) if self.random.random() < self.rate else None
+        if fault is not None:
             self.tally.faults[str(fault)] += 1
-            if isinstance(fault, int):
-                headers = {"retry-after-ms": "100"} if fault == 429 else {}
-                return Reply.failure(fault, f"injected {fault}", headers=headers)
-            return Reply(text="faulty answer", fault=fault, delay=0.5)
+        if isinstance(fault, int):
+            headers = {"retry-after-ms": "100"} if fault == 429 else {}
+            return Reply.failure(fault, f"injected {fault}", headers=headers)
+        if fault is not None and fault is not Fault.SLOW:
+            return Reply(text="faulty answer", fault=fault)
+        delay = 0.5 if fault is Fault.SLOW else 0.0
         patch = _patch_key(request)
         if patch is not None:
-            return Reply(calls=[ScriptedCall("skill_state", {"patch": {"findings": patch}})])
-        return Reply(text="fine answer from the scripted upstream")
+            self.tally.asked.update(patch)
+            call = ScriptedCall("skill_state", {"patch": {"findings": patch}})
+            return Reply(calls=[call], delay=delay)
+        return Reply(text="fine answer from the scripted upstream", delay=delay)
 
 
 def _patch_key(request: RecordedRequest) -> dict[str, str] | None:
     """A hybrid request's first round asks for a patch naming the request's own key."""
     raw = request.body.decode(errors="replace")
-    if "skill_state" not in raw or '"k-' not in raw or "State updated" in raw:
+    if "skill_state" not in raw or "Remember k-" not in raw or "State updated" in raw:
         return None
-    start = raw.index('"k-') + 1
-    key = raw[start : raw.index('"', start)]
+    start = raw.index("Remember k-") + len("Remember ")
+    key = raw[start : raw.index(".", start)]
     return {key: "seen"}
 
 
@@ -113,21 +119,6 @@ def _body(wire: str, key: str, stream: bool) -> dict[str, Any]:
     tools = [{"name": "look", "input_schema": TOOL}]
     return {"model": "m", "max_tokens": 64, "stream": stream, "tools": tools,
             "messages": [{"role": "user", "content": text}]}  # fmt: skip
-
-
-def _well_formed_error(wire: str, status: int, raw: bytes) -> bool:
-    text = raw.decode(errors="replace")
-    if status == 200:  # a stream: it must end with the wire's error event, or finish
-        if wire == "chat":
-            return text.rstrip().endswith("data: [DONE]")
-        if wire == "messages":
-            return "event: message_stop" in text or "event: error" in text
-        return "response.completed" in text or '"type":"error"' in text.replace(" ", "")
-    try:
-        body = json.loads(raw)
-    except ValueError:
-        return False
-    return isinstance(body, dict) and isinstance(body.get("error"), dict)
 
 
 async def _client(url: str, tally: Tally, stop: float, seed: int, request_timeout: float) -> None:
@@ -156,15 +147,43 @@ async def _client(url: str, tally: Tally, stop: float, seed: int, request_timeou
             except aiohttp.ClientError as exc:
                 tally.malformed.append(f"{wire}: {type(exc).__name__}: {exc}")
                 continue
-            broken = b"error" in raw if status == 200 else True
-            if not broken:
+            outcome = _outcome(wire, status, stream, raw)
+            if outcome == "ok":
                 tally.ok += 1
                 if mode == "hybrid":
                     tally.patches.setdefault(session_id, set()).add(key)
                 continue
             tally.failed[str(status)] += 1
-            if not _well_formed_error(wire, status, raw):
-                tally.malformed.append(f"{wire} {status}: {raw[:200]!r}")
+            if outcome == "malformed":
+                tally.malformed.append(f"{wire} {status}: {raw[-200:]!r}")
+
+
+def _outcome(wire: str, status: int, stream: bool, raw: bytes) -> str:
+    """``ok``, ``failed`` (a well-formed error in the client's wire) or ``malformed``."""
+    text = raw.decode(errors="replace").replace(" ", "")
+    if status == 200 and not stream:
+        return "ok"
+    if status != 200:
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            return "malformed"
+        return (
+            "failed"
+            if isinstance(body, dict) and isinstance(body.get("error"), dict)
+            else ("malformed")
+        )
+    if wire == "chat":
+        if not text.rstrip().endswith("data:[DONE]"):
+            return "malformed"
+        return "failed" if '"error":{' in text else "ok"
+    if wire == "messages":
+        if "event:error" in text:
+            return "failed"
+        return "ok" if "event:message_stop" in text else "malformed"
+    if '"type":"error"' in text or "response.failed" in text:
+        return "failed"
+    return "ok" if "response.completed" in text else "malformed"
 
 
 async def _run(args: argparse.Namespace) -> int:
@@ -200,6 +219,20 @@ async def _run(args: argparse.Namespace) -> int:
     return _report(args, tally, start_rss, end_rss, lost, alive)
 
 
+async def _wait_ready(url: str, limit: float = 30.0) -> None:
+    deadline = time.monotonic() + limit
+    async with aiohttp.ClientSession() as session:
+        while time.monotonic() < deadline:
+            try:
+                async with session.get(url + "/health") as reply:
+                    if reply.status == 200:
+                        return
+            except aiohttp.ClientError:
+                pass
+            await asyncio.sleep(0.1)
+    raise RuntimeError(f"{url} did not come up in {limit}s")
+
+
 async def _lost_patches(url: str, tally: Tally) -> int:
     lost = 0
     async with aiohttp.ClientSession() as session:
@@ -207,7 +240,7 @@ async def _lost_patches(url: str, tally: Tally) -> int:
             async with session.get(f"{url}/state", params={"session": session_id}) as r:
                 described = await r.json() if r.status == 200 else {}
             findings = (described.get("state") or {}).get("findings") or {}
-            lost += len(keys - set(findings))
+            lost += len((keys & tally.asked) - set(findings))
     return lost
 
 
@@ -230,7 +263,8 @@ def _report(
     print(f"faults injected {injected} ({dict(tally.faults)}), retryable {retryable}")
     print(f"failures that reached a client: {sum(tally.failed.values())}")
     print(f"malformed replies: {len(tally.malformed)} {tally.malformed[:3]}")
-    print(f"patches checked {sum(map(len, tally.patches.values()))}, lost {lost}")
+    checked = sum(len(keys & tally.asked) for keys in tally.patches.values())
+    print(f"patches checked {checked}, lost {lost}")
     rss = f"{start_rss:.1f} -> {end_rss:.1f} MB ({growth:+.0%})" if start_rss and end_rss else "?"
     print(f"gateway RSS {rss}; gateway alive at the end: {alive}")
     verdicts = {

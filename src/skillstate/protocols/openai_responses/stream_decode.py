@@ -84,7 +84,10 @@ class ResponsesStreamDecoder:
     def feed(self, event: SSEEvent) -> list[Event]:
         if not event.data or event.data.startswith("[DONE]"):
             return []
-        data = jsonio.loads(event.data)
+        try:
+            data = jsonio.loads(event.data)
+        except ValueError:
+            return []  # not an event (a keep-alive, or junk): a stream cut by it fails at close
         if not isinstance(data, dict):
             return []
         handler = _HANDLERS.get(data.get("type") or event.event or "")
