@@ -27,17 +27,24 @@ import hashlib
 import hmac
 import ipaddress
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 from aiohttp import hdrs, web
-from aiohttp.typedefs import Handler, Middleware
 from multidict import CIMultiDict
 
 from skillstate.conversation import ErrorKind
 from skillstate.server.errors import error_response, guess_wire
 
 log = logging.getLogger("skillstate.guard")
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+class Middleware(Protocol):
+    def __call__(self, request: web.Request, handler: Handler) -> Awaitable[web.StreamResponse]: ...
+
 
 TOKEN_HEADER = "x-skillstate-token"
 ANY = "*"

@@ -65,7 +65,7 @@ class Listener(web.BaseSite):
         assert server is not None
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(
-            lambda: _Connection(self, server()), self._host, self._port
+            lambda: _Connection(self, server()), self._host, self._port, backlog=self._backlog
         )
 
     def admit(self) -> bool:
