@@ -190,6 +190,16 @@ class Settings(BaseModel):
     circuit_failures: StrictInt = 5
     circuit_open_seconds: StrictFloat = 30.0
     shutdown_timeout: StrictFloat = 10.0
+    # Who may reach the gateway, and for how long a client may hold a connection open
+    # (SECURITY.md): a token every route checks (required off loopback), the Host names and
+    # browser origins allowed besides the gateway's own, the time to send a request head and
+    # a body, and how many connections are held at once.
+    auth_token: SecretStr | None = None
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
+    header_timeout: StrictFloat = 10.0
+    body_timeout: StrictFloat = 60.0
+    max_connections: StrictInt = 256
 
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)
 
@@ -247,6 +257,33 @@ class Settings(BaseModel):
     @classmethod
     def _timeout(cls, seconds: float) -> float:
         return values.check_positive(seconds)
+
+    @field_validator("auth_token")
+    @classmethod
+    def _auth_token(cls, token: SecretStr | None) -> SecretStr | None:
+        if token is not None:
+            values.check_token(token.get_secret_value())
+        return token
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _allowed_hosts(cls, hosts: tuple[str, ...]) -> tuple[str, ...]:
+        return values.check_allowed_hosts(hosts)
+
+    @field_validator("allowed_origins")
+    @classmethod
+    def _allowed_origins(cls, origins: tuple[str, ...]) -> tuple[str, ...]:
+        return values.check_allowed_origins(origins)
+
+    @field_validator("header_timeout", "body_timeout")
+    @classmethod
+    def _read_timeout(cls, seconds: float) -> float:
+        return values.check_positive(seconds)
+
+    @field_validator("max_connections")
+    @classmethod
+    def _max_connections(cls, count: int) -> int:
+        return int(values.check_positive(count))
 
     @field_validator("upstreams")
     @classmethod

@@ -24,6 +24,8 @@ class GatewayContext:
     router: Router
     client: UpstreamClient
     max_body_bytes: int = 32 * 1024 * 1024
+    body_timeout: float = 60.0
+    """Seconds a client has to send a request's whole body."""
     observers: list[Observer] = field(default_factory=list)
     engine: StateEngine | None = None
     mode: Mode = Mode.OFF

@@ -33,7 +33,7 @@ from skillstate.conversation import (
 from skillstate.pipeline.lane import Followup
 from skillstate.protocols import adapter
 from skillstate.protocols.portable import namespace_map, portable_request, restore_namespace
-from skillstate.server.client_stream import ClientStream
+from skillstate.server.client_stream import ClientGone, ClientStream
 from skillstate.server.errors import error_response, failure_response
 from skillstate.server.forward import Forward, Outbound, Reply, UpstreamFailure
 from skillstate.state.rounds import Answer, Check, Done, Policy, Rounds, Send, Step
@@ -139,6 +139,8 @@ class Turn:
             if not stream.opened:
                 return failure_response(self.client.source, failure, self.headers)
             return await stream.fail(failure.status, failure.kind, failure.message)
+        except ClientGone:
+            raise  # nobody left to tell: the error middleware notes it
         except Exception:
             if not stream.opened:
                 raise  # the error middleware answers with a 500 in the client's wire
