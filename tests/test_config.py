@@ -130,6 +130,16 @@ def test_environ_defaults_to_the_process_environment(monkeypatch: pytest.MonkeyP
         ("SKILLSTATE_MODE", "off", "mode", "off"),
         ("SKILLSTATE_UPSTREAM_WIRE", "anthropic-messages", "upstream_wire", "anthropic-messages"),
         ("SKILLSTATE_UPSTREAM", "https://api.openai.com/v1", "upstream", "https://api.openai.com"),
+        ("SKILLSTATE_HEADER_TIMEOUT", "2.5", "header_timeout", 2.5),
+        ("SKILLSTATE_BODY_TIMEOUT", "30", "body_timeout", 30.0),
+        ("SKILLSTATE_MAX_CONNECTIONS", "64", "max_connections", 64),
+        ("SKILLSTATE_ALLOWED_HOSTS", "GW.lan, [::1]", "allowed_hosts", ("gw.lan", "::1")),
+        (
+            "SKILLSTATE_ALLOWED_ORIGINS",
+            "http://localhost:3000,*",
+            "allowed_origins",
+            ("http://localhost:3000", "*"),
+        ),
     ],
 )
 def test_environment_text_is_parsed(
@@ -331,3 +341,26 @@ def test_initial_state_keys_must_be_in_the_schema() -> None:
         "(from command line --schema): initial_state has keys outside the schema: 'extra'",
     )
     assert load_settings(environ=environ).initial_state == {"step": 1, "extra": 2}
+
+
+def test_the_auth_token_is_a_secret_that_is_never_echoed() -> None:
+    token = "t0k3n-0123456789abcdef"
+    settings = load_settings(environ={"SKILLSTATE_AUTH_TOKEN": token})
+    assert settings.auth_token is not None
+    assert settings.auth_token.get_secret_value() == token
+    assert token not in repr(settings)
+    [problem] = problems(environ={"SKILLSTATE_AUTH_TOKEN": "short-secret"})
+    assert problem.startswith("auth_token=(secret) from environment SKILLSTATE_AUTH_TOKEN:")
+    assert "at least 16" in problem and "short-secret" not in problem
+
+
+def test_read_limits_must_be_positive() -> None:
+    found = problems(
+        environ={
+            "SKILLSTATE_HEADER_TIMEOUT": "0",
+            "SKILLSTATE_BODY_TIMEOUT": "-1",
+            "SKILLSTATE_MAX_CONNECTIONS": "0",
+        }
+    )
+    assert len(found) == 3
+    assert all("must be greater than 0" in problem for problem in found)

@@ -124,6 +124,37 @@ def test_api_keys_must_fit_in_a_header() -> None:
         values.check_api_key("")
 
 
+def test_the_gateway_token_fits_a_header_and_is_not_short() -> None:
+    assert values.check_token("x" * 16) == "x" * 16
+    with pytest.raises(ValueError, match="at least 16"):
+        values.check_token("x" * 15)
+    with pytest.raises(ValueError, match="whitespace or control"):
+        values.check_token("x" * 16 + " y")
+
+
+def test_allowed_hosts_are_bare_names_or_addresses() -> None:
+    assert values.check_allowed_hosts(("GW.Lan.", "[::1]", "10.0.0.2", "*")) == (
+        "gw.lan",
+        "::1",
+        "10.0.0.2",
+        "*",
+    )
+    for bad in ("gw.lan:8789", "http://gw.lan", "a b", ""):
+        with pytest.raises(ValueError, match="not a host name"):
+            values.check_allowed_hosts((bad,))
+
+
+def test_allowed_origins_are_written_as_browsers_send_them() -> None:
+    assert values.check_allowed_origins(("HTTP://LocalHost:3000", "https://a.example", "*")) == (
+        "http://localhost:3000",
+        "https://a.example",
+        "*",
+    )
+    for bad in ("localhost:3000", "http://a.example/", "http://a.example/x", "ftp://a", "null"):
+        with pytest.raises(ValueError, match="not an origin"):
+            values.check_allowed_origins((bad,))
+
+
 def test_names() -> None:
     assert values.check_upstream_name("open-ai.v2_x") == "open-ai.v2_x"
     with pytest.raises(ValueError):

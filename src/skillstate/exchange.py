@@ -5,7 +5,7 @@ the gateway core."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from skillstate.conversation import Request, Response, Wire
 
@@ -31,6 +31,8 @@ class Exchange:
     """What the lanes did, as the ``x-skillstate-lanes`` header says it."""
     rounds: int = 1
     """Upstream requests made for this client request (0: answered by the gateway)."""
+    attempts: list[int] = field(default_factory=list)
+    """The status of every upstream attempt, retries included (0: no answer)."""
 
     def summary(self) -> str:
         """The request in one log line: who, where, what came back, what the lanes did."""
@@ -39,6 +41,8 @@ class Exchange:
         wires = f"{self.client_wire.value}->{self.upstream_wire.value}"
         lanes = f" lanes[{self.lanes}]" if self.lanes else ""
         rounds = f" rounds={self.rounds}" if self.rounds != 1 else ""
+        retried = len(self.attempts) - max(self.rounds, 1)
+        rounds += f" retries={retried}" if retried > 0 else ""
         note = f" ({self.note})" if self.note else ""
         return (
             f"session={self.session} mode={self.mode} {wires} upstream={self.upstream} "

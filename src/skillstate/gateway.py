@@ -6,13 +6,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
-
-from aiohttp import web
 
 from skillstate.config import Settings
 from skillstate.conversation import Wire
@@ -22,13 +21,16 @@ from skillstate.pipeline.lane import Lane
 from skillstate.pipeline.state_lane import StateLane
 from skillstate.server.app import build_app
 from skillstate.server.context import GatewayContext
+from skillstate.server.guard import Guard, check_exposure
 from skillstate.server.history import ResponseHistory
-from skillstate.server.listener import GatewayRunner, HeaderLimits
+from skillstate.server.listener import Listener
+from skillstate.server.runner import GatewayRunner, HeaderLimits
 from skillstate.state.engine import EngineConfig, StateEngine
 from skillstate.state.mode import Mode
 from skillstate.state.schema import StateSchema
 from skillstate.storage.stores import Stores, open_stores
 from skillstate.upstream.client import UpstreamClient
+from skillstate.upstream.retry import RetryPolicy
 from skillstate.upstream.routing import Router, Upstream, normalize_base_url
 
 log = logging.getLogger("skillstate")
@@ -43,11 +45,16 @@ def build_context(settings: Settings) -> GatewayContext:
             api_key=up.api_key.get_secret_value() if up.api_key else None,
             models=tuple(up.models),
             headers=tuple(up.headers.items()),
+            fallbacks=up.fallbacks,
+            rpm=up.rpm,
+            tpm=up.tpm,
         )
         for up in settings.resolved_upstreams()
     ]
     client = UpstreamClient(
-        connect_timeout=settings.connect_timeout, total_timeout=settings.upstream_timeout
+        connect_timeout=settings.connect_timeout,
+        total_timeout=settings.upstream_timeout,
+        read_timeout=settings.stream_idle_timeout,
     )
     return GatewayContext(
         router=Router(upstreams),
@@ -55,7 +62,22 @@ def build_context(settings: Settings) -> GatewayContext:
         max_body_bytes=settings.max_body_bytes,
         max_messages=settings.max_messages,
         max_parts=settings.max_parts,
+        body_timeout=settings.body_timeout,
         mode=Mode(settings.mode),
+        retry=RetryPolicy(attempts=settings.retries + 1, cap_s=settings.retry_max_wait),
+        first_byte_timeout=settings.first_byte_timeout,
+        circuit_failures=settings.circuit_failures,
+        circuit_open_s=settings.circuit_open_seconds,
+    )
+
+
+def build_guard(settings: Settings) -> Guard:
+    token = settings.auth_token.get_secret_value() if settings.auth_token else None
+    return Guard(
+        bound=settings.host,
+        token=token,
+        hosts=frozenset(settings.allowed_hosts),
+        origins=frozenset(settings.allowed_origins),
     )
 
 
@@ -77,6 +99,11 @@ def build_lanes(settings: Settings, engine: StateEngine) -> list[Lane]:
     return [lane for lane in lanes if settings.lanes.enabled(lane.name)]
 
 
+LINGER_S = 2.0
+"""How long the rest of a body the gateway refused (too large, too slow) is read and dropped,
+so the client can read the refusal before the connection closes."""
+
+
 @dataclass(slots=True)
 class RunningGateway:
     url: str
@@ -86,7 +113,10 @@ class RunningGateway:
 @contextlib.asynccontextmanager
 async def running(settings: Settings, *, port: int | None = None) -> AsyncIterator[RunningGateway]:
     """Start the gateway on ``settings.host`` and ``port`` (default ``settings.port``; 0 picks a
-    free one) and stop it on exit."""
+    free one) and stop it on exit. A non-loopback host without a token is refused first
+    (``guard.Exposed``)."""
+    guard = build_guard(settings)
+    check_exposure(settings.host, guard.token)
     context = build_context(settings)
     stores = await open_stores(Path(settings.data_dir))
     if stores.degraded:
@@ -94,10 +124,27 @@ async def running(settings: Settings, *, port: int | None = None) -> AsyncIterat
     context.engine = build_engine(settings, stores)
     context.lanes = build_lanes(settings, context.engine)
     context.history = ResponseHistory(stores.archive)
-    limits = HeaderLimits(settings.max_header_line_bytes, settings.max_headers)
-    runner = GatewayRunner(build_app(context), limits, handler_cancellation=True, access_log=None)
+    # On stop, the listening socket closes at once and requests in flight (streams included)
+    # get ``shutdown_timeout`` seconds to finish before they are cancelled.
+    runner = GatewayRunner(
+        build_app(context, guard),
+        HeaderLimits(settings.max_header_line_bytes, settings.max_headers),
+        handler_cancellation=True,
+        access_log=None,
+        shutdown_timeout=settings.shutdown_timeout,
+        # Between two requests a connection may idle as long as a first request head may
+        # take (listener.py); a refused body is read for at most LINGER_S before closing.
+        keepalive_timeout=settings.header_timeout,
+        lingering_time=LINGER_S,
+    )
     await runner.setup()
-    site = web.TCPSite(runner, settings.host, settings.port if port is None else port)
+    site = Listener(
+        runner,
+        settings.host,
+        settings.port if port is None else port,
+        max_connections=settings.max_connections,
+        header_timeout=settings.header_timeout,
+    )
     try:
         await site.start()  # a port in use fails here: the runner and stores still close
         bound = runner.addresses[0][1]
@@ -109,6 +156,8 @@ async def running(settings: Settings, *, port: int | None = None) -> AsyncIterat
 
 async def serve(settings: Settings) -> None:
     """Run until SIGINT or SIGTERM."""
+    # Whatever this process creates is its user's alone (the stores also set their modes).
+    os.umask(0o077)
     logging.basicConfig(
         level=logging.DEBUG if settings.verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
@@ -134,5 +183,5 @@ async def serve(settings: Settings) -> None:
         if not upstreams:
             log.warning("no upstream configured: requests will be refused (use --upstream URL)")
         await stop.wait()
-        log.info("stopping")
+        log.info("stopping: draining requests in flight (up to %gs)", settings.shutdown_timeout)
     await warm

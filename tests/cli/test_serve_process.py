@@ -8,6 +8,7 @@ import os
 import re
 import signal
 import socket
+import stat
 import sys
 from pathlib import Path
 
@@ -103,3 +104,147 @@ async def test_a_port_in_use_is_one_line_naming_it_and_the_flag(
     assert stdout == b""
     [line] = stderr.decode().splitlines()
     assert f"port {port} " in line and "already in use" in line and "--port" in line
+
+
+async def test_sigterm_drains_a_stream_in_flight_then_exits_0(tmp_path: Path) -> None:
+    """Graceful shutdown: on SIGTERM the gateway stops accepting, lets the stream it is
+    serving finish, closes its store and exits 0."""
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLSTATE_")}
+    env["SKILLSTATE_DATA_DIR"] = str(tmp_path)
+    words = " ".join(f"w{i}" for i in range(30))
+    reply = Reply(text=words, chunk_delay=0.05)  # about 1.5 s of stream
+    async with ScriptedUpstream(Script([reply])) as up:
+        proc = await asyncio.create_subprocess_exec(
+            str(SCRIPT),
+            "--upstream",
+            up.url + "/v1",
+            "--port",
+            str(port),
+            env=env,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        url = f"http://127.0.0.1:{port}"
+        stopped = False
+        try:
+            await _wait_healthy(url)
+            body = {
+                "model": "m",
+                "stream": True,
+                "messages": [{"role": "user", "content": "hi"}],
+            }
+            async with (
+                aiohttp.ClientSession() as session,
+                session.post(url + "/v1/chat/completions", json=body) as stream,
+            ):
+                first = await stream.content.readany()
+                assert first
+                proc.send_signal(signal.SIGTERM)
+                stopped = True
+                await asyncio.sleep(0.3)
+                # No new request is taken while the old one drains.
+                with pytest.raises(aiohttp.ClientError):
+                    async with aiohttp.ClientSession() as other, other.get(url + "/health"):
+                        pass
+                rest = await stream.read()
+            text = (first + rest).decode()
+            assert "w29" in text and text.rstrip().endswith("data: [DONE]")
+        finally:
+            if not stopped:
+                proc.send_signal(signal.SIGTERM)
+            _, stderr = await asyncio.wait_for(proc.communicate(), timeout=20)
+    assert proc.returncode == 0, stderr.decode()
+    assert "draining requests in flight" in stderr.decode()
+
+
+async def test_sigterm_waits_no_longer_than_the_shutdown_timeout(tmp_path: Path) -> None:
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLSTATE_")}
+    env["SKILLSTATE_DATA_DIR"] = str(tmp_path)
+    env["SKILLSTATE_SHUTDOWN_TIMEOUT"] = "0.5"
+    endless = Reply(text=" ".join(["slow"] * 60), chunk_delay=0.5)  # 30 s of stream
+    async with ScriptedUpstream(Script([endless])) as up:
+        proc = await asyncio.create_subprocess_exec(
+            str(SCRIPT), "--upstream", up.url + "/v1", "--port", str(port), env=env,
+            stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        url = f"http://127.0.0.1:{port}"
+        await _wait_healthy(url)
+        body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+        async with (
+            aiohttp.ClientSession() as session,
+            session.post(url + "/v1/chat/completions", json=body) as stream,
+        ):
+            assert await stream.content.readany()
+            proc.send_signal(signal.SIGTERM)
+            _, stderr = await asyncio.wait_for(proc.communicate(), timeout=8)
+    assert proc.returncode == 0, stderr.decode()
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::"])
+async def test_a_network_address_without_a_token_is_one_line_and_no_start(
+    tmp_path: Path, host: str
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLSTATE_")}
+    env["SKILLSTATE_DATA_DIR"] = str(tmp_path / "data")
+    proc = await asyncio.create_subprocess_exec(
+        str(SCRIPT),
+        "--upstream",
+        "http://127.0.0.1:9/v1",
+        "--host",
+        host,
+        "--port",
+        str(_free_port()),
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    stdout, stderr = await asyncio.wait_for(proc.communicate(), timeout=30)
+    assert proc.returncode == 1
+    assert stdout == b""
+    [line] = stderr.decode().splitlines()
+    assert line.startswith(f"Error: refusing to listen on {host}:")
+    assert "SKILLSTATE_AUTH_TOKEN" in line
+    assert not (tmp_path / "data").exists()  # nothing was opened
+
+
+async def test_the_process_keeps_its_files_private(tmp_path: Path) -> None:
+    """A data directory and database left open (0777, 0666) are tightened at start, and the
+    process creates everything else owner-only (umask 077)."""
+    data = tmp_path / "data"
+    data.mkdir()
+    os.chmod(data, 0o777)
+    for name in ("skillstate.db", "skillstate.db-wal", "skillstate.db-shm"):
+        (data / name).touch()
+        os.chmod(data / name, 0o666)
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLSTATE_")}
+    env["SKILLSTATE_DATA_DIR"] = str(data)
+    proc = await asyncio.create_subprocess_exec(
+        str(SCRIPT),
+        "--upstream",
+        "http://127.0.0.1:9/v1",
+        "--port",
+        str(port),
+        env=env,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        await _wait_healthy(f"http://127.0.0.1:{port}")
+        status, modes = _private_view(proc.pid, data)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        await asyncio.wait_for(proc.communicate(), timeout=15)
+    assert re.search(r"^Umask:\s+0077$", status, re.MULTILINE), status
+    assert stat.S_IMODE(data.stat().st_mode) == 0o700
+    assert {name: mode for name, mode in modes.items() if name.startswith("skillstate.db")} == {
+        "skillstate.db": 0o600,
+        "skillstate.db-wal": 0o600,
+        "skillstate.db-shm": 0o600,
+    }
+
+
+def _private_view(pid: int, data: Path) -> tuple[str, dict[str, int]]:
+    """The process's status (its umask) and the modes of the files in ``data``."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    return status, {path.name: stat.S_IMODE(path.stat().st_mode) for path in data.iterdir()}

@@ -95,6 +95,22 @@ async def _drive(url: str, session: str, texts: tuple[str, ...]) -> None:
 
 @pytest.fixture
 def served() -> Iterator[Served]:
+    with _serving({}) as serving:
+        yield serving
+
+
+TOKEN = "gateway-token-0123456789"
+
+
+@pytest.fixture
+def guarded() -> Iterator[Served]:
+    """A gateway that wants its token on every route."""
+    with _serving({"SKILLSTATE_AUTH_TOKEN": TOKEN}) as serving:
+        yield serving
+
+
+@contextlib.contextmanager
+def _serving(more: dict[str, str]) -> Iterator[Served]:
     _histories.clear()
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, daemon=True)
@@ -103,7 +119,7 @@ def served() -> Iterator[Served]:
 
     async def start() -> Served:
         upstream = await stack.enter_async_context(ScriptedUpstream(patching))
-        environ = {"SKILLSTATE_COLLAPSE": '{"keep_recent_turns": 1}'}
+        environ = {"SKILLSTATE_COLLAPSE": '{"keep_recent_turns": 1}', **more}
         gateway = await stack.enter_async_context(gateway_for(upstream.url, environ=environ))
         return Served(loop, upstream, gateway.url)
 
@@ -211,6 +227,18 @@ def test_the_default_url_comes_from_the_settings(served: Served) -> None:
     by_env = CliRunner().invoke(cli, ["state", "show", "found"], env={"SKILLSTATE_PORT": port})
     assert by_env.exit_code == 0, by_env.output
     assert json.loads(by_env.stdout)["session"] == "found"
+
+
+def test_a_gateway_with_a_token_is_reached_with_the_token_from_the_settings(
+    guarded: Served,
+) -> None:
+    refused = state("list", "--url", guarded.url)
+    assert refused.exit_code == 1
+    assert "SKILLSTATE_AUTH_TOKEN" in refused.stderr
+    env = {"SKILLSTATE_AUTH_TOKEN": TOKEN}
+    result = CliRunner().invoke(cli, ["state", "list", "--url", guarded.url], env=env)
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "no sessions\n"
 
 
 @pytest.mark.parametrize("command", [["list"], ["show", "x"], ["reset", "x"], ["collapse", "x"]])

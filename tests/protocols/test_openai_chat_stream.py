@@ -196,13 +196,18 @@ def test_reasoning_then_text() -> None:
     assert resp.usage == Usage()
 
 
-def test_a_stream_cut_before_done_still_finishes() -> None:
+def test_a_stream_with_its_finish_reason_but_no_done_finishes() -> None:
     raw = chunk({"role": "assistant", "content": "par"}) + chunk({}, "length")
     events = decode(raw)
     assert events[-2:] == [PartEnd(0), Finish(StopReason.LENGTH, None, {"finish_reason": "length"})]
-    cut = decode(chunk({"role": "assistant", "content": "par"}))
-    assert cut[-2:] == [PartEnd(0), Finish(None, None, {})]
     assert decode(b"") == []
+
+
+def test_a_stream_cut_before_its_finish_reason_fails() -> None:
+    """Never a cut answer passed on as complete (issue 7, defect 4)."""
+    cut = decode(chunk({"role": "assistant", "content": "par"}))
+    assert not any(isinstance(e, Finish) for e in cut)
+    assert cut[-1] == Failure("the upstream stream ended early", ErrorKind.UPSTREAM, 502)
 
 
 def test_an_error_event_fails_the_stream() -> None:

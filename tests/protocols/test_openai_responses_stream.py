@@ -388,6 +388,8 @@ def test_a_cut_stream_ends_its_parts_without_finishing() -> None:
     started = {e.index for e in events if isinstance(e, PartStart)}
     ended = {e.index for e in events if isinstance(e, PartEnd)}
     assert started == ended
+    # ...and says it failed: a cut answer never reads as whole (issue 7, defect 4).
+    assert isinstance(events[-1], Failure) and "ended early" in events[-1].message
 
 
 @pytest.mark.parametrize("data", ["[DONE]", "", "3", '"x"'])

@@ -44,7 +44,9 @@ def _message(route: str, body: dict[str, Any]) -> str:
 async def _post(url: str, data: bytes, headers: dict[str, str] | None = None) -> tuple[int, Any]:
     async with (
         aiohttp.ClientSession() as session,
-        session.post(url, data=data, headers=headers) as r,
+        session.post(
+            url, data=data, headers={"content-type": "application/json", **(headers or {})}
+        ) as r,
     ):
         return r.status, json.loads(await r.read())
 

@@ -25,6 +25,8 @@ ODD_MESSAGES = (
 )
 ODD_RESPONSES = b'{"model":"test-model",  "input":"hi", "store": false, "zz": null}'
 
+JSON_TYPE = {"content-type": "application/json"}
+
 
 async def _post(url: str, body: bytes, **headers: str) -> tuple[int, dict[str, str], bytes]:
     async with (
@@ -108,7 +110,7 @@ async def test_stream_reaches_the_client_before_the_upstream_finishes() -> None:
     async with ScriptedUpstream(Script([reply])) as up, gateway_for(up.url) as gw:
         async with (
             aiohttp.ClientSession() as session,
-            session.post(gw.url + "/v1/chat/completions", data=body) as r,
+            session.post(gw.url + "/v1/chat/completions", data=body, headers=JSON_TYPE) as r,
         ):
             first = await asyncio.wait_for(r.content.readany(), timeout=5)
             assert first.startswith(b"data: ")
@@ -126,7 +128,7 @@ async def test_client_disconnect_cancels_the_upstream_request() -> None:
     ).encode()
     async with ScriptedUpstream(Script([reply])) as up, gateway_for(up.url) as gw:
         async with aiohttp.ClientSession() as session:
-            r = await session.post(gw.url + "/v1/chat/completions", data=body)
+            r = await session.post(gw.url + "/v1/chat/completions", data=body, headers=JSON_TYPE)
             await r.content.readany()
             r.close()  # the client goes away mid-stream, while the upstream is still generating
         await asyncio.wait_for(up.disconnected.wait(), timeout=5)

@@ -57,6 +57,7 @@ HOSTILE_JSON = {
 
 
 async def _post(url: str, data: bytes, headers: dict[str, str] | None = None) -> tuple[int, Any]:
+    headers = {"content-type": "application/json", **(headers or {})}
     async with (
         aiohttp.ClientSession() as session,
         session.post(url, data=data, headers=headers) as reply,
@@ -119,7 +120,9 @@ async def _raw(url: str, head: bytes, body: bytes = b"{}") -> tuple[int, Any]:
     reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
     try:
         length = b"Content-Length: %d\r\n" % len(body)
-        writer.write(head + b"\r\nHost: x\r\nConnection: close\r\n" + length + b"\r\n" + body)
+        host = b"\r\nHost: " + parts.netloc.encode()
+        common = host + b"\r\nConnection: close\r\nContent-Type: application/json\r\n"
+        writer.write(head + common + length + b"\r\n" + body)
         await writer.drain()
         answer = await reader.read()
     finally:

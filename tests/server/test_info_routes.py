@@ -9,6 +9,8 @@ import aiohttp
 from skillstate.testing import ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
 
+JSON_TYPE = {"content-type": "application/json"}
+
 
 async def test_head_and_get_root() -> None:
     async with gateway_for(None) as gw, aiohttp.ClientSession() as session:
@@ -61,10 +63,10 @@ async def test_model_routing_by_pattern(tmp_path: Path) -> None:
         )
         body = b'{"model": "claude-x", "messages": [{"role": "user", "content": "hi"}]}'
         async with gateway_for(config_path=str(config)) as gw, aiohttp.ClientSession() as s:
-            async with s.post(gw.url + "/v1/chat/completions", data=body) as r:
+            async with s.post(gw.url + "/v1/chat/completions", data=body, headers=JSON_TYPE) as r:
                 assert r.headers["x-skillstate-upstream"] == "claude"
             other = body.replace(b"claude-x", b"gpt-x")
-            async with s.post(gw.url + "/v1/chat/completions", data=other) as r:
+            async with s.post(gw.url + "/v1/chat/completions", data=other, headers=JSON_TYPE) as r:
                 assert r.headers["x-skillstate-upstream"] == "rest"
         assert len(one.requests) == 1 and len(two.requests) == 1
 

@@ -336,6 +336,9 @@ class FailingFollowup:
     async def finish(self, response: Any) -> None:
         raise RuntimeError("the commit failed")
 
+    def verdict(self) -> str | None:
+        return None
+
 
 class FailsAfterTheFirstByte:
     name = "late"
@@ -363,8 +366,8 @@ class Truncating:
     """A loopback upstream that sends the first ``cut`` bytes of a real stream body, then drops
     the connection without ending the chunked body (what a crashed provider does)."""
 
-    def __init__(self, body: bytes, cut: int) -> None:
-        self.body, self.cut = body, cut
+    def __init__(self, body: bytes, cut: int, *, clean: bool = False) -> None:
+        self.body, self.cut, self.clean = body, cut, clean
         self.server: asyncio.Server | None = None
 
     async def __aenter__(self) -> str:
@@ -387,6 +390,11 @@ class Truncating:
             b"transfer-encoding: chunked\r\n\r\n" + f"{len(part):x}\r\n".encode() + part + b"\r\n"
         )
         await writer.drain()
+        if self.clean:  # the body ends properly, but the stream's own end never came
+            writer.write(b"0\r\n\r\n")
+            await writer.drain()
+            writer.close()
+            return
         await asyncio.sleep(0.3)  # the client has what was sent before the connection dies
         writer.transport.abort()
 
@@ -419,3 +427,63 @@ async def test_an_upstream_that_drops_the_connection_mid_stream(
         assert "event: error" in got.text
     else:
         assert got.text.count("event: response.created") == 1  # no second opening before the error
+
+
+# --- paper mode: a rejected patch is visible, and size is never retried ---------------------
+
+
+def _envelope(patch: dict[str, Any]) -> str:
+    return json.dumps({"state_patch": patch, "action": "next step"})
+
+
+@over_pairs
+async def test_paper_a_patch_too_big_is_reported_and_not_retried(pair: tuple[str, str]) -> None:
+    too_big = _envelope({"objective": "x" * 70_000})
+    async with rigged(pair, False, Script([Reply(text=too_big)])) as rig:
+        got = await rig.post("paper")
+        assert len(rig.upstream.requests) == 1  # a retry cannot make it smaller
+    assert got.status == 200
+    verdict = got.headers["x-skillstate-state"]
+    assert verdict.startswith("rejected; reason=") and "bytes" in verdict
+
+
+@over_pairs
+async def test_paper_a_patch_of_the_wrong_shape_is_retried_then_reported(
+    pair: tuple[str, str],
+) -> None:
+    wrong = _envelope({"plan": "not a list"})
+    async with rigged(pair, False, lambda r: Reply(text=wrong)) as rig:
+        got = await rig.post("paper")
+        retries = rig.gateway.context.engine.config.paper_retries  # type: ignore[union-attr]
+        assert len(rig.upstream.requests) == retries + 1
+    assert got.headers["x-skillstate-state"].startswith("rejected; reason=")
+
+
+@over_pairs
+async def test_paper_an_applied_patch_says_nothing(pair: tuple[str, str]) -> None:
+    good = _envelope({"objective": "add numbers"})
+    async with rigged(pair, False, Script([Reply(text=good)])) as rig:
+        got = await rig.post("paper")
+    assert got.status == 200 and "x-skillstate-state" not in got.headers
+
+
+@over_pairs
+@over_modes
+async def test_a_stream_that_ends_without_its_end_event_is_not_passed_on_as_complete(
+    pair: tuple[str, str], mode: str
+) -> None:
+    """The HTTP body ends cleanly, but the wire's own end (``[DONE]``, ``message_stop``,
+    ``response.completed``) never came: the client is told, in pass-through too."""
+    client, upstream = pair
+    async with ScriptedUpstream(Script([Reply(text="Halfway there and more")])) as up:
+        body = DRIVERS[upstream].body("Look up k1.", [], stream=True)
+        async with (
+            aiohttp.ClientSession() as session,
+            session.post(up.url + DRIVERS[upstream].path, json=body) as r,
+        ):
+            full = await r.read()
+    cut = full.index(b"\n\n", full.index(b"Halfway")) + 2
+    async with Truncating(full, cut, clean=True) as url, gateway_for(url, wire=upstream) as gw:
+        got = await Rig(up, gw, DRIVERS[client], True).post(mode)
+    assert got.status == 200 and "Halfway" in got.text
+    assert "ended" in got.text and "early" in got.text

@@ -57,6 +57,17 @@ async def test_an_existing_archive_folder_is_made_private(tmp_path: Path) -> Non
     assert stat.S_IMODE(root.stat().st_mode) == 0o700
 
 
+async def test_blobs_left_open_by_an_earlier_run_are_made_private(tmp_path: Path) -> None:
+    root = tmp_path / "archive"
+    await BlobStore(root).put(key(1), b"secret")
+    path = blob_path(root, key(1))
+    os.chmod(path, 0o644)
+    os.chmod(path.parent, 0o777)
+    assert await BlobStore(root).get(key(2)) is None  # any first use: the store scans the files
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+
+
 async def test_putting_a_key_again_keeps_the_first_bytes(tmp_path: Path) -> None:
     store = BlobStore(tmp_path)
     await store.put(key(1), b"first")

@@ -49,6 +49,43 @@ async def test_the_database_is_in_wal_mode_and_owner_only(tmp_path: Path) -> Non
     assert stat.S_IMODE((data_dir / "skillstate.db").stat().st_mode) == 0o600
 
 
+async def test_files_left_open_by_an_earlier_run_are_made_owner_only(tmp_path: Path) -> None:
+    """A 0777 folder and a 0666 database (a lax umask, another tool, a copy) stay open to every
+    user unless the gateway tightens them; SQLite would give new -wal and -shm files 0666 too."""
+    data_dir = tmp_path / "data"
+    db = await SQLiteDatabase.open(data_dir / "skillstate.db")
+    await SQLiteStateStore(db).commit("s", Change({"a": 1}, 1), expected_version=0)
+    await db.close()
+    os.chmod(data_dir, 0o777)
+    for name in ("skillstate.db", "skillstate.db-wal", "skillstate.db-shm"):
+        (data_dir / name).touch()
+        os.chmod(data_dir / name, 0o666)
+    db = await SQLiteDatabase.open(data_dir / "skillstate.db")
+    await SQLiteStateStore(db).commit("s", Change({"a": 2}, 2), expected_version=1)
+    modes = {
+        path.name: stat.S_IMODE(path.stat().st_mode)
+        for path in data_dir.iterdir()
+        if path.name.startswith("skillstate.db")
+    }
+    await db.close()
+    assert stat.S_IMODE(data_dir.stat().st_mode) == 0o700
+    assert modes == {
+        name: 0o600 for name in ("skillstate.db", "skillstate.db-wal", "skillstate.db-shm")
+    }
+
+
+async def test_new_wal_files_are_owner_only_under_a_lax_umask(tmp_path: Path) -> None:
+    old = os.umask(0)
+    try:
+        db = await SQLiteDatabase.open(tmp_path / "d" / "skillstate.db")
+        await SQLiteStateStore(db).commit("s", Change({"a": 1}, 1), expected_version=0)
+        await db.close()
+    finally:
+        os.umask(old)
+    assert {stat.S_IMODE(p.stat().st_mode) for p in (tmp_path / "d").iterdir()} == {0o600}
+    assert stat.S_IMODE((tmp_path / "d").stat().st_mode) == 0o700
+
+
 async def test_state_survives_a_restart(tmp_path: Path) -> None:
     path = tmp_path / "skillstate.db"
     db = await SQLiteDatabase.open(path)

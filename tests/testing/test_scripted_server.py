@@ -35,6 +35,7 @@ async def _post(url: str, body: bytes, headers: dict[str, str] | None = None) ->
 
 def test_public_surface_is_pinned() -> None:
     assert sorted(skillstate.testing.__all__) == [
+        "Fault",
         "Policy",
         "RecordedRequest",
         "Reply",

@@ -34,11 +34,14 @@ def start(settings: Settings) -> None:
     and ``config`` stay fast and never depend on it.
     """
     from skillstate.gateway import serve  # type: ignore[import-not-found,unused-ignore]
+    from skillstate.server.guard import Exposed
 
     try:
         _run(serve(settings))
     except KeyboardInterrupt:
         raise click.exceptions.Exit(INTERRUPTED_EXIT) from None
+    except Exposed as exc:
+        raise click.ClickException(str(exc)) from None
     except OSError as exc:
         if exc.errno != errno.EADDRINUSE:
             raise

@@ -149,9 +149,11 @@ def _request(
     aiohttp is imported here, not at the top, so that ``skillstate --help`` stays fast."""
     import aiohttp
 
-    base = url or gateway_url(load(_outer_flags()))
+    settings = load(_outer_flags())
+    base = url or gateway_url(settings)
+    token = settings.auth_token.get_secret_value() if settings.auth_token else None
     try:
-        answer = asyncio.run(_send(method, base + path, session))
+        answer = asyncio.run(_send(method, base + path, session, token))
     except aiohttp.ClientConnectorError:
         raise click.ClickException(f"no gateway at {base}: start it with `skillstate`") from None
     except TimeoutError:
@@ -167,13 +169,15 @@ def _request(
     return answer.body
 
 
-async def _send(method: str, url: str, session: str | None) -> Answer:
+async def _send(method: str, url: str, session: str | None, token: str | None) -> Answer:
     import aiohttp
 
     params = {} if session is None else {"session": session}
+    # The gateway's own token (SKILLSTATE_AUTH_TOKEN), where it wants one.
+    headers = {} if token is None else {"x-skillstate-token": token}
     timeout = aiohttp.ClientTimeout(total=TIMEOUT_S)
     async with aiohttp.ClientSession(timeout=timeout) as client:
-        async with client.request(method, url, params=params) as reply:
+        async with client.request(method, url, params=params, headers=headers) as reply:
             raw = await reply.read()
     try:
         body = jsonio.loads(raw) if raw else None

@@ -103,6 +103,13 @@ class UpstreamSettings(BaseModel):
     api_key_env: str | None = None
     models: tuple[str, ...] = ("*",)
     headers: dict[str, str] = Field(default_factory=dict)
+    fallbacks: tuple[str, ...] = ()
+    """Other upstreams (by name, in order) that serve this one's requests when its circuit
+    is open or its retries are spent."""
+    rpm: StrictInt | None = None
+    """Requests per minute the gateway sends this upstream at most (rolling window)."""
+    tpm: StrictInt | None = None
+    """Prompt tokens per minute (estimated from the body) sent this upstream at most."""
     api_key: SecretStr | None = Field(default=None, exclude=True)
 
     @field_validator("name")
@@ -129,6 +136,11 @@ class UpstreamSettings(BaseModel):
     @classmethod
     def _headers(cls, headers: dict[str, str]) -> dict[str, str]:
         return values.check_headers(headers)
+
+    @field_validator("rpm", "tpm")
+    @classmethod
+    def _per_minute(cls, limit: int | None) -> int | None:
+        return None if limit is None else int(values.check_positive(limit))
 
     @field_validator("api_key")
     @classmethod
@@ -179,6 +191,23 @@ class Settings(BaseModel):
     max_headers: StrictInt = 128
     upstream_timeout: StrictFloat = 600.0
     connect_timeout: StrictFloat = 10.0
+    first_byte_timeout: StrictFloat = 300.0
+    stream_idle_timeout: StrictFloat = 120.0
+    retries: StrictInt = 2
+    retry_max_wait: StrictFloat = 8.0
+    circuit_failures: StrictInt = 5
+    circuit_open_seconds: StrictFloat = 30.0
+    shutdown_timeout: StrictFloat = 10.0
+    # Who may reach the gateway, and for how long a client may hold a connection open
+    # (SECURITY.md): a token every route checks (required off loopback), the Host names and
+    # browser origins allowed besides the gateway's own, the time to send a request head and
+    # a body, and how many connections are held at once.
+    auth_token: SecretStr | None = None
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
+    header_timeout: StrictFloat = 10.0
+    body_timeout: StrictFloat = 60.0
+    max_connections: StrictInt = 256
 
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)
 
@@ -213,16 +242,63 @@ class Settings(BaseModel):
         return values.check_state_object(state)
 
     @field_validator(
-        "max_body_bytes", "max_messages", "max_parts", "max_header_line_bytes", "max_headers"
+        "max_body_bytes",
+        "max_messages",
+        "max_parts",
+        "max_header_line_bytes",
+        "max_headers",
+        "circuit_failures",
     )
     @classmethod
     def _limit(cls, size: int) -> int:
         return int(values.check_positive(size))
 
-    @field_validator("upstream_timeout", "connect_timeout")
+    @field_validator("retries")
+    @classmethod
+    def _retries(cls, retries: int) -> int:
+        if not 0 <= retries <= 10:
+            raise ValueError("must be from 0 to 10 (tries after the first)")
+        return retries
+
+    @field_validator(
+        "upstream_timeout",
+        "connect_timeout",
+        "first_byte_timeout",
+        "stream_idle_timeout",
+        "retry_max_wait",
+        "circuit_open_seconds",
+        "shutdown_timeout",
+    )
     @classmethod
     def _timeout(cls, seconds: float) -> float:
         return values.check_positive(seconds)
+
+    @field_validator("auth_token")
+    @classmethod
+    def _auth_token(cls, token: SecretStr | None) -> SecretStr | None:
+        if token is not None:
+            values.check_token(token.get_secret_value())
+        return token
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _allowed_hosts(cls, hosts: tuple[str, ...]) -> tuple[str, ...]:
+        return values.check_allowed_hosts(hosts)
+
+    @field_validator("allowed_origins")
+    @classmethod
+    def _allowed_origins(cls, origins: tuple[str, ...]) -> tuple[str, ...]:
+        return values.check_allowed_origins(origins)
+
+    @field_validator("header_timeout", "body_timeout")
+    @classmethod
+    def _read_timeout(cls, seconds: float) -> float:
+        return values.check_positive(seconds)
+
+    @field_validator("max_connections")
+    @classmethod
+    def _max_connections(cls, count: int) -> int:
+        return int(values.check_positive(count))
 
     @field_validator("upstreams")
     @classmethod
@@ -248,6 +324,16 @@ class Settings(BaseModel):
                     (key, "upstreams"),
                     f"{key} applies only to the upstream shortcut; "
                     "give each upstream its own wire and api_key_env",
+                )
+        names = {upstream.name for upstream in self.upstreams}
+        for upstream in self.upstreams:
+            unknown = [name for name in upstream.fallbacks if name not in names]
+            if unknown or upstream.name in upstream.fallbacks:
+                raise _conflict(
+                    ("upstreams",),
+                    f"upstream {upstream.name!r} falls back to "
+                    f"{', '.join(map(repr, unknown or [upstream.name]))}: "
+                    "fallbacks must name other configured upstreams",
                 )
         if self.state_schema is not None:
             outside = sorted(set(self.initial_state) - set(self.state_schema))

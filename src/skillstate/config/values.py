@@ -161,6 +161,73 @@ def check_api_key(key: str) -> str:
     return key
 
 
+MIN_TOKEN_LENGTH = 16
+ANY = "*"
+"""In ``allowed_hosts`` or ``allowed_origins``: every value is allowed."""
+
+
+def check_token(token: str) -> str:
+    """The gateway's own access token: it travels in a header, and it stands between the
+    network and every route, so it must not be short enough to guess."""
+    check_api_key(token)
+    if len(token) < MIN_TOKEN_LENGTH:
+        raise ValueError(
+            f"is {len(token)} characters; at least {MIN_TOKEN_LENGTH} are required "
+            "(`python -c 'import secrets; print(secrets.token_urlsafe(32))'` makes one)"
+        )
+    return token
+
+
+def check_allowed_hosts(hosts: tuple[str, ...]) -> tuple[str, ...]:
+    """Names a request's ``Host`` may carry besides the loopback names and the bound address:
+    host names or IP addresses without a port (``gw.lan``, ``192.168.1.5``, ``::1``), or
+    ``*`` for any. Stored lowercase, without brackets or a final dot."""
+    checked: list[str] = []
+    for host in hosts:
+        if host == ANY:
+            checked.append(host)
+            continue
+        bare = host.removeprefix("[").removesuffix("]") if host.startswith("[") else host
+        try:
+            check_host(bare)
+        except ValueError:
+            raise ValueError(
+                f"{host!r} is not a host name or IP address (write it without scheme or port)"
+            ) from None
+        checked.append(bare.rstrip(".").lower())
+    return tuple(checked)
+
+
+def check_allowed_origins(origins: tuple[str, ...]) -> tuple[str, ...]:
+    """Browser origins allowed to call the gateway: ``scheme://host[:port]`` exactly as a
+    browser sends it in ``Origin`` (no path, no trailing ``/``), or ``*`` for any. Stored
+    lowercase."""
+    checked: list[str] = []
+    for origin in origins:
+        if origin == ANY:
+            checked.append(origin)
+            continue
+        parts = urlsplit(origin)
+        try:
+            port = parts.port
+        except ValueError:
+            port = -1
+        if (
+            parts.scheme.lower() not in ("http", "https")
+            or not parts.hostname
+            or parts.path
+            or parts.query
+            or parts.fragment
+            or parts.username is not None
+            or port == -1
+        ):
+            raise ValueError(
+                f"{origin!r} is not an origin (scheme://host[:port], as a browser sends it)"
+            )
+        checked.append(origin.lower())
+    return tuple(checked)
+
+
 def check_models(patterns: tuple[str, ...]) -> tuple[str, ...]:
     if not patterns:
         raise ValueError("must hold at least one pattern (use '*' for every model)")

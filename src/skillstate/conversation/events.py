@@ -133,6 +133,10 @@ class Accumulator:
         return self._finish is not None
 
     @property
+    def started(self) -> bool:
+        return self._start is not None
+
+    @property
     def failure(self) -> Failure | None:
         return self._failure
 

@@ -54,6 +54,11 @@ class Followup(Protocol):
 
     async def finish(self, response: Response | None) -> None: ...
 
+    def verdict(self) -> str | None:
+        """What the client should know of the state work, as ``x-skillstate-state`` says it
+        (``rejected; reason=...``), or None."""
+        ...
+
 
 @dataclass(slots=True)
 class LaneOutcome:

@@ -44,6 +44,12 @@ class StateFollowup:
     async def finish(self, response: Response | None) -> None:
         await self.engine.finish(self.prepared, response)
 
+    def verdict(self) -> str | None:
+        rejected = self.prepared.rejected
+        if rejected is None:
+            return None
+        return "rejected; reason=" + " ".join(rejected.split())[:300]
+
 
 @dataclass(slots=True)
 class StateLane:

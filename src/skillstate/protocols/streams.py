@@ -42,12 +42,15 @@ class StreamObserver:
     """Rebuilds the canonical response from a stream of ``wire``. A decoding failure turns the
     observer off (``broken`` holds why) and never disturbs the relay."""
 
-    __slots__ = ("_accumulator", "_reader", "broken")
+    __slots__ = ("_accumulator", "_reader", "broken", "cut")
 
     def __init__(self, wire: Wire) -> None:
         self._reader = EventReader(wire)
         self._accumulator = Accumulator(wire)
         self.broken: str | None = None
+        self.cut = False
+        """After ``close``: the stream began but ended neither with its finish nor with an
+        error event of its own (a truncated stream, which must not read as complete)."""
 
     def feed(self, chunk: bytes) -> None:
         if self.broken is None:
@@ -55,7 +58,11 @@ class StreamObserver:
 
     def close(self) -> Response | None:
         if self.broken is None:
+            accumulator = self._accumulator
+            ended = accumulator.finished or accumulator.failure is not None
             self._take(self._reader.close)
+            began = accumulator.started
+            self.cut = began and not ended
         return None if self.broken is not None else self._accumulator.response()
 
     def _take(self, read: Callable[[], list[Event]]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
@@ -13,6 +14,7 @@ from skillstate.server.client_stream import PREPARED
 from skillstate.server.compact_route import handle_compact
 from skillstate.server.context import GATEWAY, GatewayContext
 from skillstate.server.errors import error_response, guess_wire
+from skillstate.server.guard import Guard, add_cors_headers, guard_middleware
 from skillstate.server.proxy import handle_generation
 from skillstate.server.state_routes import add_state_routes
 
@@ -21,9 +23,15 @@ log = logging.getLogger("skillstate.server")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def build_app(gateway: GatewayContext) -> web.Application:
-    app = web.Application(client_max_size=gateway.max_body_bytes, middlewares=[_errors])
+def build_app(gateway: GatewayContext, guard: Guard | None = None) -> web.Application:
+    """The application; ``guard`` admits requests before anything else runs (by default:
+    bound to 127.0.0.1, no token, nothing allowed besides loopback)."""
+    # The guard comes first: a request it refuses never reaches a handler, and the error
+    # boundary then sees the request as the guard passed it on.
+    middlewares = [guard_middleware(guard or Guard()), _errors]
+    app = web.Application(client_max_size=gateway.max_body_bytes, middlewares=middlewares)
     app[GATEWAY] = gateway
+    app.on_response_prepare.append(add_cors_headers)
     generation: list[tuple[str, Wire]] = [
         ("/chat/completions", Wire.CHAT),
         ("/responses", Wire.RESPONSES),
@@ -78,7 +86,16 @@ async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
         else:
             message = exc.reason
         return error_response(wire, exc.status, message, kind=kind)
-    except (ConnectionResetError, TimeoutError):
+    except ConnectionResetError:
+        # The client left while its reply was being written: nothing to answer, nothing
+        # wrong with the gateway. The reply in progress is handed back for aiohttp to close.
+        log.debug("client went away: %s %s", request.method, request.path)
+        return request.get(PREPARED) or web.Response(status=400)
+    except asyncio.CancelledError:
+        # aiohttp cancels the handler of a connection that closed (handler_cancellation).
+        log.debug("client went away: %s %s (cancelled)", request.method, request.path)
+        raise
+    except TimeoutError:
         raise
     except Exception:
         log.exception("unexpected error on %s %s", request.method, request.path)

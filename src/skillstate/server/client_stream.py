@@ -8,7 +8,8 @@ wire's own error event, then the end of the stream, never a second HTTP response
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
+from typing import TypeVar
 
 from aiohttp import web
 
@@ -27,6 +28,21 @@ from skillstate.protocols.portable import namespace_map, restore_namespace
 
 PREPARED: web.RequestKey[web.StreamResponse] = web.RequestKey("prepared", web.StreamResponse)
 """Request key set once a response was prepared: the error middleware must not start another."""
+
+T = TypeVar("T")
+
+
+class ClientGone(ConnectionResetError):
+    """The client closed its connection while its stream was being written. Not an
+    ``aiohttp.ClientError``, so nothing takes it for the upstream's failure; the error
+    middleware logs it as one debug line."""
+
+
+async def _to_client(write: Awaitable[T]) -> T:
+    try:
+        return await write
+    except ConnectionError as exc:  # aiohttp: "Cannot write to closing transport"
+        raise ClientGone(str(exc)) from exc
 
 
 class ClientStream:
@@ -49,8 +65,8 @@ class ClientStream:
         if not data:
             return
         if self.out is None:
-            self.out = await open_stream(self._http, self.headers)
-        await self.out.write(data)
+            self.out = await _to_client(open_stream(self._http, self.headers))
+        await _to_client(self.out.write(data))
 
     async def send(self, events: Iterable[Event]) -> None:
         await self.write(b"".join(self._encoder.encode(self._restored(e)) for e in events))
@@ -70,8 +86,8 @@ class ClientStream:
     async def end(self) -> web.StreamResponse:
         await self.write(self._encoder.close())
         if self.out is None:  # the upstream said nothing: still a well-formed, empty stream
-            self.out = await open_stream(self._http, self.headers)
-        await self.out.write_eof()
+            self.out = await _to_client(open_stream(self._http, self.headers))
+        await _to_client(self.out.write_eof())
         return self.out
 
     def _restored(self, event: Event) -> Event:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from aiohttp import web
@@ -11,8 +12,11 @@ from skillstate.pipeline.lane import Lane
 from skillstate.server.history import ResponseHistory
 from skillstate.state.engine import StateEngine
 from skillstate.state.mode import Mode
+from skillstate.upstream.circuit import Circuit
 from skillstate.upstream.client import UpstreamClient
-from skillstate.upstream.routing import Router
+from skillstate.upstream.limits import RateLimit
+from skillstate.upstream.retry import RetryPolicy
+from skillstate.upstream.routing import Router, Upstream
 
 
 @dataclass(slots=True)
@@ -22,11 +26,41 @@ class GatewayContext:
     max_body_bytes: int = 32 * 1024 * 1024
     max_messages: int = 100_000
     max_parts: int = 200_000
+    body_timeout: float = 60.0
+    """Seconds a client has to send a request's whole body."""
     observers: list[Observer] = field(default_factory=list)
     engine: StateEngine | None = None
     mode: Mode = Mode.OFF
     lanes: list[Lane] = field(default_factory=list)
     history: ResponseHistory | None = None
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    first_byte_timeout: float = 300.0
+    """Seconds an upstream may take to start its reply (headers) before the call fails."""
+    circuit_failures: int = 5
+    circuit_open_s: float = 30.0
+    circuits: dict[str, Circuit] = field(default_factory=dict)
+    limits: dict[str, RateLimit] = field(default_factory=dict)
+
+    def circuit(self, upstream: str) -> Circuit:
+        """The circuit breaker of ``upstream`` (one per upstream, made on first use)."""
+        found = self.circuits.get(upstream)
+        if found is None:
+            found = Circuit(
+                time.monotonic, failures=self.circuit_failures, open_s=self.circuit_open_s
+            )
+            self.circuits[upstream] = found
+        return found
+
+    def limit(self, upstream: Upstream) -> RateLimit | None:
+        """The rate limit of ``upstream`` (None when it has none)."""
+        if upstream.rpm is None and upstream.tpm is None:
+            return None
+        found = self.limits.get(upstream.name)
+        if found is None:
+            found = RateLimit(time.monotonic, rpm=upstream.rpm, tpm=upstream.tpm)
+            self.limits[upstream.name] = found
+        return found
+
     """The ordered lane list every generation request runs through (``gateway.build_lanes``)."""
 
 

@@ -15,10 +15,13 @@ after it.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import dataclasses
 import logging
+import math
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 
 import aiohttp
@@ -31,9 +34,14 @@ from skillstate.protocols import adapter
 from skillstate.protocols.headers import response_headers, upstream_headers
 from skillstate.protocols.streams import EventReader
 from skillstate.server.context import GatewayContext
+from skillstate.upstream.circuit import Circuit
+from skillstate.upstream.retry import RETRYABLE, RetryPolicy
 from skillstate.upstream.routing import Upstream
 
 log = logging.getLogger("skillstate.forward")
+
+BYTES_PER_TOKEN = 4
+"""How rate limits estimate a body's prompt tokens: cheap, and the same on every wire."""
 requests_log = logging.getLogger("skillstate.requests")
 
 
@@ -52,6 +60,7 @@ class UpstreamFailure(Exception):
         headers: dict[str, str] | None = None,
         body: bytes | None = None,
         content_type: str | None = None,
+        local: bool = False,
     ) -> None:
         super().__init__(message)
         self.status = status
@@ -61,6 +70,8 @@ class UpstreamFailure(Exception):
         self.headers = headers or {}
         self.body = body
         self.content_type = content_type
+        self.local = local
+        """Made by the gateway itself (its rate limit): no fallback, no retry."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +82,12 @@ class Outbound:
     body: bytes | None
     query: str = ""
     timeout: float | None = None
+    probe: bool = False
+    """A health probe: tried once, outside the circuit breaker (it neither waits for it nor
+    moves it, so /health reports the circuit as the requests left it)."""
+    render: Callable[[Wire], tuple[str, bytes]] | None = None
+    """The call for an upstream of another wire (path, body), so a fallback of that wire can
+    serve it; None: only fallbacks of the same wire can."""
 
 
 @dataclass(slots=True)
@@ -158,12 +175,118 @@ class Forward:
     client_headers: Mapping[str, str] | None = None
     """The headers to build the outbound ones from; None: the client request's own."""
     relayed: dict[str, str] = field(default_factory=dict)
+    fallbacks: list[Upstream] = field(default_factory=list)
+    """Upstreams still to try, in order, when this one is down (circuit open, retries spent)."""
     _reported: bool = False
 
     @contextlib.asynccontextmanager
     async def send(self, outbound: Outbound) -> AsyncIterator[Reply]:
         """Call the upstream; the reply when its status is below 400, else ``UpstreamFailure``
-        (raised before the body is yielded to anyone)."""
+        (raised before the body is yielded to anyone). Failures a provider means as "try
+        again" are retried first (``upstream.retry``), behind the upstream's circuit breaker;
+        never once the reply was yielded, since its bytes may be on their way."""
+        raw = await self._with_fallbacks(outbound)
+        try:
+            yield self._reply(raw)
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise _failure(exc, self.upstream.name, self.wire) from exc
+        finally:
+            raw.release()
+
+    async def _with_fallbacks(self, outbound: Outbound) -> aiohttp.ClientResponse:
+        while True:
+            try:
+                return await self._attempts(outbound)
+            except UpstreamFailure as failure:
+                if failure.local or (failure.status < 500 and failure.status != 429):
+                    raise  # the provider answered (or our own limit did): nothing to route
+                switched = self._fall_back(outbound, failure)
+                if switched is None:
+                    raise
+                outbound = switched
+
+    def _fall_back(self, outbound: Outbound, failure: UpstreamFailure) -> Outbound | None:
+        """The call for the next usable fallback upstream (this Forward then speaks to it for
+        the rest of the request), or None when none is left."""
+        while self.fallbacks:
+            candidate = self.fallbacks.pop(0)
+            wire = candidate.wire_for(self.client_wire)
+            if wire is not self.wire and outbound.render is None:
+                continue
+            path, body = (
+                outbound.render(wire) if outbound.render else (outbound.path, outbound.body)
+            )
+            log.warning(
+                "upstream %r failed (%s); falling back to %r",
+                self.upstream.name,
+                failure.message,
+                candidate.name,
+            )
+            if self.exchange is not None:
+                self.exchange.note = f"fell back from {self.upstream.name!r}: {failure.message}"
+                self.exchange.upstream, self.exchange.upstream_wire = candidate.name, wire
+            self.upstream, self.wire = candidate, wire
+            return dataclasses.replace(outbound, path=path, body=body)
+        return None
+
+    async def _attempts(self, outbound: Outbound) -> aiohttp.ClientResponse:
+        await self._admit(outbound)
+        policy = RetryPolicy(attempts=1) if outbound.probe else self.gateway.retry
+        circuit = (
+            Circuit(time.monotonic) if outbound.probe else self.gateway.circuit(self.upstream.name)
+        )
+        attempt = 0
+        while True:
+            attempt += 1
+            if not circuit.allow():
+                raise self._circuit_open(circuit)
+            try:
+                raw = await self._call(outbound)
+            except (aiohttp.ClientError, TimeoutError) as exc:
+                circuit.failed()
+                self._note_attempt(0)
+                delay = policy.delay(attempt)
+                if delay is None:
+                    raise _failure(exc, self.upstream.name, self.wire) from exc
+                await self._wait(delay, f"{type(exc).__name__}")
+                continue
+            self._note_attempt(raw.status)
+            if raw.status < 400:
+                circuit.succeeded()
+                return raw
+            failure = await self._refusal(raw)
+            if raw.status >= 500:
+                circuit.failed()
+            else:  # the provider answered: it is up, whatever it thought of the request
+                circuit.succeeded()
+            retryable = raw.status in RETRYABLE
+            delay = policy.delay(attempt, raw.headers, now=time.time()) if retryable else None
+            if delay is None:
+                raise failure
+            await self._wait(delay, f"HTTP {raw.status}")
+
+    async def _admit(self, outbound: Outbound) -> None:
+        """Wait for the upstream's rate limit, or refuse with a 429 of the gateway's own."""
+        limit = None if outbound.probe else self.gateway.limit(self.upstream)
+        if limit is None:
+            return
+        tokens = len(outbound.body or b"") // BYTES_PER_TOKEN
+        admission = limit.admit(tokens)
+        if admission.wait_s is None:
+            if admission.retry_after_s:
+                why = f"its rate limit would hold this request {admission.retry_after_s:.0f}s"
+            else:
+                why = f"this request's ~{tokens:,} tokens alone are over its limit per minute"
+            message = f"upstream {self.upstream.name!r}: {why}"
+            wait = max(1, math.ceil(admission.retry_after_s))
+            headers = {"retry-after": str(wait)} if admission.retry_after_s else {}
+            raise UpstreamFailure(
+                429, ErrorKind.RATE_LIMIT, message, wire=self.wire, headers=headers, local=True
+            )
+        if admission.wait_s > 0:
+            await self._wait(admission.wait_s, "rate limit")
+
+    async def _call(self, outbound: Outbound) -> aiohttp.ClientResponse:
         url = self.upstream.url(outbound.path)
         if outbound.query and self.wire is self.client_wire:
             url += "?" + outbound.query
@@ -177,29 +300,48 @@ class Forward:
         client = self.gateway.client
         if outbound.body is None:
             headers.pop("content-type", None)
-            call = client.get(url, headers, timeout=outbound.timeout)
-        else:
-            call = client.post(url, outbound.body, headers)
-        try:
-            async with call as raw:
-                yield await self._reply(raw)
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            raise _failure(exc, self.upstream.name, self.wire) from exc
+            return await client.get(url, headers, timeout=outbound.timeout)
+        async with asyncio.timeout(self.gateway.first_byte_timeout):
+            return await client.post(url, outbound.body, headers)
 
-    async def _reply(self, raw: aiohttp.ClientResponse) -> Reply:
+    async def _wait(self, delay: float, why: str) -> None:
+        log.info("upstream %r: %s; trying again in %.2fs", self.upstream.name, why, delay)
+        await asyncio.sleep(delay)
+
+    def _note_attempt(self, status: int) -> None:
+        if self.exchange is not None:
+            self.exchange.attempts.append(status)
+            self.exchange.status = status
+
+    def _circuit_open(self, circuit: Circuit) -> UpstreamFailure:
+        wait = max(1, math.ceil(circuit.retry_in()))
+        message = (
+            f"upstream {self.upstream.name!r} is failing; the gateway stopped calling it for "
+            f"{circuit.open_s:g}s (circuit open), try again in {wait}s"
+        )
+        log.warning(message)
+        headers = {"retry-after": str(wait)}
+        return UpstreamFailure(503, ErrorKind.OVERLOADED, message, wire=self.wire, headers=headers)
+
+    def _reply(self, raw: aiohttp.ClientResponse) -> Reply:
         relayed = response_headers(
             raw.headers, upstream_wire=self.wire, client_wire=self.client_wire
         )
         if not self.relayed:
             self.relayed = relayed
-        if self.exchange is not None:
-            self.exchange.status = raw.status
-        if raw.status < 400:
-            return Reply(raw.status, self.wire, relayed, self.upstream.name, raw, self.exchange)
-        body = await raw.read()
+        return Reply(raw.status, self.wire, relayed, self.upstream.name, raw, self.exchange)
+
+    async def _refusal(self, raw: aiohttp.ClientResponse) -> UpstreamFailure:
+        relayed = response_headers(
+            raw.headers, upstream_wire=self.wire, client_wire=self.client_wire
+        )
+        try:
+            body = await raw.read()
+        finally:
+            raw.release()
         parsed = _json_or_none(body)
         kind, message = adapter(self.wire).decode_error(raw.status, parsed)
-        raise UpstreamFailure(
+        return UpstreamFailure(
             raw.status,
             kind,
             message,

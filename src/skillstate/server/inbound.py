@@ -3,6 +3,7 @@ chosen. Every failure is a ``Refusal`` naming what was wrong."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from skillstate.state.mode import Mode, parse_mode
 from skillstate.upstream.routing import Upstream
 
 BYPASS = "x-skillstate-bypass"
+JSON_TYPE = "application/json"
 MODE = "x-skillstate-mode"
 
 log = logging.getLogger("skillstate.server")
@@ -47,12 +49,18 @@ class Refusal(Exception):
 
 async def read_inbound(request: web.Request, wire: Wire) -> Inbound:
     """Read and validate the body; every failure is a ``Refusal`` naming what was wrong."""
+    check_json_type(request)
     gateway = request.app[GATEWAY]
     try:
-        raw = await request.read()
+        async with asyncio.timeout(gateway.body_timeout):
+            raw = await request.read()
     except web.HTTPRequestEntityTooLarge as exc:
         limit = gateway.max_body_bytes
         raise Refusal(413, f"request body is over the limit of {limit:,} bytes") from exc
+    except TimeoutError as exc:
+        # A body that trickles in holds a connection and a buffer: a denial of service.
+        message = f"request body did not arrive within {gateway.body_timeout:g} s"
+        raise Refusal(408, message) from exc
     if not raw:
         raise Refusal(400, "request body is empty; expected a JSON object")
     try:
@@ -105,6 +113,15 @@ def _check_counts(decoded: Request, max_messages: int, max_parts: int) -> None:
             f"request has {parts:,} content parts; "
             f"this gateway accepts at most {max_parts:,} (max_parts)",
         )
+
+
+def check_json_type(request: web.Request) -> None:
+    """Only ``application/json`` bodies: a browser page can send ``text/plain``, a form or a
+    typeless body to any address without asking (a CORS "simple request"), never JSON."""
+    given = request.headers.get("Content-Type")
+    if given is None or request.content_type != JSON_TYPE:
+        shown = "none" if given is None else repr(given)
+        raise Refusal(415, f"Content-Type must be {JSON_TYPE} (got {shown})")
 
 
 def session_headers(inbound: Inbound, upstream: Upstream | None) -> dict[str, str]:

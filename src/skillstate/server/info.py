@@ -43,8 +43,10 @@ async def _probe(request: web.Request, upstream: Upstream) -> dict[str, Any]:
     started = time.perf_counter()
     report: dict[str, Any] = {"name": upstream.name, "base_url": upstream.base_url}
     report["wire"] = upstream.wire.value if upstream.wire else "auto"
+    report["circuit"] = request.app[GATEWAY].circuit(upstream.name).state.value
     try:
-        async with forward.send(Outbound(MODELS, None, timeout=PROBE_TIMEOUT_S)) as reply:
+        probe = Outbound(MODELS, None, timeout=PROBE_TIMEOUT_S, probe=True)
+        async with forward.send(probe) as reply:
             await reply.read()
             report["status"] = reply.status
             report["ok"] = True

@@ -1,132 +1,145 @@
-"""The HTTP listener: aiohttp's runner, with the header limits and every error in a wire's
-JSON shape.
+"""The listening socket: at most ``max_connections`` connections held at once, and none kept
+open by a client that never finishes sending a request head.
 
-aiohttp's HTTP parser refuses a request line or header over its size limits, too many
-headers, or malformed HTTP before any handler or middleware runs, and answers in plain text
-(``RequestHandler.handle_error``); aiohttp offers no hook for it (aio-libs/aiohttp#3287). So
-the connection class is ours: the same handler, whose ``handle_error`` answers in the error
-shape of the wire the connection speaks. The parser has not kept the failing request's path,
-so the wire is guessed from the first request line of the connection (an SDK keeps one
-provider's wire on its connections); where even that cannot be read, OpenAI's shape.
+A client that opens connections and sends nothing, or a request head a byte at a time
+(slowloris), would otherwise hold a file descriptor each until the process runs out of them
+(1,024 by default) and no agent can connect. Past the cap a new connection gets ``503`` and
+is closed at once. A connection's first request head must arrive within ``header_timeout``
+seconds; the heads after it are bounded by aiohttp's keep-alive timer, which the composition
+root sets to the same number and which also closes a connection idle that long between
+requests.
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
-from typing import Any
+import logging
+from typing import cast
 
 from aiohttp import web
-from aiohttp.http_exceptions import BadHttpMessage, LineTooLong
 
-from skillstate.conversation import ErrorKind, Wire
-from skillstate.server.errors import error_response, guess_wire
+log = logging.getLogger("skillstate.server")
 
-_HEAD_BYTES = 2048
-"""How much of a connection's first bytes is kept to guess its wire."""
-_TOO_MANY_HEADERS = "Too many headers"
-"""How both of aiohttp's parsers begin the message of that error."""
-
-
-@dataclass(frozen=True, slots=True)
-class HeaderLimits:
-    """What the parser accepts: ``line_bytes`` for the request line and for each header's
-    name and value, and ``count`` headers per request."""
-
-    line_bytes: int = 8190
-    count: int = 128
+_HEAD_END = b"\r\n\r\n"
+_BUSY = (
+    b"HTTP/1.1 503 Service Unavailable\r\n"
+    b"content-type: text/plain; charset=utf-8\r\n"
+    b"retry-after: 1\r\n"
+    b"connection: close\r\n"
+    b"content-length: 52\r\n"
+    b"\r\n"
+    b"skillstate: too many open connections; retry later\n"
+)
 
 
-class GatewayRunner(web.AppRunner):
-    """``web.AppRunner`` whose connections enforce ``limits`` and answer what the HTTP parser
-    refuses in a wire's JSON shape."""
+class Listener(web.BaseSite):
+    """A TCP site (like ``web.TCPSite``) whose connections are counted and timed."""
 
-    def __init__(self, app: web.Application, limits: HeaderLimits, **kwargs: Any) -> None:
-        self._server_kwargs = {
-            **kwargs,
-            "max_line_size": limits.line_bytes,
-            "max_field_size": limits.line_bytes,
-            "max_headers": limits.count,
-        }
-        self._limits = limits
-        super().__init__(app, **self._server_kwargs)
+    __slots__ = ("_host", "_port", "header_timeout", "held", "max_connections", "refusing")
 
-    async def _make_server(self) -> web.Server:
-        plain = await super()._make_server()  # starts the application
-        return _Server(
-            plain.request_handler,
-            request_factory=plain.request_factory,
-            loop=asyncio.get_running_loop(),
-            limits=self._limits,
-            **self._server_kwargs,
+    def __init__(
+        self,
+        runner: web.BaseRunner,
+        host: str,
+        port: int,
+        *,
+        max_connections: int,
+        header_timeout: float,
+    ) -> None:
+        super().__init__(runner)
+        self._host = host
+        self._port = port
+        self.max_connections = max_connections
+        self.header_timeout = header_timeout
+        self.held = 0
+        self.refusing = False
+
+    @property
+    def name(self) -> str:
+        host = f"[{self._host}]" if ":" in self._host else self._host
+        return f"http://{host}:{self._port}"
+
+    async def start(self) -> None:
+        await super().start()
+        server = self._runner.server
+        assert server is not None
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(
+            lambda: _Connection(self, server()), self._host, self._port, backlog=self._backlog
         )
 
+    def admit(self) -> bool:
+        """Count a new connection; False when it is one too many (logged once per run of
+        refusals, not once per connection)."""
+        if self.held >= self.max_connections:
+            if not self.refusing:
+                log.warning(
+                    "%d connections are open, the most allowed (max_connections): "
+                    "refusing new ones until some close",
+                    self.held,
+                )
+            self.refusing = True
+            return False
+        self.held += 1
+        return True
 
-_SERVER_ONLY = ("request_factory", "handler_cancellation", "loop")
-
-
-class _Server(web.Server):
-    """aiohttp's server, making connections of our class (``Server.__call__`` is the
-    protocol factory the listening socket calls)."""
-
-    def __init__(self, *args: Any, limits: HeaderLimits, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._header_limits = limits
-        # What web.Server passes on to each connection: all but its own arguments.
-        self._connection_kwargs = {k: v for k, v in kwargs.items() if k not in _SERVER_ONLY}
-
-    def __call__(self) -> web.RequestHandler:
-        return _Connection(
-            self,
-            loop=asyncio.get_running_loop(),
-            limits=self._header_limits,
-            **self._connection_kwargs,
-        )
+    def release(self) -> None:
+        self.held -= 1
+        self.refusing = False
 
 
-class _Connection(web.RequestHandler):
-    def __init__(self, manager: web.Server, *, limits: HeaderLimits, **kwargs: Any) -> None:
-        super().__init__(manager, **kwargs)
-        self._limits = limits
-        self._head = b""
+class _Connection(asyncio.Protocol):
+    """One client connection in front of aiohttp's own protocol, which does all the HTTP."""
+
+    def __init__(self, listener: Listener, inner: asyncio.Protocol) -> None:
+        self._listener = listener
+        self._inner = inner
+        self._admitted = False
+        self._watch: asyncio.TimerHandle | None = None
+        self._tail = b""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        stream = cast(asyncio.Transport, transport)
+        if not self._listener.admit():
+            stream.write(_BUSY)
+            stream.close()
+            return
+        self._admitted = True
+        loop = asyncio.get_running_loop()
+        self._watch = loop.call_later(self._listener.header_timeout, self._expire, stream)
+        self._inner.connection_made(transport)
 
     def data_received(self, data: bytes) -> None:
-        if len(self._head) < _HEAD_BYTES:
-            self._head += data[: _HEAD_BYTES - len(self._head)]
-        super().data_received(data)
+        if not self._admitted:
+            return
+        if self._watch is not None:
+            seen = self._tail + data
+            if _HEAD_END in seen:
+                self._watch.cancel()
+                self._watch = None
+            else:
+                self._tail = seen[-(len(_HEAD_END) - 1) :]
+        self._inner.data_received(data)
 
-    def handle_error(
-        self,
-        request: web.BaseRequest,
-        status: int = 500,
-        exc: BaseException | None = None,
-        message: str | None = None,
-    ) -> web.StreamResponse:
-        # aiohttp's own: logs, and refuses to answer twice on a response already begun.
-        super().handle_error(request, status, exc, message)
-        wire = _connection_wire(self._head)
-        if isinstance(exc, LineTooLong) or (
-            isinstance(exc, BadHttpMessage) and exc.message.startswith(_TOO_MANY_HEADERS)
-        ):
-            text = (
-                f"request headers are too large: the request line and each header may hold at "
-                f"most {self._limits.line_bytes:,} bytes, and a request at most "
-                f"{self._limits.count:,} headers"
-            )
-            out = error_response(wire, 431, text, kind=ErrorKind.TOO_LARGE)
-        elif status < 500:
-            detail = exc.message if isinstance(exc, BadHttpMessage) else (message or "")
-            text = f"malformed HTTP request: {detail.splitlines()[0] if detail else status}"
-            out = error_response(wire, status, text, kind=ErrorKind.INVALID_REQUEST)
-        else:
-            out = error_response(wire, 500, "internal gateway error; see the gateway's log")
-        out.force_close()
-        return out
+    def eof_received(self) -> bool | None:
+        return self._inner.eof_received() if self._admitted else None
 
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self._admitted:
+            return
+        if self._watch is not None:
+            self._watch.cancel()
+        self._listener.release()
+        self._inner.connection_lost(exc)
 
-def _connection_wire(head: bytes) -> Wire:
-    """The wire of a connection's first request line (``POST /v1/messages HTTP/1.1``)."""
-    line = head.split(b"\r\n", 1)[0].split(b" ")
-    path = line[1].split(b"?", 1)[0].decode("latin-1") if len(line) > 1 else ""
-    headers = {"anthropic-version": ""} if b"\nanthropic-version:" in head.lower() else {}
-    return guess_wire(path, headers)
+    def pause_writing(self) -> None:
+        self._inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        self._inner.resume_writing()
+
+    def _expire(self, transport: asyncio.Transport) -> None:
+        self._watch = None
+        timeout = self._listener.header_timeout
+        log.debug("closed a connection that sent no whole request head in %g s", timeout)
+        transport.close()

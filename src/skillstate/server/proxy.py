@@ -82,6 +82,7 @@ async def handle_generation(http: web.Request, wire: Wire) -> web.StreamResponse
     )
     exchange.lanes = lanes.header()
     forward = Forward(gateway, http, upstream, wire, target, exchange)
+    forward.fallbacks = gateway.router.fallbacks(upstream)
     if same and lanes.followup is None:
         return await relay.pass_through(forward, inbound.raw, client, ours, http.query_string)
     turn = Turn(forward, client, ours, lanes.followup, http.query_string)

@@ -9,7 +9,7 @@ import logging
 from aiohttp import web
 
 from skillstate import jsonio
-from skillstate.conversation import ProtocolError, Request, Response, Wire
+from skillstate.conversation import ErrorKind, ProtocolError, Request, Response, Wire
 from skillstate.protocols import adapter
 from skillstate.protocols.streams import StreamObserver
 from skillstate.server.client_stream import ClientStream
@@ -54,6 +54,10 @@ async def _stream(
             return failure_response(client.source, failure, headers)
         return await stream.fail(failure.status, failure.kind, failure.message, relayed=True)
     response = observer.close()
+    if observer.cut:  # the upstream's bytes stop short: say so in the client's wire
+        message = f"upstream {forward.upstream.name!r} ended its stream early"
+        forward.done(reply.status, response, message)
+        return await stream.fail(502, ErrorKind.UPSTREAM, message, relayed=True)
     note = f"stream observer stopped: {observer.broken}" if observer.broken else None
     forward.done(reply.status, response, note)
     return await stream.end()

@@ -19,9 +19,9 @@ with no committed state 404 ``not-found``, a gateway without a state engine 503
 
 These are local management routes, not part of any provider's API, and they expose state
 content: Σ holds what the agent learned (file paths, findings, errors, commands), and they can
-reset it. They carry no authentication. The gateway binds 127.0.0.1 by default (the ``host``
-setting), which keeps them to this machine; binding another address opens them, with the
-generation routes, to everyone who can reach that address.
+reset it. ``server.guard`` admits every request first: on 127.0.0.1 (the default) they answer
+local programs but no web page (Host and Origin checks); another address needs the gateway's
+token, which every route then wants.
 """
 
 from __future__ import annotations

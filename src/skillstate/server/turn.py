@@ -33,7 +33,7 @@ from skillstate.conversation import (
 from skillstate.pipeline.lane import Followup
 from skillstate.protocols import adapter
 from skillstate.protocols.portable import namespace_map, portable_request, restore_namespace
-from skillstate.server.client_stream import ClientStream
+from skillstate.server.client_stream import ClientGone, ClientStream
 from skillstate.server.errors import error_response, failure_response
 from skillstate.server.forward import Forward, Outbound, Reply, UpstreamFailure
 from skillstate.state.rounds import Answer, Check, Done, Policy, Rounds, Send, Step
@@ -75,7 +75,11 @@ class Turn:
         body, dropped = upstream_body(request, self.forward.wire)
         if dropped and "x-skillstate-dropped-tools" not in self.headers:
             self.headers["x-skillstate-dropped-tools"] = ",".join(dropped)
-        return Outbound(adapter(self.forward.wire).path, body, self.query)
+
+        def render(wire: Wire) -> tuple[str, bytes]:  # for a fallback upstream of another wire
+            return adapter(wire).path, upstream_body(request, wire)[0]
+
+        return Outbound(adapter(self.forward.wire).path, body, self.query, render=render)
 
     async def _step(self, step: Step, rounds: Rounds) -> Step:
         """Perform an ``Answer`` or ``Check`` step; the machine's next step."""
@@ -112,10 +116,13 @@ class Turn:
             return failure_response(self.client.source, failure, self.headers)
         response = restore_namespaces(step.response, self.client)
         await self._finish(response)
+        verdict = self.followup.verdict() if self.followup is not None else None
+        if verdict is not None:
+            self.headers["x-skillstate-state"] = _header_safe(verdict)
         encoded = adapter(self.client.source).encode_response(response, self.client)
         self.headers.update(self.forward.relayed)
         self.forward.exchange_rounds(rounds.rounds + 1)
-        self.forward.done(200, response)
+        self.forward.done(200, response, verdict)
         body = jsonio.dumps(encoded)
         return web.Response(
             status=200, body=body, headers=self.headers, content_type="application/json"
@@ -132,6 +139,8 @@ class Turn:
             if not stream.opened:
                 return failure_response(self.client.source, failure, self.headers)
             return await stream.fail(failure.status, failure.kind, failure.message)
+        except ClientGone:
+            raise  # nobody left to tell: the error middleware notes it
         except Exception:
             if not stream.opened:
                 raise  # the error middleware answers with a 500 in the client's wire
@@ -152,7 +161,9 @@ class Turn:
         await self._finish(step.response)
         await stream.send(rounds.closing())
         self.forward.exchange_rounds(rounds.rounds + 1)
-        self.forward.done(200, step.response)
+        # A stream's headers are long gone: the verdict reaches the ledger only.
+        verdict = self.followup.verdict() if self.followup is not None else None
+        self.forward.done(200, step.response, verdict)
         return await stream.end()
 
     async def _stream_round(self, stream: ClientStream, rounds: Rounds, outbound: Outbound) -> None:
@@ -165,6 +176,11 @@ class Turn:
                 return
             async for batch in reply.events():
                 await stream.send(_viewed(rounds, batch))
+
+
+def _header_safe(text: str) -> str:
+    """``text`` as a header value: printable ASCII on one line."""
+    return "".join(c if " " <= c <= "~" else "?" for c in text)
 
 
 def _viewed(rounds: Rounds, events: list[Event]) -> list[Event]:

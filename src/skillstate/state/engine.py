@@ -75,6 +75,9 @@ class Prepared:
     report: Json
     internal: dict[str, str] = field(default_factory=dict)
     """The internal tools as offered in ``request``: offered name -> which tool."""
+    rejected: str | None = None
+    """Paper mode: why the reply's patch was refused, when it was (for the client and the
+    ledger: the model's own correction is not shown to anyone else)."""
 
 
 class StateEngine:
@@ -306,16 +309,23 @@ class StateEngine:
         return await answer_recall(self.archive, prepared.session, call.arguments)
 
     async def check_paper(self, prepared: Prepared, response: Response) -> str | None:
-        """Paper mode: apply the reply's envelope; a correction note when it is not valid."""
+        """Paper mode: apply the reply's envelope. A correction note when a retry can fix it
+        (not an envelope, a patch of the wrong shape); None when it was applied, or when it was
+        refused for its size (asking again would only cost another call: ``rejected`` says
+        why, and nothing is retried)."""
         text = "".join(p.text for p in response.message.parts if isinstance(p, Text))
         envelope = parse_envelope(text)
         if isinstance(envelope, EnvelopeError):
+            prepared.rejected = envelope.reason
             return correction_note(envelope)
         arguments = jsonio.dumps_str({"patch": envelope.state_patch})
         result = await answer_skill_state(
             self.store, self.config.schema, prepared.session, arguments
         )
-        return None if result.applied else result.text
+        prepared.rejected = None if result.applied else result.text
+        if result.applied or result.oversize:
+            return None
+        return result.text
 
     async def finish(self, prepared: Prepared, response: Response | None) -> None:
         """Hybrid mode: fill holes in Σ from the tool calls of the window (never overwriting

@@ -37,6 +37,8 @@ class PatchResult:
     text: str
     applied: bool
     record: StateRecord | None = None
+    oversize: bool = False
+    """Rejected for size: a correction note asking to send it again cannot fix it."""
 
 
 async def answer_skill_state(
@@ -60,7 +62,8 @@ async def answer_skill_state(
     outcome = outcome_box[0]
     reasons = "; ".join(outcome.reasons)
     if not outcome.accepted:
-        return PatchResult(f"Patch rejected, the state is unchanged: {reasons}", False, record)
+        text = f"Patch rejected, the state is unchanged: {reasons}"
+        return PatchResult(text, False, record, oversize=outcome.oversize)
     text = f"State updated (version {record.version})."
     if reasons:
         text += f" Note: {reasons}"

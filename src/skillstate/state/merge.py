@@ -70,6 +70,9 @@ class PatchOutcome:
     dropped: tuple[Issue, ...] = ()
     rejected: tuple[Issue, ...] = ()
     changed: bool = False
+    oversize: bool = False
+    """Rejected for its size or the size it would give Σ: sending it again cannot help, only
+    a smaller patch (or a reset) can."""
 
     @property
     def reasons(self) -> list[str]:
@@ -101,14 +104,14 @@ def apply_patch(schema: StateSchema, state: Json, patch: object) -> PatchOutcome
         return _rejected(state, Issue((), "cannot be written as JSON"))
     if size > bounds.max_patch_bytes:
         reason = f"is {size} bytes as JSON; at most {bounds.max_patch_bytes} are allowed"
-        return _rejected(state, Issue((), reason))
+        return _rejected(state, Issue((), reason), oversize=True)
     checked = check_patch(schema, state, patch)
     if checked.rejected:
         return _rejected(state, *checked.rejected, dropped=checked.dropped)
     merged: Json = merge(state, checked.patch)
     problem = _over_bounds(schema, merged)
     if problem is not None:
-        return _rejected(state, Issue((), problem), dropped=checked.dropped)
+        return _rejected(state, Issue((), problem), dropped=checked.dropped, oversize=True)
     return PatchOutcome(
         state=merged,
         accepted=True,
@@ -128,8 +131,10 @@ def _over_bounds(schema: StateSchema, state: Json) -> str | None:
     return None
 
 
-def _rejected(state: Json, *reasons: Issue, dropped: list[Issue] | None = None) -> PatchOutcome:
-    return PatchOutcome(state, False, {}, tuple(dropped or ()), reasons)
+def _rejected(
+    state: Json, *reasons: Issue, dropped: list[Issue] | None = None, oversize: bool = False
+) -> PatchOutcome:
+    return PatchOutcome(state, False, {}, tuple(dropped or ()), reasons, oversize=oversize)
 
 
 def _differs(left: Json, right: Json) -> bool:

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import stat
 import tempfile
 import threading
 import time
@@ -196,14 +197,23 @@ def _scan(root: Path, wall_now: float) -> dict[str, tuple[int, float]]:
     for folder in root.iterdir():
         if not folder.is_dir():
             continue
+        _tighten(folder, 0o700)  # left open by an earlier run or another tool
         for item in folder.iterdir():
             with contextlib.suppress(FileNotFoundError):
                 info = item.stat()
                 if item.name.endswith(_SUFFIX):
+                    _tighten(item, 0o600, info.st_mode)
                     index[item.name[: -len(_SUFFIX)]] = (info.st_size, info.st_mtime)
                 elif item.name.startswith(".") and wall_now - info.st_mtime > _STALE_TEMP:
                     item.unlink()
     return index
+
+
+def _tighten(path: Path, mode: int, current: int | None = None) -> None:
+    if current is None:
+        current = path.stat().st_mode
+    if stat.S_IMODE(current) != mode:
+        os.chmod(path, mode)
 
 
 def _write(path: Path, packed: bytes, now: float) -> None:

@@ -91,11 +91,7 @@ class SQLiteDatabase:
 
 
 def _connect(path: Path, busy_timeout: float, synchronous: Synchronous) -> sqlite3.Connection:
-    if not path.parent.exists():
-        path.parent.mkdir(mode=0o700, parents=True)
-    # Created owner-only before SQLite opens it; SQLite gives its -wal and -shm files the
-    # database file's permissions.
-    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    make_private(path)
     conn = sqlite3.connect(path, isolation_level=None, timeout=busy_timeout)
     try:
         conn.execute("PRAGMA journal_mode=WAL")
@@ -113,6 +109,24 @@ def _connect(path: Path, busy_timeout: float, synchronous: Synchronous) -> sqlit
         conn.close()
         raise
     return conn
+
+
+def make_private(path: Path) -> None:
+    """The database's folder owner-only (0700) and the database with its ``-wal`` and ``-shm``
+    files owner-only (0600): created so, or tightened where an earlier run, another tool or a
+    lax umask left them open. SQLite creates ``-wal`` and ``-shm`` with the database file's
+    permissions, so from here on they are 0600 too. A folder or file of another user cannot be
+    tightened: that ``PermissionError`` keeps the gateway off the disk (the stores say why)."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(path.parent, 0o700)
+    handle = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        os.fchmod(handle, 0o600)
+    finally:
+        os.close(handle)
+    for suffix in ("-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            os.chmod(f"{path}{suffix}", 0o600)
 
 
 @contextlib.contextmanager

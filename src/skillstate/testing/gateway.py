@@ -22,8 +22,11 @@ async def gateway_for(
 ) -> AsyncIterator[RunningGateway]:
     """``async with gateway_for(up.url, wire="anthropic-messages") as gw:`` — a gateway in front
     of ``upstream`` (in ``wire``, or the client's own with "auto"). ``settings`` are more
-    values as CLI flags would give them; the process environment is not read unless passed."""
+    values as CLI flags would give them; the process environment is not read unless passed.
+    Retries are off unless ``settings`` asks for them, so a scripted failure reaches the test
+    as scripted."""
     cli: dict[str, Any] = dict(settings or {})
+    cli.setdefault("retries", 0)
     if upstream is not None:
         cli.setdefault("upstream", upstream)
         cli.setdefault("upstream_wire", wire)

@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from skillstate.testing.faults import Fault
+
 #: Why the fake model stopped, in the fake's own words (Anthropic's); each wire renders it in its
 #: own. Not the gateway's ``StopReason``: the fake keeps its own copy of every wire.
 Stop = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal"]
@@ -96,6 +98,10 @@ class Reply:
     hold: asyncio.Event | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     error: ScriptedError | None = None
+    fault: Fault | None = None
+    """A way to fail the wire itself (``testing.faults``)."""
+    delay: float = 0.0
+    """Seconds before the answer starts (``Fault.SLOW``)."""
 
     @classmethod
     def failure(

@@ -24,6 +24,7 @@ Run by hand: ``python -m skillstate.testing.scripted --port 9999`` (see ``script
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
@@ -35,6 +36,7 @@ from skillstate import jsonio
 from skillstate.conversation import Json, Wire
 from skillstate.testing import chat_bodies, messages_bodies, responses_bodies
 from skillstate.testing.error_bodies import anthropic_error, openai_error
+from skillstate.testing.faults import HUGE_BYTES, MALFORMED_EVENT, Fault
 from skillstate.testing.outcome import CREATED, CREATED_ISO, Outcome, prompt_tokens, resolve
 from skillstate.testing.policies import Policy, default_policy
 from skillstate.testing.recording import RecordedRequest
@@ -173,6 +175,15 @@ class ScriptedUpstream:
     async def _answer(
         self, request: web.Request, recorded: RecordedRequest, reply: Reply
     ) -> web.StreamResponse:
+        if reply.delay:
+            await asyncio.sleep(reply.delay)
+        if reply.fault is Fault.HANG:
+            await asyncio.Event().wait()  # until the client leaves and the handler is cancelled
+        if reply.fault is Fault.HUGE:
+            reply = dataclasses.replace(reply, text="x" * HUGE_BYTES, fault=None)
+        if reply.fault is Fault.RESET and not recorded.stream:
+            _drop(request)
+            return web.Response()
         error = reply.error
         if error is not None and not (error.mid_stream and recorded.stream):
             if reply.hold is not None:
@@ -184,6 +195,10 @@ class ScriptedUpstream:
             return await self._stream(request, speaker.stream(outcome), reply)
         if reply.hold is not None:
             await reply.hold.wait()
+        if reply.fault is Fault.TRUNCATED_JSON:
+            raw = jsonio.dumps(speaker.body(outcome))
+            cut = raw[: len(raw) // 2]
+            return web.Response(body=cut, content_type="application/json", headers=reply.headers)
         return _json(speaker.body(outcome), headers=reply.headers)
 
     async def _stream(
@@ -198,6 +213,13 @@ class ScriptedUpstream:
                 await response.write(event)
                 if number == 0 and reply.hold is not None:
                     await reply.hold.wait()
+                if number == 0 and reply.fault is Fault.RESET:
+                    await asyncio.sleep(0.05)  # what was sent reaches the client first
+                    _drop(request)
+                    return response
+                if number == 0 and reply.fault is Fault.MALFORMED_SSE:
+                    await response.write(MALFORMED_EVENT)
+                    break
             await response.write_eof()
         except ConnectionResetError:
             self._client_left()
@@ -230,6 +252,13 @@ class ScriptedUpstream:
             for name in self.models
         ]
         return {"object": "list", "data": data}
+
+
+def _drop(request: web.Request) -> None:
+    """Drop the connection without ending the response (a crashed or reset provider)."""
+    transport = request.transport
+    if transport is not None:
+        transport.abort()
 
 
 def _route_path(path: str) -> str:

@@ -10,11 +10,19 @@ import aiohttp
 class UpstreamClient:
     """One connection pool for every upstream; started and closed with the server."""
 
-    __slots__ = ("_connect_timeout", "_session", "_total_timeout")
+    __slots__ = ("_connect_timeout", "_read_timeout", "_session", "_total_timeout")
 
-    def __init__(self, *, connect_timeout: float = 10.0, total_timeout: float = 600.0) -> None:
+    def __init__(
+        self,
+        *,
+        connect_timeout: float = 10.0,
+        total_timeout: float = 600.0,
+        read_timeout: float | None = None,
+    ) -> None:
         self._connect_timeout = connect_timeout
         self._total_timeout = total_timeout
+        self._read_timeout = read_timeout
+        """The longest silence while reading a reply (a stream that stalls)."""
         self._session: aiohttp.ClientSession | None = None
 
     async def start(self) -> None:
@@ -23,7 +31,9 @@ class UpstreamClient:
             self._session = aiohttp.ClientSession(
                 connector=connector,
                 timeout=aiohttp.ClientTimeout(
-                    total=self._total_timeout, sock_connect=self._connect_timeout
+                    total=self._total_timeout,
+                    sock_connect=self._connect_timeout,
+                    sock_read=self._read_timeout,
                 ),
                 auto_decompress=True,
                 skip_auto_headers=("User-Agent",),

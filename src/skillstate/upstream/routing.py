@@ -19,6 +19,9 @@ class Upstream:
     api_key: str | None = field(default=None, repr=False)
     models: tuple[str, ...] = ("*",)
     headers: tuple[tuple[str, str], ...] = ()
+    fallbacks: tuple[str, ...] = ()
+    rpm: int | None = None
+    tpm: int | None = None
 
     def serves(self, model: str) -> bool:
         return any(fnmatchcase(model, pattern) for pattern in self.models)
@@ -49,3 +52,8 @@ class Router:
             if upstream.serves(model):
                 return upstream
         return None
+
+    def fallbacks(self, upstream: Upstream) -> list[Upstream]:
+        """The upstreams ``upstream`` falls back to, in its order."""
+        named = {candidate.name: candidate for candidate in self.upstreams}
+        return [named[name] for name in upstream.fallbacks if name in named]

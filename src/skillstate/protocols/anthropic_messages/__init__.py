@@ -1,6 +1,7 @@
 """The Anthropic Messages wire (``POST /v1/messages``), which Claude Code and the anthropic SDK
 speak. ``ADAPTER`` is everything the server needs; the modules hold one noun each: request and
-response bodies, content blocks, tools, parameters, usage, stream events and errors."""
+response bodies, another wire's request (``foreign``), content blocks, tools, parameters, usage,
+stream events and errors."""
 
 from __future__ import annotations
 

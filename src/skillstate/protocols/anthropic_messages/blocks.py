@@ -32,16 +32,16 @@ from skillstate.conversation import (
 )
 from skillstate.jsonio import dumps_str, loads
 from skillstate.protocols.anthropic_messages.cache import cache_json, decode_cache
-from skillstate.protocols.anthropic_messages.fields import (
+from skillstate.protocols.fields import (
     at,
-    fail,
     merged,
     need_list,
-    need_obj,
+    need_object,
     need_str,
-    opt_bool,
-    opt_str,
-    split,
+    optional_bool,
+    optional_str,
+    required_str,
+    split_known,
 )
 
 WIRE = Wire.MESSAGES
@@ -53,44 +53,45 @@ def decode_blocks(value: Any, path: str) -> list[Part]:
 
 
 def decode_block(value: Any, path: str) -> Part:
-    block = need_obj(value, path)
-    kind = block.get("type")
-    if not isinstance(kind, str):
-        raise fail(at(path, "type"), "must be a string")
+    block = need_object(value, path)
+    kind = need_str(block.get("type"), at(path, "type"))
     decode = _DECODERS.get(kind)
     return Opaque(WIRE, block) if decode is None else decode(block, path)
 
 
 def _text(block: Json, path: str) -> Text:
-    got, extra = split(block, ("type", "text", "cache_control"))
+    got, extra = split_known(block, ("type", "text", "cache_control"))
     hints: Json = {}
     cache = decode_cache(got, path, hints)
-    return Text(need_str(got, "text", path), cache=cache, extra=extra, hints=hints)
+    return Text(required_str(got, "text", path), cache=cache, extra=extra, hints=hints)
 
 
 def _image(block: Json, path: str) -> Part:
-    got, extra = split(block, ("type", "source", "cache_control"))
+    got, extra = split_known(block, ("type", "source", "cache_control"))
     spath = at(path, "source")
-    source = need_obj(got.get("source"), spath)
+    source = need_object(got.get("source"), spath)
     hints: Json = {}
     cache = decode_cache(got, path, hints)
     kind = source.get("type")
     if kind == "base64" and source.keys() <= {"type", "media_type", "data"}:
-        data, media_type = need_str(source, "data", spath), need_str(source, "media_type", spath)
+        data, media_type = (
+            required_str(source, "data", spath),
+            required_str(source, "media_type", spath),
+        )
         return Image(data=data, media_type=media_type, cache=cache, extra=extra, hints=hints)
     if kind == "url" and source.keys() == {"type", "url"}:
-        return Image(url=need_str(source, "url", spath), cache=cache, extra=extra, hints=hints)
+        return Image(url=required_str(source, "url", spath), cache=cache, extra=extra, hints=hints)
     return Opaque(WIRE, block)
 
 
 def _tool_use(block: Json, path: str) -> ToolCall:
     """``input`` becomes compact JSON text; decoding that text gives back the equal object."""
-    got, extra = split(block, ("type", "id", "name", "input", "cache_control"))
-    arguments = need_obj(got.get("input"), at(path, "input"))
+    got, extra = split_known(block, ("type", "id", "name", "input", "cache_control"))
+    arguments = need_object(got.get("input"), at(path, "input"))
     hints: Json = {}
     return ToolCall(
-        id=need_str(got, "id", path),
-        name=need_str(got, "name", path),
+        id=required_str(got, "id", path),
+        name=required_str(got, "name", path),
         arguments=dumps_str(arguments),
         cache=decode_cache(got, path, hints),
         extra=extra,
@@ -99,8 +100,8 @@ def _tool_use(block: Json, path: str) -> ToolCall:
 
 
 def _tool_result(block: Json, path: str) -> ToolResult:
-    got, extra = split(block, ("type", "tool_use_id", "content", "is_error", "cache_control"))
-    call_id = need_str(got, "tool_use_id", path)
+    got, extra = split_known(block, ("type", "tool_use_id", "content", "is_error", "cache_control"))
+    call_id = required_str(got, "tool_use_id", path)
     hints: Json = {}
     content = got.get("content")
     parts: list[Text | Image | Opaque] = []
@@ -112,7 +113,7 @@ def _tool_result(block: Json, path: str) -> ToolResult:
         cpath = at(path, "content")
         items = need_list(content, cpath)
         parts = [_result_item(item, f"{cpath}[{i}]") for i, item in enumerate(items)]
-    is_error = opt_bool(got, "is_error", path)
+    is_error = optional_bool(got, "is_error", path)
     if is_error is not None:
         hints["is_error"] = True
     cache = decode_cache(got, path, hints)
@@ -125,18 +126,18 @@ def _result_item(value: Any, path: str) -> Text | Image | Opaque:
     part = decode_block(value, path)
     if isinstance(part, Text | Image | Opaque):
         return part
-    return Opaque(WIRE, need_obj(value, path))
+    return Opaque(WIRE, need_object(value, path))
 
 
 def _thinking(block: Json, path: str) -> Reasoning:
-    got, extra = split(block, ("type", "thinking", "signature"))
-    text = need_str(got, "thinking", path)
-    return Reasoning(text, signature=opt_str(got, "signature", path), extra=extra)
+    got, extra = split_known(block, ("type", "thinking", "signature"))
+    text = required_str(got, "thinking", path)
+    return Reasoning(text, signature=optional_str(got, "signature", path), extra=extra)
 
 
 def _redacted_thinking(block: Json, path: str) -> Reasoning:
-    got, extra = split(block, ("type", "data"))
-    return Reasoning(signature=need_str(got, "data", path), redacted=True, extra=extra)
+    got, extra = split_known(block, ("type", "data"))
+    return Reasoning(signature=required_str(got, "data", path), redacted=True, extra=extra)
 
 
 _DECODERS: dict[str, Callable[[Json, str], Part]] = {

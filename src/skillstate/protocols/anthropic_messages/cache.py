@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from skillstate.conversation import CacheMark, Json
-from skillstate.protocols.anthropic_messages.fields import opt_obj
+from skillstate.protocols.fields import optional_object
 
 KEY = "cache_control"
 HINT = "cache_control"
@@ -31,7 +31,7 @@ class Marked(Protocol):
 def decode_cache(got: Json, path: str, hints: Json) -> CacheMark | None:
     """The mark of an object's ``cache_control`` (held in ``got``), noting in ``hints`` the
     object as sent where the mark alone would not give it back."""
-    value = opt_obj(got, KEY, path)
+    value = optional_object(got, KEY, path)
     if value is None:
         return None
     mark = mark_of(value)

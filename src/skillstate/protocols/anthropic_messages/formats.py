@@ -16,26 +16,26 @@ from __future__ import annotations
 from typing import Any
 
 from skillstate.conversation import Json, OutputFormat, Request, Wire
-from skillstate.protocols.anthropic_messages.fields import at, need_obj, need_str
+from skillstate.protocols.fields import at, need_object, required_str
 from skillstate.protocols.unsupported import check_choices, format_refused
 
 WIRE = Wire.MESSAGES
 
 
 def read_format(value: Any, path: str) -> OutputFormat:
-    raw = need_obj(value, path)
-    kind = need_str(raw, "type", path)
+    raw = need_object(value, path)
+    kind = required_str(raw, "type", path)
     if kind != "json_schema":
         return OutputFormat(kind)
     schema = raw.get("schema")
     if schema is not None:
-        schema = need_obj(schema, at(path, "schema"))
+        schema = need_object(schema, at(path, "schema"))
     return OutputFormat(kind, schema=schema)
 
 
 def config_format(output_config: Any) -> OutputFormat | None:
     """The format an ``output_config`` object holds, if any."""
-    value = need_obj(output_config, "output_config").get("format")
+    value = need_object(output_config, "output_config").get("format")
     return None if value is None else read_format(value, "output_config.format")
 
 

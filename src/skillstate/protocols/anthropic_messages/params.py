@@ -13,21 +13,21 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from skillstate.conversation import Json, OutputFormat, Params, ProtocolError, ToolChoice
-from skillstate.protocols.anthropic_messages.fields import (
-    need_obj,
-    need_str,
-    opt_bool,
-    opt_int,
-    opt_number,
-    opt_str,
-    opt_str_list,
-    split,
-)
 from skillstate.protocols.anthropic_messages.formats import (
     config_format,
     encode_format,
     read_format,
     sent_format,
+)
+from skillstate.protocols.fields import (
+    need_object,
+    optional_bool,
+    optional_int,
+    optional_number,
+    optional_str,
+    optional_str_list,
+    required_str,
+    split_known,
 )
 
 #: ``max_tokens`` is required by this wire; a request from a wire where it is optional gets
@@ -59,11 +59,11 @@ def decode_params(got: Json, hints: Json) -> Params:
     """The parameters among the body's known, non-null fields ``got``; shape facts go to
     ``hints``."""
     params = Params(
-        max_tokens=opt_int(got, "max_tokens", ""),
-        temperature=opt_number(got, "temperature", ""),
-        top_p=opt_number(got, "top_p", ""),
-        stop=opt_str_list(got, "stop_sequences", ""),
-        stream=bool(opt_bool(got, "stream", "")),
+        max_tokens=optional_int(got, "max_tokens"),
+        temperature=optional_number(got, "temperature"),
+        top_p=optional_number(got, "top_p"),
+        stop=optional_str_list(got, "stop_sequences"),
+        stream=bool(optional_bool(got, "stream")),
     )
     if "stream" in got:
         hints["stream"] = True
@@ -87,26 +87,28 @@ def decode_params(got: Json, hints: Json) -> Params:
 def _tool_choice(value: Any) -> tuple[ToolChoice | None, bool | None]:
     """``any`` is canonical ``required``; ``disable_parallel_tool_use`` is the negation of
     ``parallel_tool_calls``. An unknown choice type has no canonical choice."""
-    got, _ = split(need_obj(value, "tool_choice"), ("type", "name", "disable_parallel_tool_use"))
-    mode = _MODES.get(need_str(got, "type", "tool_choice"))
-    disable = opt_bool(got, "disable_parallel_tool_use", "tool_choice")
+    got, _ = split_known(
+        need_object(value, "tool_choice"), ("type", "name", "disable_parallel_tool_use")
+    )
+    mode = _MODES.get(required_str(got, "type", "tool_choice"))
+    disable = optional_bool(got, "disable_parallel_tool_use", "tool_choice")
     parallel = None if disable is None else not disable
     if mode is None:
         return None, parallel
-    name = need_str(got, "name", "tool_choice") if mode == "tool" else None
+    name = required_str(got, "name", "tool_choice") if mode == "tool" else None
     return ToolChoice(mode, name), parallel
 
 
 def _thinking(value: Any) -> int | None:
-    got, _ = split(need_obj(value, "thinking"), ("type", "budget_tokens"))
-    if need_str(got, "type", "thinking") != "enabled":
+    got, _ = split_known(need_object(value, "thinking"), ("type", "budget_tokens"))
+    if required_str(got, "type", "thinking") != "enabled":
         return None
-    return opt_int(got, "budget_tokens", "thinking")
+    return optional_int(got, "budget_tokens", "thinking")
 
 
 def _effort(value: Any) -> str | None:
-    got, _ = split(need_obj(value, "output_config"), ("effort",))
-    return opt_str(got, "effort", "output_config")
+    got, _ = split_known(need_object(value, "output_config"), ("effort",))
+    return optional_str(got, "effort", "output_config")
 
 
 def encode_params(params: Params, hints: Json, native: bool, has_tools: bool) -> Json:
@@ -147,7 +149,7 @@ def _encode_tool_choice(params: Params, raw: Any, native: bool, has_tools: bool)
     ``disable_parallel_tool_use`` only to disable (enabled is the default)."""
     choice, parallel = params.tool_choice, params.parallel_tool_calls
     if raw is not None and _tool_choice(raw) == (choice, parallel):
-        return need_obj(raw, "tool_choice")
+        return need_object(raw, "tool_choice")
     if not native:
         if not has_tools:
             return None
@@ -168,7 +170,7 @@ def _encode_tool_choice(params: Params, raw: Any, native: bool, has_tools: bool)
 
 def _encode_thinking(budget: int | None, raw: Any) -> Json | None:
     if raw is not None and _thinking(raw) == budget:
-        return need_obj(raw, "thinking")
+        return need_object(raw, "thinking")
     if budget is None:
         return None
     return {"type": "enabled", "budget_tokens": budget}
@@ -178,8 +180,8 @@ def _encode_output_config(
     effort: str | None, fmt: OutputFormat | None, raw: Any, native: bool
 ) -> Json | None:
     if raw is not None and (_effort(raw), config_format(raw)) == (effort, fmt):
-        return need_obj(raw, "output_config")
-    kept = need_obj(raw or {}, "output_config").items()
+        return need_object(raw, "output_config")
+    kept = need_object(raw or {}, "output_config").items()
     out: Json = {k: v for k, v in kept if k not in ("effort", "format")}
     if effort is not None and (native or effort in PORTABLE_EFFORTS):
         out["effort"] = effort

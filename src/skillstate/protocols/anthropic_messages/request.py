@@ -6,6 +6,11 @@ every thinking block in it carries the signature the API issued; see ``unsigned`
 facts kept in ``hints``: whether ``system``, a message's content or a tool result's content was
 a string, and which fields were present with a default value (``stream: false``,
 ``tools: []``, ``is_error: false``).
+
+Nulls, a convention every module of this adapter follows: a known optional field sent as
+``null`` is unset in the canonical model and stays in ``extra`` as ``null``
+(``fields.split_known``), so an untouched object re-emits it, and a value a lane sets later
+simply overrides it.
 """
 
 from __future__ import annotations
@@ -19,18 +24,18 @@ from skillstate.protocols.anthropic_messages.blocks import (
     encode_blocks,
     plain_text,
 )
-from skillstate.protocols.anthropic_messages.fields import (
-    at,
-    fail,
-    merged,
-    need_list,
-    need_obj,
-    need_str,
-    split,
-)
 from skillstate.protocols.anthropic_messages.foreign import encode_foreign
 from skillstate.protocols.anthropic_messages.params import KEYS, decode_params, encode_params
 from skillstate.protocols.anthropic_messages.tools import decode_tools, encode_tool
+from skillstate.protocols.fields import (
+    at,
+    fail,
+    merged,
+    need_object,
+    required_list,
+    required_str,
+    split_known,
+)
 
 _KEYS = ("model", "system", "messages", "tools", *KEYS)
 _ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant", "system": "system"}
@@ -39,15 +44,13 @@ _ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant", "system": "
 def decode_request(body: Json) -> Request:
     """Validate and read a body. ``max_tokens`` is optional here: count_tokens bodies lack it,
     and the upstream is the judge of a messages body without one."""
-    got, extra = split(need_obj(body, "body"), _KEYS)
-    model = need_str(got, "model", "")
+    got, extra = split_known(need_object(body, "body"), _KEYS)
+    model = required_str(got, "model")
     if not model:
         raise fail("model", "must not be empty")
-    if "messages" not in got:
-        raise fail("messages", "is required")
+    items = required_list(got, "messages")
     hints: Json = {}
     system = _decode_system(got.get("system"), hints)
-    items = need_list(got["messages"], "messages")
     messages = [_decode_message(item, f"messages[{i}]") for i, item in enumerate(items)]
     tools = []
     if "tools" in got:
@@ -72,8 +75,8 @@ def _decode_system(value: Any, hints: Json) -> list[Text]:
 
 
 def _decode_message(value: Any, path: str) -> Message:
-    got, extra = split(need_obj(value, path), ("role", "content"))
-    role = _ROLES.get(need_str(got, "role", path))
+    got, extra = split_known(need_object(value, path), ("role", "content"))
+    role = _ROLES.get(required_str(got, "role", path))
     if role is None:
         raise fail(at(path, "role"), "must be user, assistant or system")
     content = got.get("content")

@@ -15,7 +15,6 @@ from skillstate.protocols.anthropic_messages.blocks import (
     encode_blocks,
     encode_part,
 )
-from skillstate.protocols.anthropic_messages.fields import need_obj, need_str, split
 from skillstate.protocols.anthropic_messages.foreign import check_parts
 from skillstate.protocols.anthropic_messages.usage import (
     COUNTS,
@@ -26,12 +25,13 @@ from skillstate.protocols.anthropic_messages.usage import (
     stop_kept,
     to_usage,
 )
+from skillstate.protocols.fields import need_object, required_str, split_known
 
 _KEYS = ("id", "model", "content", "stop_reason", "usage")
 
 
 def decode_response(body: Json) -> Response:
-    got, extra = split(need_obj(body, "body"), _KEYS)
+    got, extra = split_known(need_object(body, "body"), _KEYS)
     counts, usage_extra = read_counts(got.get("usage"), "usage")
     hints: Json = {"usage_keys": list(counts)}
     if usage_extra:
@@ -41,8 +41,8 @@ def decode_response(body: Json) -> Response:
     if stop_kept(stop_reason, stop):
         hints["stop_reason"] = stop_reason
     return Response(
-        id=need_str(got, "id", ""),
-        model=need_str(got, "model", ""),
+        id=required_str(got, "id"),
+        model=required_str(got, "model"),
         message=Message("assistant", decode_blocks(got.get("content"), "content")),
         source=WIRE,
         stop_reason=stop,

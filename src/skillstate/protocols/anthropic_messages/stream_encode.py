@@ -45,8 +45,8 @@ from skillstate.conversation import (
 from skillstate.jsonio import dumps_str
 from skillstate.protocols.anthropic_messages.blocks import WIRE, encode_opaque
 from skillstate.protocols.anthropic_messages.errors import error_body
-from skillstate.protocols.anthropic_messages.fields import merged
 from skillstate.protocols.anthropic_messages.usage import COUNTS, OUTPUT, encode_stop, encode_usage
+from skillstate.protocols.fields import merged
 from skillstate.protocols.sse import encode_event
 
 #: The message id sent when the stream gives none.

@@ -12,13 +12,13 @@ from typing import Any
 
 from skillstate.conversation import Json, ProtocolError, Tool
 from skillstate.protocols.anthropic_messages.cache import cache_json, decode_cache
-from skillstate.protocols.anthropic_messages.fields import (
+from skillstate.protocols.fields import (
     merged,
     need_list,
-    need_obj,
-    need_str,
-    opt_str,
-    split,
+    need_object,
+    optional_str,
+    required_str,
+    split_known,
 )
 
 _FUNCTION_KEYS = ("type", "name", "description", "input_schema", "cache_control")
@@ -30,21 +30,21 @@ def decode_tools(value: Any, path: str = "tools") -> list[Tool]:
 
 
 def _decode_tool(value: Any, path: str) -> Tool:
-    tool = need_obj(value, path)
+    tool = need_object(value, path)
     kind = tool.get("type")
     if kind is None or kind == "custom":
-        got, extra = split(tool, _FUNCTION_KEYS)
+        got, extra = split_known(tool, _FUNCTION_KEYS)
         hints: Json = {"type": True} if "type" in got else {}
         return Tool(
-            name=need_str(got, "name", path),
-            description=opt_str(got, "description", path),
-            parameters=need_obj(got.get("input_schema"), f"{path}.input_schema"),
+            name=required_str(got, "name", path),
+            description=optional_str(got, "description", path),
+            parameters=need_object(got.get("input_schema"), f"{path}.input_schema"),
             cache=decode_cache(got, path, hints),
             extra=extra,
             hints=hints,
         )
-    got, extra = split(tool, ("type", "cache_control"))
-    kind = need_str(got, "type", path)
+    got, extra = split_known(tool, ("type", "cache_control"))
+    kind = required_str(got, "type", path)
     name = extra.get("name")
     hints = {}
     cache = decode_cache(got, path, hints)

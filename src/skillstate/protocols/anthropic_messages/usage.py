@@ -14,7 +14,7 @@ from collections.abc import Collection
 from typing import Any
 
 from skillstate.conversation import Json, StopReason, Usage
-from skillstate.protocols.anthropic_messages.fields import fail, merged, need_obj, opt_int, split
+from skillstate.protocols.fields import merged, need_object, need_str, optional_int, split_known
 
 INPUT = "input_tokens"
 CACHE_WRITE = "cache_creation_input_tokens"
@@ -27,10 +27,10 @@ COUNTS = (INPUT, CACHE_WRITE, CACHE_READ, OUTPUT)
 
 def read_counts(value: Any, path: str) -> tuple[dict[str, int], Json]:
     """The counts a usage object holds (absent ones left out) and its other fields."""
-    got, extra = split(need_obj(value, path), COUNTS)
+    got, extra = split_known(need_object(value, path), COUNTS)
     counts: dict[str, int] = {}
     for key in COUNTS:
-        count = opt_int(got, key, path)
+        count = optional_int(got, key, path)
         if count is not None:
             counts[key] = count
     return counts, extra
@@ -95,9 +95,7 @@ def decode_stop(value: Any, path: str = "stop_reason") -> StopReason | None:
     (callers keep the raw value, see ``stop_kept``)."""
     if value is None:
         return None
-    if not isinstance(value, str):
-        raise fail(path, "must be a string")
-    return STOPS.get(value, StopReason.END)
+    return STOPS.get(need_str(value, path), StopReason.END)
 
 
 def encode_stop(stop: StopReason | None, raw: Any = None) -> str:

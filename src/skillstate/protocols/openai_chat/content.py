@@ -17,7 +17,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from skillstate.conversation import Image, Json, Opaque, Part, ProtocolError, Text, Wire
-from skillstate.protocols.openai_chat import fields as f
+from skillstate.protocols.fields import (
+    at,
+    need_list,
+    need_object,
+    optional_str,
+    required_object,
+    required_str,
+    without,
+)
+from skillstate.protocols.openai_chat.nulls import note_nulls, nulls_of, put, sent_null
 
 _DATA_URL = re.compile(r"data:([A-Za-z0-9.+/-]+);base64,(.*)", re.DOTALL)
 
@@ -31,33 +40,32 @@ def decode_content(raw: Json, path: str) -> tuple[list[Part], str]:
         return [], "null"
     if isinstance(value, str):
         return [Text(value)], "string"
-    items = f.want(value, f.is_list, f.join(path, "content"))
-    base = f.join(path, "content")
-    return [decode_part(item, f.join(base, i)) for i, item in enumerate(items)], "list"
+    items = need_list(value, at(path, "content"))
+    base = at(path, "content")
+    return [decode_part(item, at(base, i)) for i, item in enumerate(items)], "list"
 
 
 def decode_part(raw: Any, path: str) -> Part:
-    part = f.want(raw, f.is_object, path)
-    kind = f.required(part, "type", f.is_str, path)
+    part = need_object(raw, path)
+    kind = required_str(part, "type", path)
     if kind == "text":
-        text = f.required(part, "text", f.is_str, path)
-        return Text(text, extra=f.rest(part, ("type", "text")))
+        text = required_str(part, "text", path)
+        return Text(text, extra=without(part, "type", "text"))
     if kind == "image_url":
         return _decode_image(part, path)
     return Opaque(Wire.CHAT, part)
 
 
 def _decode_image(part: Json, path: str) -> Image:
-    inner = f.required(part, "image_url", f.is_object, path)
-    inner_path = f.join(path, "image_url")
-    url = f.required(inner, "url", f.is_str, inner_path)
-    nulls: set[str] = set()
-    detail = f.optional(inner, "detail", f.is_str, inner_path, nulls)
-    extra = f.rest(part, ("type", "image_url"))
-    inner_extra = f.rest(inner, ("url", "detail"))
+    inner = required_object(part, "image_url", path)
+    inner_path = at(path, "image_url")
+    url = required_str(inner, "url", inner_path)
+    detail = optional_str(inner, "detail", inner_path)
+    extra = without(part, "type", "image_url")
+    inner_extra = without(inner, "url", "detail")
     if inner_extra:
         extra["image_url"] = inner_extra
-    hints = f.note_nulls({}, nulls)
+    hints = note_nulls({}, sent_null(inner, ("detail",)))
     match = _DATA_URL.fullmatch(url)
     if match is None:
         return Image(url=url, detail=detail, extra=extra, hints=hints)
@@ -96,8 +104,8 @@ def _encode_image(image: Image, native: bool) -> Json:
         raise ProtocolError("an image needs a URL or inline data")
     extra = image.extra if native else {}
     inner: Json = {**extra.get("image_url", {}), "url": url}
-    f.put(inner, "detail", image.detail, f.nulls_of(image.hints) if native else ())
-    return {**f.rest(extra, ("image_url",)), "type": "image_url", "image_url": inner}
+    put(inner, "detail", image.detail, nulls_of(image.hints) if native else ())
+    return {**without(extra, "image_url"), "type": "image_url", "image_url": inner}
 
 
 def encode_content(

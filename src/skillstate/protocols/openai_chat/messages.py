@@ -24,37 +24,41 @@ from skillstate.conversation import (
     Opaque,
     Part,
     Reasoning,
+    Role,
     Text,
     ToolResult,
     Wire,
 )
-from skillstate.protocols.openai_chat import fields as f
+from skillstate.protocols.fields import at, fail, need_list, need_object, required_str, without
 from skillstate.protocols.openai_chat.content import decode_content
 from skillstate.protocols.openai_chat.tool_calls import decode_tool_call
 
 REASONING_KEYS = ("reasoning_content", "reasoning")
 _ROLES = ("system", "developer", "user", "assistant", "tool", "function")
+#: The roles whose messages are just their content.
+_CONTENT_ROLES: dict[str, Role] = {"system": "system", "developer": "developer", "user": "user"}
 
 
 def decode_messages(value: Any, path: str) -> list[Message]:
-    items = f.want(value, f.is_list, path)
-    return [decode_message(item, f.join(path, i)) for i, item in enumerate(items)]
+    items = need_list(value, path)
+    return [decode_message(item, at(path, i)) for i, item in enumerate(items)]
 
 
 def decode_message(value: Any, path: str) -> Message:
-    raw = f.want(value, f.is_object, path)
-    role = f.required(raw, "role", f.is_str, path)
+    raw = need_object(value, path)
+    role = required_str(raw, "role", path)
     if role == "assistant":
         return decode_assistant(raw, path)
     if role == "tool":
         return _decode_tool(raw, path)
     if role == "function":
         return Message("tool", [Opaque(Wire.CHAT, raw)], hints={"message": "opaque"})
-    if role not in _ROLES:
-        f.fail(f.join(path, "role"), f"must be one of {', '.join(_ROLES[:-1])}")
+    plain_role = _CONTENT_ROLES.get(role)
+    if plain_role is None:
+        raise fail(at(path, "role"), f"must be one of {', '.join(_ROLES[:-1])}")
     parts, shape = decode_content(raw, path)
-    extra = f.rest(raw, ("role", "content"))
-    return Message(role, parts, extra=extra, hints={"content": shape})
+    extra = without(raw, "role", "content")
+    return Message(plain_role, parts, extra=extra, hints={"content": shape})
 
 
 def decode_assistant(raw: Json, path: str) -> Message:
@@ -74,23 +78,23 @@ def decode_assistant(raw: Json, path: str) -> Message:
         if "tool_calls" in raw:
             hints["tool_calls"] = "null"
     else:
-        calls_path = f.join(path, "tool_calls")
-        f.want(calls, f.is_list, calls_path)
+        calls_path = at(path, "tool_calls")
+        need_list(calls, calls_path)
         if not calls:
             hints["tool_calls"] = "empty"
-        parts.extend(decode_tool_call(item, f.join(calls_path, i)) for i, item in enumerate(calls))
+        parts.extend(decode_tool_call(item, at(calls_path, i)) for i, item in enumerate(calls))
     if "role" not in raw:
         hints["no_role"] = True
-    return Message("assistant", parts, extra=f.rest(raw, known), hints=hints)
+    return Message("assistant", parts, extra=without(raw, *known), hints=hints)
 
 
 def _decode_tool(raw: Json, path: str) -> Message:
-    call_id = f.required(raw, "tool_call_id", f.is_str, path)
+    call_id = required_str(raw, "tool_call_id", path)
     parts, shape = decode_content(raw, path)
     content: list[Text | Image | Opaque] = []
     for i, part in enumerate(parts):
         if not isinstance(part, Text | Image):
-            f.fail(f"{path}.content[{i}]", "must be a text part: a tool message holds text")
+            raise fail(f"{path}.content[{i}]", "must be a text part: a tool message holds text")
         content.append(part)
     result = ToolResult(call_id, content, hints={"content": shape})
-    return Message("tool", [result], extra=f.rest(raw, ("role", "content", "tool_call_id")))
+    return Message("tool", [result], extra=without(raw, "role", "content", "tool_call_id"))

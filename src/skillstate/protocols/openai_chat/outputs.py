@@ -17,7 +17,17 @@ from __future__ import annotations
 from typing import Any
 
 from skillstate.conversation import Json, OutputFormat, Params, Request, Wire
-from skillstate.protocols.openai_chat import fields as f
+from skillstate.protocols.fields import (
+    at,
+    need_object,
+    optional_bool,
+    optional_int,
+    optional_object,
+    optional_str,
+    required_object,
+    required_str,
+)
+from skillstate.protocols.openai_chat.nulls import put, sent_null
 from skillstate.protocols.unsupported import check_choices, format_refused
 
 KEYS = ("response_format", "n", "logprobs", "top_logprobs")
@@ -32,30 +42,28 @@ def decode_outputs(body: Json, params: Params, hints: Json, nulls: set[str]) -> 
     if value is not None:
         params.output_format = decode_format(value, "response_format")
         hints["response_format"] = value
-    elif "response_format" in body:
-        nulls.add("response_format")
-    params.candidates = f.optional(body, "n", f.is_int, "", nulls)
-    asked = f.optional(body, "logprobs", f.is_bool, "", nulls)
-    top = f.optional(body, "top_logprobs", f.is_int, "", nulls)
+    params.candidates = optional_int(body, "n")
+    asked = optional_bool(body, "logprobs")
+    top = optional_int(body, "top_logprobs")
+    nulls.update(sent_null(body, KEYS))
     params.logprobs = _logprobs(asked, top)
     if asked is not None or top is not None:
         hints["logprobs"] = [asked, top]
 
 
 def decode_format(value: Any, path: str) -> OutputFormat:
-    raw = f.want(value, f.is_object, path)
-    kind = f.required(raw, "type", f.is_str, path)
+    raw = need_object(value, path)
+    kind = required_str(raw, "type", path)
     if kind != "json_schema":
         return OutputFormat(kind)
-    inner = f.required(raw, "json_schema", f.is_object, path)
-    inner_path = f.join(path, "json_schema")
-    nulls: set[str] = set()
+    inner = required_object(raw, "json_schema", path)
+    inner_path = at(path, "json_schema")
     return OutputFormat(
         kind,
-        schema=f.optional(inner, "schema", f.is_object, inner_path, nulls),
-        name=f.optional(inner, "name", f.is_str, inner_path, nulls),
-        description=f.optional(inner, "description", f.is_str, inner_path, nulls),
-        strict=f.optional(inner, "strict", f.is_bool, inner_path, nulls),
+        schema=optional_object(inner, "schema", inner_path),
+        name=optional_str(inner, "name", inner_path),
+        description=optional_str(inner, "description", inner_path),
+        strict=optional_bool(inner, "strict", inner_path),
     )
 
 
@@ -69,16 +77,16 @@ def encode_outputs(req: Request, body: Json, hints: Json, nulls: Any) -> None:
     params = req.params
     if req.source is not Wire.CHAT:
         check_choices(params, req.source, Wire.CHAT, several=True)
-    f.put(body, "response_format", _response_format(req, hints), nulls)
-    f.put(body, "n", params.candidates, nulls)
+    put(body, "response_format", _response_format(req, hints), nulls)
+    put(body, "n", params.candidates, nulls)
     kept = hints.get("logprobs")
     if kept is not None and _logprobs(*kept) == params.logprobs:
         asked, top = kept
     else:
         asked = True if params.logprobs is not None else None
         top = params.logprobs or None
-    f.put(body, "logprobs", asked, nulls)
-    f.put(body, "top_logprobs", top, nulls)
+    put(body, "logprobs", asked, nulls)
+    put(body, "top_logprobs", top, nulls)
 
 
 def _response_format(req: Request, hints: Json) -> Json | None:

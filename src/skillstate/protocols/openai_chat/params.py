@@ -15,10 +15,20 @@ wire that a lane turned to non-streaming loses its ``stream_options``. The answe
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 from skillstate.conversation import Json, Params, Request, Wire
-from skillstate.protocols.openai_chat import fields as f
+from skillstate.protocols.fields import (
+    at,
+    need_list,
+    need_str,
+    optional_bool,
+    optional_int,
+    optional_number,
+    optional_str,
+)
+from skillstate.protocols.openai_chat.nulls import nulls_of, put, sent_null
 from skillstate.protocols.openai_chat.outputs import KEYS as OUTPUT_KEYS
 from skillstate.protocols.openai_chat.outputs import decode_outputs, encode_outputs
 from skillstate.protocols.openai_chat.tools import decode_tool_choice, encode_tool_choice
@@ -35,26 +45,29 @@ KNOWN = (
     "reasoning_effort",
     *OUTPUT_KEYS,
 )
-_SIMPLE = (
-    ("temperature", f.is_number),
-    ("top_p", f.is_number),
-    ("parallel_tool_calls", f.is_bool),
-    ("reasoning_effort", f.is_str),
+_SIMPLE: tuple[tuple[str, Callable[[Json, str], Any]], ...] = (
+    ("temperature", optional_number),
+    ("top_p", optional_number),
+    ("parallel_tool_calls", optional_bool),
+    ("reasoning_effort", optional_str),
 )
 
 
 def decode_params(body: Json, hints: Json, nulls: set[str]) -> tuple[Params, Json]:
     """The parameters of ``body`` and the ``extra`` they leave (a second max-tokens key, a
     tool choice the model does not name)."""
-    values = {key: f.optional(body, key, check, "", nulls) for key, check in _SIMPLE}
+    values = {key: read(body, key) for key, read in _SIMPLE}
+    nullable = [*values, "stream", "tool_choice", "stop"]
     extra: Json = {}
     max_key = next((key for key in MAX_KEYS if key in body), None)
     max_tokens = None
     if max_key is not None:
         hints["max_key"] = max_key
-        max_tokens = f.optional(body, max_key, f.is_int, "", nulls)
+        max_tokens = optional_int(body, max_key)
         extra.update({key: body[key] for key in MAX_KEYS if key in body and key != max_key})
-    stream = f.optional(body, "stream", f.is_bool, "", nulls)
+        nullable.append(max_key)
+    nulls.update(sent_null(body, nullable))
+    stream = optional_bool(body, "stream")
     if stream is not None:
         hints["stream"] = stream
     choice = None
@@ -63,13 +76,11 @@ def decode_params(body: Json, hints: Json, nulls: set[str]) -> tuple[Params, Jso
         if choice is None:
             extra["tool_choice"] = body["tool_choice"]
         hints["tool_choice"] = body["tool_choice"]
-    elif "tool_choice" in body:
-        nulls.add("tool_choice")
     params = Params(
         max_tokens=max_tokens,
         temperature=values["temperature"],
         top_p=values["top_p"],
-        stop=_decode_stop(body, hints, nulls),
+        stop=_decode_stop(body, hints),
         stream=bool(stream),
         tool_choice=choice,
         parallel_tool_calls=values["parallel_tool_calls"],
@@ -79,32 +90,30 @@ def decode_params(body: Json, hints: Json, nulls: set[str]) -> tuple[Params, Jso
     return params, extra
 
 
-def _decode_stop(body: Json, hints: Json, nulls: set[str]) -> list[str] | None:
+def _decode_stop(body: Json, hints: Json) -> list[str] | None:
     value = body.get("stop")
     if value is None:
-        if "stop" in body:
-            nulls.add("stop")
         return None
     if isinstance(value, str):
         hints["stop_string"] = True
         return [value]
-    items = f.want(value, f.is_list, "stop")
-    return [f.want(item, f.is_str, f.join("stop", i)) for i, item in enumerate(items)]
+    items = need_list(value, "stop")
+    return [need_str(item, at("stop", i)) for i, item in enumerate(items)]
 
 
 def encode_params(req: Request, body: Json) -> None:
     """Write the parameters of ``req`` into ``body``."""
     native = req.source is Wire.CHAT
     hints = req.hints if native else {}
-    nulls = f.nulls_of(hints)
+    nulls = nulls_of(hints)
     params = req.params
-    f.put(body, hints.get("max_key", MAX_KEYS[0]), params.max_tokens, nulls)
-    f.put(body, "temperature", params.temperature, nulls)
-    f.put(body, "top_p", params.top_p, nulls)
+    put(body, hints.get("max_key", MAX_KEYS[0]), params.max_tokens, nulls)
+    put(body, "temperature", params.temperature, nulls)
+    put(body, "top_p", params.top_p, nulls)
     stop: Any = params.stop
     if stop is not None and hints.get("stop_string") and len(stop) == 1:
         stop = stop[0]
-    f.put(body, "stop", stop, nulls)
+    put(body, "stop", stop, nulls)
     if params.stream or "stream" in hints:
         body["stream"] = params.stream
     elif "stream" in nulls:
@@ -113,9 +122,9 @@ def encode_params(req: Request, body: Json) -> None:
         body["stream_options"] = {"include_usage": True}
     elif not params.stream and hints.get("stream") is True:
         body.pop("stream_options", None)  # a lane turned streaming off: OpenAI refuses these
-    f.put(body, "tool_choice", _tool_choice(req, hints), nulls)
-    f.put(body, "parallel_tool_calls", params.parallel_tool_calls, nulls)
-    f.put(body, "reasoning_effort", params.effort or _effort_for(params.thinking_budget), nulls)
+    put(body, "tool_choice", _tool_choice(req, hints), nulls)
+    put(body, "parallel_tool_calls", params.parallel_tool_calls, nulls)
+    put(body, "reasoning_effort", params.effort or _effort_for(params.thinking_budget), nulls)
     encode_outputs(req, body, hints, nulls)
 
 

@@ -10,8 +10,17 @@ from __future__ import annotations
 from typing import Any
 
 from skillstate.conversation import Json, Request, Wire
-from skillstate.protocols.openai_chat import fields as f
+from skillstate.protocols.fields import (
+    fail,
+    need_object,
+    optional_list,
+    required_list,
+    required_str,
+    without,
+)
+from skillstate.protocols.openai_chat.foreign import encode_foreign
 from skillstate.protocols.openai_chat.messages import decode_messages
+from skillstate.protocols.openai_chat.nulls import note_nulls, nulls_of, sent_null
 from skillstate.protocols.openai_chat.params import KNOWN, decode_params, encode_params
 from skillstate.protocols.openai_chat.tool_calls import custom_tool_names
 from skillstate.protocols.openai_chat.tools import decode_tools, encode_tools
@@ -21,19 +30,19 @@ _KNOWN = ("model", "messages", "tools", *KNOWN)
 
 
 def decode_request(body: Any) -> Request:
-    raw = f.want(body, f.is_object, "body")
-    model = f.required(raw, "model", f.is_str, "")
+    raw = need_object(body, "body")
+    model = required_str(raw, "model")
     if not model:
-        f.fail("model", "must not be empty")
-    messages = decode_messages(f.required(raw, "messages", f.is_list, ""), "messages")
-    nulls: set[str] = set()
+        raise fail("model", "must not be empty")
+    messages = decode_messages(required_list(raw, "messages"), "messages")
+    nulls = sent_null(raw, ("tools",))
     hints: Json = {}
-    tools_value = f.optional(raw, "tools", f.is_list, "", nulls)
+    tools_value = optional_list(raw, "tools")
     tools = [] if tools_value is None else decode_tools(tools_value, "tools")
     if tools_value is not None:
         hints["tools"] = True
     params, params_extra = decode_params(raw, hints, nulls)
-    extra = {**f.rest(raw, _KNOWN), **params_extra}
+    extra = {**without(raw, *_KNOWN), **params_extra}
     return Request(
         model=model,
         messages=messages,
@@ -41,20 +50,21 @@ def decode_request(body: Any) -> Request:
         tools=tools,
         params=params,
         extra=extra,
-        hints=f.note_nulls(hints, nulls),
+        hints=note_nulls(hints, nulls),
     )
 
 
 def encode_request(req: Request) -> Json:
-    """A body of this wire. From another wire only the canonical fields are used; see
-    ``transcript`` for how messages are reshaped and ``params`` for the parameters."""
-    native = req.source is Wire.CHAT
-    body: Json = dict(req.extra) if native else {}
+    """A body of this wire. A request from another wire is built from canonical fields only
+    (see ``foreign.encode_foreign``)."""
+    if req.source is not Wire.CHAT:
+        return encode_foreign(req)
+    body: Json = dict(req.extra)
     body["model"] = req.model
     body["messages"] = encode_messages(req, custom_tool_names(req))
-    if req.tools or (native and req.hints.get("tools")):
-        body["tools"] = encode_tools(req.tools, native)
-    elif native and "tools" in f.nulls_of(req.hints):
+    if req.tools or req.hints.get("tools"):
+        body["tools"] = encode_tools(req.tools, native=True)
+    elif "tools" in nulls_of(req.hints):
         body["tools"] = None
     encode_params(req, body)
     return body

@@ -11,8 +11,16 @@ from __future__ import annotations
 from typing import Any
 
 from skillstate.conversation import Json, Message, Part, Request, Response, Text, Usage, Wire
-from skillstate.protocols.openai_chat import fields as f
+from skillstate.protocols.fields import (
+    need_object,
+    optional_int,
+    optional_str,
+    required_list,
+    required_object,
+    without,
+)
 from skillstate.protocols.openai_chat.messages import decode_assistant
+from skillstate.protocols.openai_chat.nulls import note_nulls, nulls_of, sent_null
 from skillstate.protocols.openai_chat.tool_calls import custom_tool_names
 from skillstate.protocols.openai_chat.transcript import encode_assistant
 from skillstate.protocols.openai_chat.usage import (
@@ -28,27 +36,27 @@ _DEFAULTS: Json = {"id": "", "object": "chat.completion", "model": "", "created"
 
 
 def decode_response(body: Any) -> Response:
-    raw = f.want(body, f.is_object, "body")
-    nulls: set[str] = set()
+    raw = need_object(body, "body")
     hints: Json = {}
-    response_id = f.optional(raw, "id", f.is_str, "", nulls)
-    model = f.optional(raw, "model", f.is_str, "", nulls)
-    created = f.optional(raw, "created", f.is_int, "", nulls)
-    choices = f.required(raw, "choices", f.is_list, "")
-    extra = f.rest(raw, _KNOWN)
+    response_id = optional_str(raw, "id")
+    model = optional_str(raw, "model")
+    created = optional_int(raw, "created")
+    nulls = sent_null(raw, ("id", "model", "created"))
+    choices = required_list(raw, "choices")
+    extra = without(raw, *_KNOWN)
     message = Message("assistant", [])
     stop = None
     if choices:
-        first = f.want(choices[0], f.is_object, "choices[0]")
+        first = need_object(choices[0], "choices[0]")
         message = decode_assistant(
-            f.required(first, "message", f.is_object, "choices[0]"), "choices[0].message"
+            required_object(first, "message", "choices[0]"), "choices[0].message"
         )
         if "finish_reason" in first:
             hints["finish_reason"] = first["finish_reason"]
         else:
             hints["no_finish_reason"] = True
         stop = stop_reason(first.get("finish_reason"))
-        extra["choices"] = [f.rest(first, ("message", "finish_reason")), *choices[1:]]
+        extra["choices"] = [without(first, "message", "finish_reason"), *choices[1:]]
     else:
         extra["choices"] = []
     if "usage" in raw:
@@ -65,7 +73,7 @@ def decode_response(body: Any) -> Response:
         usage=decode_usage(raw.get("usage")),
         created=created,
         extra=extra,
-        hints=f.note_nulls(hints, nulls),
+        hints=note_nulls(hints, nulls),
     )
 
 
@@ -76,8 +84,8 @@ def encode_response(resp: Response, request: Request | None) -> Json:
     time the request was received where that wire gives none."""
     native = resp.source is Wire.CHAT
     hints = resp.hints if native else {}
-    nulls, absent = f.nulls_of(hints), hints.get("absent", ())
-    body: Json = f.rest(resp.extra, ("choices",)) if native else {}
+    nulls, absent = nulls_of(hints), hints.get("absent", ())
+    body: Json = without(resp.extra, "choices") if native else {}
     if "object" not in body and "object" not in absent:
         body["object"] = _DEFAULTS["object"]
     created = resp.created

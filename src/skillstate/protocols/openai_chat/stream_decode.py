@@ -20,6 +20,7 @@ from typing import Any
 
 from skillstate.conversation import (
     Delta,
+    ErrorKind,
     Event,
     Failure,
     Finish,
@@ -87,10 +88,15 @@ class ChatStreamDecoder:
         return out
 
     def close(self) -> list[Event]:
-        """End of the byte stream: a stream cut before ``[DONE]`` still finishes."""
+        """End of the byte stream. One that gave its finish reason but no ``[DONE]`` is
+        finished (some servers leave it out); one cut before either failed, and says so: a
+        cut stream is never passed on as a complete answer."""
         if self._done or not self._started:
             self._done = True
             return []
+        if self._finish_reason is None:
+            self._done = True
+            return [Failure("the upstream stream ended early", ErrorKind.UPSTREAM, 502)]
         return self._finish()
 
     def _finish(self) -> list[Event]:

@@ -16,23 +16,23 @@ import json
 from typing import Any
 
 from skillstate.conversation import Json, Opaque, Part, Request, ToolCall, Wire
-from skillstate.protocols.openai_chat import fields as f
+from skillstate.protocols.fields import at, need_object, required_object, required_str, without
 
 _INNER = {"function": ("name", "arguments"), "custom": ("name", "input")}
 
 
 def decode_tool_call(raw: Any, path: str) -> Part:
-    item = f.want(raw, f.is_object, path)
+    item = need_object(raw, path)
     kind = item.get("type", "function")
     if kind not in _INNER:
         return Opaque(Wire.CHAT, item, hints={"in": "tool_calls"})
-    call_id = f.required(item, "id", f.is_str, path)
-    inner = f.required(item, kind, f.is_object, path)
-    inner_path = f.join(path, kind)
-    name = f.required(inner, "name", f.is_str, inner_path)
-    text = f.required(inner, _INNER[kind][1], f.is_str, inner_path)
-    extra = f.rest(item, ("id", "type", kind))
-    inner_extra = f.rest(inner, _INNER[kind])
+    call_id = required_str(item, "id", path)
+    inner = required_object(item, kind, path)
+    inner_path = at(path, kind)
+    name = required_str(inner, "name", inner_path)
+    text = required_str(inner, _INNER[kind][1], inner_path)
+    extra = without(item, "id", "type", kind)
+    inner_extra = without(inner, *_INNER[kind])
     if inner_extra:
         extra[kind] = inner_extra
     hints: Json = {} if "type" in item else {"untyped": True}
@@ -50,7 +50,7 @@ def encode_tool_call(call: ToolCall, native: bool, custom_names: frozenset[str])
         kind, text = "function", call.arguments
     extra = call.extra if native else {}
     inner = {**extra.get(kind, {}), "name": call.name, _INNER[kind][1]: text}
-    out: Json = {**f.rest(extra, (kind,)), "id": call.id, "type": kind, kind: inner}
+    out: Json = {**without(extra, kind), "id": call.id, "type": kind, kind: inner}
     if native and call.hints.get("untyped") and kind == "function":
         del out["type"]
     return out

@@ -16,38 +16,48 @@ from __future__ import annotations
 from typing import Any
 
 from skillstate.conversation import Json, ProtocolError, Tool, ToolChoice
-from skillstate.protocols.openai_chat import fields as f
+from skillstate.protocols.fields import (
+    at,
+    fail,
+    need_list,
+    need_object,
+    optional_object,
+    optional_str,
+    required_object,
+    required_str,
+    without,
+)
+from skillstate.protocols.openai_chat.nulls import note_nulls, nulls_of, put, sent_null
 
 _MODES = ("auto", "none", "required")
 _KINDS = ("function", "custom")
 
 
 def decode_tools(value: Any, path: str) -> list[Tool]:
-    items = f.want(value, f.is_list, path)
-    return [_decode_tool(item, f.join(path, i)) for i, item in enumerate(items)]
+    items = need_list(value, path)
+    return [_decode_tool(item, at(path, i)) for i, item in enumerate(items)]
 
 
 def _decode_tool(value: Any, path: str) -> Tool:
-    raw = f.want(value, f.is_object, path)
-    kind = f.required(raw, "type", f.is_str, path)
+    raw = need_object(value, path)
+    kind = required_str(raw, "type", path)
     if kind not in _KINDS:
         name = raw.get("name")
         return Tool(name if isinstance(name, str) else kind, kind=kind, extra=raw)
-    inner = f.required(raw, kind, f.is_object, path)
-    inner_path = f.join(path, kind)
-    name = f.required(inner, "name", f.is_str, inner_path)
-    nulls: set[str] = set()
-    description = f.optional(inner, "description", f.is_str, inner_path, nulls)
+    inner = required_object(raw, kind, path)
+    inner_path = at(path, kind)
+    name = required_str(inner, "name", inner_path)
+    description = optional_str(inner, "description", inner_path)
     parameters = None
     modelled: tuple[str, ...] = ("name", "description")
     if kind == "function":
-        parameters = f.optional(inner, "parameters", f.is_object, inner_path, nulls)
+        parameters = optional_object(inner, "parameters", inner_path)
         modelled = ("name", "description", "parameters")
-    extra = f.rest(raw, ("type", kind))
-    inner_extra = f.rest(inner, modelled)
+    extra = without(raw, "type", kind)
+    inner_extra = without(inner, *modelled)
     if inner_extra:
         extra[kind] = inner_extra
-    hints = f.note_nulls({}, nulls)
+    hints = note_nulls({}, sent_null(inner, modelled[1:]))
     return Tool(name, description, parameters, kind=kind, extra=extra, hints=hints)
 
 
@@ -64,26 +74,26 @@ def _encode_tool(tool: Tool, native: bool, index: int) -> Json:
             param=f"tools[{index}]",
         )
     extra = tool.extra if native else {}
-    nulls = f.nulls_of(tool.hints) if native else ()
+    nulls = nulls_of(tool.hints) if native else ()
     inner: Json = {**extra.get(tool.kind, {}), "name": tool.name}
-    f.put(inner, "description", tool.description, nulls)
+    put(inner, "description", tool.description, nulls)
     if tool.kind == "function":
-        f.put(inner, "parameters", tool.parameters, nulls)
-    return {**f.rest(extra, (tool.kind,)), "type": tool.kind, tool.kind: inner}
+        put(inner, "parameters", tool.parameters, nulls)
+    return {**without(extra, tool.kind), "type": tool.kind, tool.kind: inner}
 
 
 def decode_tool_choice(value: Any, path: str) -> ToolChoice | None:
     """The canonical choice, or None when it is a shape the model does not name."""
     if isinstance(value, str):
         if value not in _MODES:
-            f.fail(path, f"must be one of {', '.join(_MODES)} or an object")
+            raise fail(path, f"must be one of {', '.join(_MODES)} or an object")
         return ToolChoice(value)  # type: ignore[arg-type]
-    raw = f.want(value, f.is_object, path)
-    kind = f.required(raw, "type", f.is_str, path)
+    raw = need_object(value, path)
+    kind = required_str(raw, "type", path)
     if kind not in _KINDS:
         return None
-    inner = f.required(raw, kind, f.is_object, path)
-    return ToolChoice("tool", f.required(inner, "name", f.is_str, f.join(path, kind)))
+    inner = required_object(raw, kind, path)
+    return ToolChoice("tool", required_str(inner, "name", at(path, kind)))
 
 
 def encode_tool_choice(choice: ToolChoice, tools: list[Tool]) -> Any:

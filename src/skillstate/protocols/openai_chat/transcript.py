@@ -1,30 +1,22 @@
-"""Canonical messages to the Chat wire's ``messages`` array.
+"""Canonical messages to the Chat wire's ``messages`` array, message by message.
 
 Native requests (decoded from this wire) re-emit ``extra`` and follow their hints, so an
-untouched request encodes to the JSON it came from. Requests of another wire are built from
-the canonical fields only, shaped the way this wire wants them:
+untouched request encodes to the JSON it came from. A request of another wire is encoded from
+its canonical fields only; how its message list is reshaped for this wire (instructions,
+coalescing, tool results and their images) is ``foreign``'s. Either way:
 
-* ``Request.system`` becomes one leading ``system`` message whose string content joins the
-  texts with a blank line.
-* Consecutive assistant messages merge into one (one assistant message per model turn).
-* Tool results in a ``user`` message are split out, in order, into ``tool`` messages placed
-  before the rest of that message. This wire has no error flag on a tool result: the text of
-  an ``is_error`` result is sent exactly as it is, and it is that text which tells the model
-  the call failed.
-* A ``tool`` message holds text only, so the images of tool results (Claude Code's ``Read``
-  of a picture) travel in one ``user`` message right after the batch's ``tool`` messages,
-  each result's images behind a text naming it (``image from tool result <call id>``);
-  the ``tool`` message keeps the result's text. Consecutive ``tool`` messages coalesce for
-  this, so a batch's images come after all of its results.
 * Reasoning parts are omitted: this wire has no place for reasoning in requests (a signature
-  from another provider could not be replayed anyway).
+  from another provider could not be replayed anyway), except the reasoning keys of this
+  wire's own assistant messages.
 * What this wire cannot carry raises ``ProtocolError``: images in assistant or instruction
-  messages, an
-  ``Opaque`` item of another wire (one inside a tool result too, such as Anthropic's
-  ``tool_reference``: the refusal names its type), an ``ArchiveRef`` left unrendered.
+  messages, an ``Opaque`` item of another wire (one inside a tool result too, such as
+  Anthropic's ``tool_reference``: the refusal names its type), an ``ArchiveRef`` left
+  unrendered.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable, Iterable
 
 from skillstate.conversation import (
     Image,
@@ -38,42 +30,46 @@ from skillstate.conversation import (
     Text,
     ToolCall,
     ToolResult,
-    Wire,
 )
 from skillstate.protocols.openai_chat.content import encode_content, opaque_data
 from skillstate.protocols.openai_chat.tool_calls import encode_tool_call
 
 
 def encode_messages(req: Request, custom_names: frozenset[str]) -> list[Json]:
-    native = req.source is Wire.CHAT
+    """The ``messages`` of a request of this wire."""
+
+    def encode(message: Message) -> list[Json]:
+        return encode_message(message, True, custom_names)
+
+    return system_message(req.system) + encode_each(enumerate(req.messages), encode)
+
+
+def system_message(system: list[Text]) -> list[Json]:
+    """``Request.system`` as one leading ``system`` message whose string content joins the
+    texts with a blank line; nothing without instructions."""
+    if not system:
+        return []
+    return [{"role": "system", "content": "\n\n".join(t.text for t in system)}]
+
+
+def encode_each(
+    numbered: Iterable[tuple[int, Message]], encode: Callable[[Message], list[Json]]
+) -> list[Json]:
+    """The wire messages of each ``(index, message)``, in order; an error that names no field
+    names the message at fault (``messages[<index>]``)."""
     out: list[Json] = []
-    if req.system:
-        out.append({"role": "system", "content": "\n\n".join(t.text for t in req.system)})
-    numbered = list(enumerate(req.messages))
-    for i, message in numbered if native else _coalesce(numbered):
+    for i, message in numbered:
         try:
-            out.extend(_encode_message(message, native, custom_names))
+            out.extend(encode(message))
         except ProtocolError as error:
             error.param = error.param or f"messages[{i}]"
             raise
     return out
 
 
-def _coalesce(numbered: list[tuple[int, Message]]) -> list[tuple[int, Message]]:
-    """Consecutive assistant messages as one, numbered by the first of them; consecutive
-    tool messages too (one batch of results)."""
-    merged: list[tuple[int, Message]] = []
-    for i, message in numbered:
-        role = message.role
-        if merged and role in ("assistant", "tool") and merged[-1][1].role == role:
-            first, previous = merged[-1]
-            merged[-1] = (first, Message(role, [*previous.parts, *message.parts]))
-        else:
-            merged.append((i, message))
-    return merged
-
-
-def _encode_message(msg: Message, native: bool, custom_names: frozenset[str]) -> list[Json]:
+def encode_message(msg: Message, native: bool, custom_names: frozenset[str]) -> list[Json]:
+    """The wire messages of one canonical message: the ``tool`` messages of its tool results
+    first, in order, then the rest of it (``native``: it came from this wire)."""
     if native and msg.hints.get("message") == "opaque" and len(msg.parts) == 1:
         part = msg.parts[0]
         if isinstance(part, Opaque):
@@ -82,7 +78,6 @@ def _encode_message(msg: Message, native: bool, custom_names: frozenset[str]) ->
         return [encode_assistant(msg, native, custom_names)]
     extra = msg.extra if native else {}
     results = [_tool_message(p, extra, native) for p in msg.parts if isinstance(p, ToolResult)]
-    results += _result_images(msg.parts, native)
     rest = [p for p in msg.parts if not isinstance(p, ToolResult)]
     if msg.role == "tool":
         if rest:
@@ -108,7 +103,7 @@ def _check_content_part(part: Part, native: bool, *, images: bool) -> None:
 
 def _tool_message(result: ToolResult, extra: Json, native: bool) -> Json:
     """The ``tool`` message of a result; from another wire without its images (see
-    ``_result_images``)."""
+    ``foreign``)."""
     content = result.content
     if not native:
         content = [part for part in content if not isinstance(part, Image)]
@@ -120,23 +115,6 @@ def _tool_message(result: ToolResult, extra: Json, native: bool) -> Json:
     if present:
         body["content"] = value
     return body
-
-
-def _result_images(parts: list[Part], native: bool) -> list[Json]:
-    """The ``user`` message carrying the images of these tool results, or nothing: a ``tool``
-    message of this wire holds text only. Each result's images follow a text naming its call,
-    so the model can tell which result they belong to."""
-    if native:
-        return []
-    shown: list[Part] = []
-    for result in parts:
-        if isinstance(result, ToolResult):
-            images = [part for part in result.content if isinstance(part, Image)]
-            if images:
-                shown += [Text(f"image from tool result {result.call_id}"), *images]
-    if not shown:
-        return []
-    return [{"role": "user", "content": encode_content(shown, None, False, empty="")[1]}]
 
 
 def encode_assistant(msg: Message, native: bool, custom_names: frozenset[str]) -> Json:

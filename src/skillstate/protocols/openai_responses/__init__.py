@@ -1,7 +1,8 @@
 """The OpenAI Responses wire (``POST /v1/responses``), as Codex CLI and the openai SDK speak it.
 
-See ``request`` (bodies), ``messages`` and ``turns`` (the ``input`` / ``output`` items),
-``response``, ``stream_decode`` / ``stream_encode`` and ``errors``.
+See ``request`` (bodies), ``params``, ``foreign`` (the body of another wire's request),
+``messages`` and ``turns`` (the ``input`` / ``output`` items), ``response``, ``stream_decode``
+/ ``stream_encode`` and ``errors``.
 """
 
 from __future__ import annotations

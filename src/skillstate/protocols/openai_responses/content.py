@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from skillstate.conversation import Image, Json, Opaque, Part, ProtocolError, Text, Wire
-from skillstate.protocols.openai_responses import checks
+from skillstate.protocols.fields import need_object, optional_str, required_str, without
 
 _DATA_URL = re.compile(r"data:([^;,]+);base64,(.*)", re.DOTALL)
 _TEXT_TYPES = ("input_text", "output_text")
@@ -21,26 +21,26 @@ _TEXT_TYPES = ("input_text", "output_text")
 
 def decode_part(part: object, path: str) -> Text | Image | Opaque:
     """One content part. Text kinds and URL images are modelled; the rest is kept whole."""
-    body = checks.obj(part, path)
-    kind = checks.field(body, "type", str, path, required=True)
+    body = need_object(part, path)
+    kind = required_str(body, "type", path)
     if kind in _TEXT_TYPES:
-        value = checks.field(body, "text", str, path, required=True)
-        return Text(value, extra=checks.without(body, "type", "text"), hints={"type": kind})
+        value = required_str(body, "text", path)
+        return Text(value, extra=without(body, "type", "text"), hints={"type": kind})
     if kind == "refusal":
-        value = checks.field(body, "refusal", str, path, required=True)
-        return Text(value, extra=checks.without(body, "type", "refusal"), hints={"type": kind})
+        value = required_str(body, "refusal", path)
+        return Text(value, extra=without(body, "type", "refusal"), hints={"type": kind})
     if kind == "input_image":
         return _decode_image(body, path)
     return Opaque(Wire.RESPONSES, body)
 
 
 def _decode_image(body: Json, path: str) -> Image | Opaque:
-    url = checks.field(body, "image_url", str, path)
-    detail = checks.field(body, "detail", str, path)
+    url = optional_str(body, "image_url", path)
+    detail = optional_str(body, "detail", path)
     if url is None:
         return Opaque(Wire.RESPONSES, body)
     hints: Json = {} if "detail" in body else {"no_detail": True}
-    extra = checks.without(body, "type", "image_url", "detail")
+    extra = without(body, "type", "image_url", "detail")
     match = _DATA_URL.fullmatch(url)
     if match is None:
         return Image(url=url, detail=detail, extra=extra, hints=hints)

@@ -28,7 +28,14 @@ from skillstate.conversation import (
     ToolResult,
     Wire,
 )
-from skillstate.protocols.openai_responses import checks
+from skillstate.protocols.fields import (
+    fail,
+    need_list,
+    need_object,
+    optional_str,
+    required_str,
+    without,
+)
 from skillstate.protocols.openai_responses.content import decode_part, encode_part, opaque_data
 from skillstate.protocols.openai_responses.turns import decode_item, encode_items, is_turn_item
 
@@ -41,12 +48,12 @@ def decode_input(items: list[object]) -> list[Message]:
     turn: Message | None = None
     for i, raw in enumerate(items):
         path = f"input[{i}]"
-        item = checks.obj(raw, path)
-        kind = checks.field(item, "type", str, path)
+        item = need_object(raw, path)
+        kind = optional_str(item, "type", path)
         if kind in ("message", None) and "role" in item:
-            role = checks.field(item, "role", str, path, required=True)
+            role = required_str(item, "role", path)
             if role not in _ROLES:
-                raise checks.fail(f"{path}.role", f"unsupported role {role!r}")
+                raise fail(f"{path}.role", f"must be one of {', '.join(_ROLES)}, not {role!r}")
         if is_turn_item(item):
             if turn is None:
                 turn = Message("assistant", [])
@@ -75,9 +82,9 @@ def _decode_message(item: Json, path: str) -> Message:
         hints["string"] = True
         parts = [Text(content)]
     else:
-        blocks = checks.array(content, f"{path}.content")
+        blocks = need_list(content, f"{path}.content")
         parts = [decode_part(b, f"{path}.content[{i}]") for i, b in enumerate(blocks)]
-    extra = checks.without(item, "type", "role", "content")
+    extra = without(item, "type", "role", "content")
     role: Role = item["role"]
     return Message(role, parts, extra=extra, hints=hints)
 
@@ -85,7 +92,7 @@ def _decode_message(item: Json, path: str) -> Message:
 def _decode_output(item: Json, kind: str, path: str) -> ToolResult:
     """A tool output item; a part the model has no type for (an ``input_file``) is an
     ``Opaque`` item of the result, so the result still answers its call."""
-    call_id = checks.field(item, "call_id", str, path, required=True)
+    call_id = required_str(item, "call_id", path)
     output = item.get("output")
     hints: Json = {}
     content: list[Text | Image | Opaque]
@@ -95,8 +102,8 @@ def _decode_output(item: Json, kind: str, path: str) -> ToolResult:
         hints["list"] = True
         content = [decode_part(block, f"{path}.output[{i}]") for i, block in enumerate(output)]
     else:
-        raise checks.fail(f"{path}.output", "expected a string or an array")
-    extra = checks.without(item, "type", "call_id", "output")
+        raise fail(f"{path}.output", "must be a string or an array")
+    extra = without(item, "type", "call_id", "output")
     return ToolResult(call_id, content, kind=kind, extra=extra, hints=hints)
 
 

@@ -14,7 +14,13 @@ derived from the response id, the request settings are echoed from the client's 
 from __future__ import annotations
 
 from skillstate.conversation import Json, Message, Part, ProtocolError, Request, Response, Wire
-from skillstate.protocols.openai_responses import checks
+from skillstate.protocols.fields import (
+    need_object,
+    optional_str,
+    required_list,
+    required_str,
+    without,
+)
 from skillstate.protocols.openai_responses.echo import ECHO_KEYS, custom_names, echo, item_ids
 from skillstate.protocols.openai_responses.turns import decode_item, encode_items
 from skillstate.protocols.openai_responses.usage import (
@@ -42,17 +48,17 @@ FAILED = {"code": "server_error", "message": "The model failed to generate a res
 def decode_response(body: Json) -> Response:
     """Raises ``ProtocolError`` with status 502: a malformed body is the upstream's fault."""
     try:
-        return _decode(checks.obj(body, "response"))
+        return _decode(need_object(body, "response"))
     except ProtocolError as exc:
         exc.status = 502
         raise
 
 
 def _decode(body: Json) -> Response:
-    output = checks.array(checks.field(body, "output", list, "", required=True), "output")
+    output = required_list(body, "output")
     parts: list[Part] = []
     for i, item in enumerate(output):
-        parts.extend(decode_item(checks.obj(item, f"output[{i}]"), i, f"output[{i}]"))
+        parts.extend(decode_item(need_object(item, f"output[{i}]"), i, f"output[{i}]"))
     created = body.get("created_at")
     hints: Json = {key: body[key] for key in _MODELLED[4:] if key in body}
     hints["keys"] = [key for key in _MODELLED if key in body]
@@ -61,8 +67,8 @@ def _decode(body: Json) -> Response:
             hints["created_at"] = created
         created = None
     return Response(
-        id=checks.field(body, "id", str, "", required=True),
-        model=checks.field(body, "model", str, "") or "",
+        id=required_str(body, "id"),
+        model=optional_str(body, "model") or "",
         message=Message("assistant", parts),
         source=Wire.RESPONSES,
         stop_reason=stop_reason(
@@ -70,7 +76,7 @@ def _decode(body: Json) -> Response:
         ),
         usage=decode_usage(body.get("usage")),
         created=created,
-        extra=checks.without(body, *_MODELLED),
+        extra=without(body, *_MODELLED),
         hints=hints,
     )
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from skillstate import jsonio
 from skillstate.conversation import (
     Delta,
+    ErrorKind,
     Event,
     Failure,
     Finish,
@@ -71,26 +72,35 @@ class _Item:
 
 
 class ResponsesStreamDecoder:
-    __slots__ = ("_calls", "_items", "_next", "_started")
+    __slots__ = ("_calls", "_finished", "_items", "_next", "_started")
 
     def __init__(self) -> None:
         self._started = False
         self._next = 0
         self._items: dict[int, _Item] = {}
         self._calls = False
+        self._finished = False
 
     def feed(self, event: SSEEvent) -> list[Event]:
         if not event.data or event.data.startswith("[DONE]"):
             return []
-        data = jsonio.loads(event.data)
+        try:
+            data = jsonio.loads(event.data)
+        except ValueError:
+            return []  # not an event (a keep-alive, or junk): a stream cut by it fails at close
         if not isinstance(data, dict):
             return []
         handler = _HANDLERS.get(data.get("type") or event.event or "")
         return handler(self, data) if handler is not None else []
 
     def close(self) -> list[Event]:
-        """A stream cut short: end the parts still open (there is no Finish to give)."""
-        return self._end_all()
+        """A stream cut short (no ``response.completed``, ``failed`` or ``incomplete``): the
+        parts still open end and the stream failed, so a cut answer never reads as whole."""
+        if not self._started or self._finished:
+            return []
+        self._finished = True
+        failure = Failure("the upstream stream ended early", ErrorKind.UPSTREAM, 502)
+        return [*self._end_all(), failure]
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -114,6 +124,7 @@ class ResponsesStreamDecoder:
         return self._start(data.get("response"))
 
     def _on_finished(self, data: Json) -> list[Event]:
+        self._finished = True
         events = self._start(data.get("response"))
         events += self._end_all()
         body = data.get("response")
@@ -126,6 +137,7 @@ class ResponsesStreamDecoder:
         return events
 
     def _on_error(self, data: Json) -> list[Event]:
+        self._finished = True
         message = data.get("message")
         kind = kind_of(data.get("code"), data.get("type"), 500)
         text = message if isinstance(message, str) and message else "The upstream stream failed."

@@ -11,7 +11,14 @@ null and an absent key re-encode as they came.
 from __future__ import annotations
 
 from skillstate.conversation import Json, ProtocolError, Tool, ToolChoice
-from skillstate.protocols.openai_responses import checks
+from skillstate.protocols.fields import (
+    fail,
+    need_object,
+    optional_object,
+    optional_str,
+    required_str,
+    without,
+)
 
 _MODES = ("auto", "none", "required")
 _EMPTY_SCHEMA: Json = {"type": "object", "properties": {}}
@@ -22,21 +29,21 @@ def decode_tools(tools: list[object]) -> list[Tool]:
 
 
 def _decode_tool(raw: object, path: str) -> Tool:
-    tool = checks.obj(raw, path)
-    kind = checks.field(tool, "type", str, path, required=True)
+    tool = need_object(raw, path)
+    kind = required_str(tool, "type", path)
     if kind not in ("function", "custom"):
-        name = checks.field(tool, "name", str, path)
+        name = optional_str(tool, "name", path)
         return Tool(name=name or kind, kind=kind, extra=tool)
-    name = checks.field(tool, "name", str, path, required=True)
-    description = checks.field(tool, "description", str, path)
-    parameters = checks.field(tool, "parameters", dict, path) if kind == "function" else None
+    name = required_str(tool, "name", path)
+    description = optional_str(tool, "description", path)
+    parameters = optional_object(tool, "parameters", path) if kind == "function" else None
     modelled = ("description", "parameters") if kind == "function" else ("description",)
     return Tool(
         name=name,
         description=description,
         parameters=parameters,
         kind=kind,
-        extra=checks.without(tool, "type", "name", *modelled),
+        extra=without(tool, "type", "name", *modelled),
         hints={"keys": [key for key in modelled if key in tool]},
     )
 
@@ -73,12 +80,14 @@ def decode_tool_choice(value: object) -> tuple[ToolChoice | None, str | None]:
     stays in the request's ``extra``."""
     if isinstance(value, str):
         if value not in _MODES:
-            raise checks.fail("tool_choice", f"unsupported value {value!r}")
+            raise fail(
+                "tool_choice", f"must be one of {', '.join(_MODES)} or an object, not {value!r}"
+            )
         return ToolChoice(mode=value), None  # type: ignore[arg-type]
-    choice = checks.obj(value, "tool_choice")
-    kind = checks.field(choice, "type", str, "tool_choice", required=True)
+    choice = need_object(value, "tool_choice")
+    kind = required_str(choice, "type", "tool_choice")
     if kind in ("function", "custom") and set(choice) == {"type", "name"}:
-        name = checks.field(choice, "name", str, "tool_choice", required=True)
+        name = required_str(choice, "name", "tool_choice")
         return ToolChoice(mode="tool", name=name), kind
     return None, None
 

@@ -32,7 +32,15 @@ from skillstate.conversation import (
     ToolCall,
     Wire,
 )
-from skillstate.protocols.openai_responses import checks
+from skillstate.protocols.fields import (
+    need_list,
+    need_object,
+    optional_list,
+    optional_str,
+    required_list,
+    required_str,
+    without,
+)
 from skillstate.protocols.openai_responses.content import decode_part, encode_part, opaque_data
 
 #: Item types that make up a model turn on this wire.
@@ -71,11 +79,11 @@ def decode_item(item: Json, seq: int, path: str) -> list[Part]:
 
 
 def _decode_message(item: Json, seq: int, path: str) -> list[Part]:
-    shell = checks.without(item, "content")
+    shell = without(item, "content")
     content = item.get("content")
     if isinstance(content, str):
         return [Text(content, hints={"seq": seq, "item": shell, "string": True})]
-    parts = checks.array(content, f"{path}.content")
+    parts = need_list(content, f"{path}.content")
     if not parts:
         return [Text("", hints={"seq": seq, "item": shell, "empty": True})]
     decoded: list[Part] = [
@@ -88,25 +96,25 @@ def _decode_message(item: Json, seq: int, path: str) -> list[Part]:
 
 
 def _decode_call(item: Json, path: str, key: str, kind: str) -> ToolCall:
-    call_id = checks.field(item, "call_id", str, path, required=True)
-    name = checks.field(item, "name", str, path, required=True)
-    arguments = checks.field(item, key, str, path, required=True)
-    extra = checks.without(item, "type", "call_id", "name", key)
+    call_id = required_str(item, "call_id", path)
+    name = required_str(item, "name", path)
+    arguments = required_str(item, key, path)
+    extra = without(item, "type", "call_id", "name", key)
     namespace = extra.get("namespace")
     namespace = namespace if isinstance(namespace, str) else None
     return ToolCall(call_id, name, arguments, kind=kind, namespace=namespace, extra=extra)
 
 
 def _decode_reasoning(item: Json, path: str) -> Reasoning:
-    summary = checks.array(checks.field(item, "summary", list, path, required=True), path)
+    summary = required_list(item, "summary", path)
     hints: Json = {}
     texts = _pieces(summary, f"{path}.summary", hints, "summary")
     skip = ["type", "summary", "encrypted_content"]
-    content = checks.field(item, "content", list, path)
+    content = optional_list(item, "content", path)
     if not texts and content:
         texts = _pieces(content, f"{path}.content", hints, "content")
         skip.append("content")
-    signature = checks.field(item, "encrypted_content", str, path)
+    signature = optional_str(item, "encrypted_content", path)
     if signature is None and "encrypted_content" in item:
         hints["null_signature"] = True
     text = _SEPARATOR.join(texts)
@@ -114,7 +122,7 @@ def _decode_reasoning(item: Json, path: str) -> Reasoning:
         text=text,
         signature=signature,
         redacted=not text and signature is not None,
-        extra=checks.without(item, *skip),
+        extra=without(item, *skip),
         hints=hints,
     )
 
@@ -123,9 +131,9 @@ def _pieces(pieces: list[object], path: str, hints: Json, key: str) -> list[str]
     texts: list[str] = []
     shells: list[Json] = []
     for i, piece in enumerate(pieces):
-        body = checks.obj(piece, f"{path}[{i}]")
-        texts.append(checks.field(body, "text", str, f"{path}[{i}]", required=True))
-        shells.append(checks.without(body, "text"))
+        body = need_object(piece, f"{path}[{i}]")
+        texts.append(required_str(body, "text", f"{path}[{i}]"))
+        shells.append(without(body, "text"))
     hints[key] = shells
     hints[f"{key}_lengths"] = [len(t) for t in texts]
     return texts

@@ -1,0 +1,238 @@
+"""Who may use the gateway: the ``Host`` a request names, the browser origin it comes from, and
+the gateway's own token. Every route, unknown ones included, passes here first.
+
+* **Host.** A browser sends the name it looked up in ``Host``; a page that rebinds its own DNS
+  name to 127.0.0.1 (DNS rebinding) still sends its own name. A request is served when its
+  Host, port aside, is ``localhost``, a loopback address, the address the gateway is bound to,
+  any IP address when it is bound to a wildcard (``0.0.0.0``, ``::``), or a name in
+  ``allowed_hosts`` (``*``: any). A request without a Host (HTTP/1.0) names nothing to rebind.
+* **Origin.** Browsers send ``Origin`` on every cross-origin request and on every POST; agent
+  clients (the SDKs, Codex, OpenCode, Claude Code) send none. A request with an Origin is
+  served only from the gateway's own origin (``http://`` and its Host) or from one in
+  ``allowed_origins`` (``*``: any), which also get the CORS answers a browser needs;
+  ``Origin: null`` (sandboxed frames, local files) never.
+* **Token.** With ``auth_token`` set, every route wants it, in ``Authorization: Bearer <token>``
+  or ``x-skillstate-token: <token>``, compared in constant time. A token that came in
+  ``Authorization`` is taken off the request before any handler sees it, so it never travels
+  upstream as a provider credential: the provider key is then the gateway's own
+  (``SKILLSTATE_API_KEY``) or the one the client sent in its wire's other credential header
+  (``x-api-key``); our ``x-skillstate-*`` headers never cross.
+* **Exposure.** Listening on an address other than loopback without a token is refused before
+  the gateway starts (``check_exposure``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+from aiohttp import hdrs, web
+from multidict import CIMultiDict
+
+from skillstate.conversation import ErrorKind
+from skillstate.server.errors import error_response, guess_wire
+
+log = logging.getLogger("skillstate.guard")
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+class Middleware(Protocol):
+    def __call__(self, request: web.Request, handler: Handler) -> Awaitable[web.StreamResponse]: ...
+
+
+TOKEN_HEADER = "x-skillstate-token"
+ANY = "*"
+_LOCALHOST = "localhost"
+_CORS_METHODS = "GET, HEAD, POST, DELETE"
+_CORS_MAX_AGE = "600"
+
+
+class Exposed(Exception):
+    """The gateway was asked to listen where others can reach it, with no token to stop them."""
+
+
+def is_loopback(host: str) -> bool:
+    """``localhost`` or a loopback address; any other name may resolve off this machine."""
+    if host.lower().rstrip(".") == _LOCALHOST:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_exposure(host: str, token: str | None) -> None:
+    """Refuse (``Exposed``) to listen on a non-loopback address without a token."""
+    if token is None and not is_loopback(host):
+        raise Exposed(
+            f"refusing to listen on {host}: it is not a loopback address, and without "
+            "SKILLSTATE_AUTH_TOKEN anyone who reaches it could spend the gateway's key and read "
+            "or reset every session; set SKILLSTATE_AUTH_TOKEN, or listen on 127.0.0.1"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Guard:
+    """The admission rules of one gateway: where it is bound, its token (None: no token), and
+    the Host names and origins allowed besides its own (lowercase; ``*`` allows any)."""
+
+    bound: str = "127.0.0.1"
+    token: str | None = None
+    hosts: frozenset[str] = frozenset()
+    origins: frozenset[str] = frozenset()
+
+    def host_allowed(self, host: str | None) -> bool:
+        if host is None or ANY in self.hosts:
+            return True
+        name = host_name(host)
+        if name in self.hosts or name in (_LOCALHOST, self.bound.lower()):
+            return True
+        try:
+            address = ipaddress.ip_address(name)
+        except ValueError:
+            return False
+        return address.is_loopback or _wildcard(self.bound)
+
+    def origin_allowed(self, origin: str, host: str | None) -> bool:
+        """``origin`` may call: it is the gateway's own (same scheme, host and port as the
+        request's Host, which passed ``host_allowed``) or an allowed one."""
+        origin = origin.strip().lower()
+        if origin == "null":
+            return False
+        return self.foreign_allowed(origin) or (
+            host is not None and origin == f"http://{host.strip().lower()}"
+        )
+
+    def foreign_allowed(self, origin: str) -> bool:
+        """An origin other than the gateway's own that ``allowed_origins`` lets in."""
+        return ANY in self.origins or origin.strip().lower() in self.origins
+
+    def token_in(self, headers: Mapping[str, str]) -> str | None:
+        """Where the request carries the token (``authorization`` or ``x-skillstate-token``),
+        or None. Every candidate is compared, each in constant time."""
+        assert self.token is not None
+        found = None
+        scheme, _, credential = headers.get(hdrs.AUTHORIZATION, "").partition(" ")
+        if scheme.lower() == "bearer" and _same(credential.strip(), self.token):
+            found = hdrs.AUTHORIZATION.lower()
+        if _same(headers.get(TOKEN_HEADER, ""), self.token):
+            found = found or TOKEN_HEADER
+        return found
+
+
+def host_name(host: str) -> str:
+    """The name in a ``Host`` header, without its port or brackets, lowercase."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        end = host.find("]")
+        return host[1:end] if end > 0 else host
+    name, colon, port = host.rpartition(":")
+    if colon and port.isdigit() and ":" not in name:
+        host = name
+    return host.rstrip(".")
+
+
+def guard_middleware(guard: Guard) -> Middleware:
+    """The middleware that applies ``guard`` before anything else runs."""
+
+    @web.middleware
+    async def admit(request: web.Request, handler: Handler) -> web.StreamResponse:
+        headers = request.headers
+        origin = headers.get(hdrs.ORIGIN)
+        refused = _refusal(guard, request, origin)
+        if refused is not None:
+            return refused
+        if origin is not None and guard.foreign_allowed(origin):
+            if request.method == hdrs.METH_OPTIONS and "access-control-request-method" in headers:
+                return web.Response(status=204, headers=_preflight(origin, headers))
+            request[CORS_ORIGIN] = origin
+        if guard.token is not None:
+            where = guard.token_in(headers)
+            if where is None:
+                return _refuse(request, 401, ErrorKind.AUTHENTICATION, _NO_TOKEN)
+            if where == hdrs.AUTHORIZATION.lower():
+                # Our token is no provider's credential: it must not reach the upstream.
+                kept = CIMultiDict(headers)
+                kept.popall(hdrs.AUTHORIZATION)
+                try:
+                    request = request.clone(headers=kept)
+                except UnicodeEncodeError:  # a header that was not UTF-8 cannot be copied
+                    message = "a request header is not valid UTF-8"
+                    return _refuse(request, 400, ErrorKind.INVALID_REQUEST, message)
+        return await handler(request)
+
+    return admit
+
+
+CORS_ORIGIN: web.RequestKey[str] = web.RequestKey("cors_origin", str)
+"""Set on a request from an allowed foreign origin: its response carries CORS headers."""
+
+
+async def add_cors_headers(request: web.Request, response: web.StreamResponse) -> None:
+    """``on_response_prepare``: an allowed foreign origin may read the response."""
+    origin = request.get(CORS_ORIGIN)
+    if origin is not None:
+        response.headers["access-control-allow-origin"] = origin
+        response.headers["access-control-expose-headers"] = "*"
+        response.headers.add(hdrs.VARY, hdrs.ORIGIN)
+
+
+_NO_TOKEN = (
+    "this gateway wants its token (SKILLSTATE_AUTH_TOKEN) in an "
+    f"'Authorization: Bearer' or '{TOKEN_HEADER}' header"
+)
+
+
+def _refusal(guard: Guard, request: web.Request, origin: str | None) -> web.Response | None:
+    host = request.headers.get(hdrs.HOST)
+    if not guard.host_allowed(host):
+        message = (
+            f"Host {host!r} is not this gateway's: it answers localhost, its loopback addresses "
+            "and the address it listens on; add the name to allowed_hosts "
+            "(SKILLSTATE_ALLOWED_HOSTS) to serve it"
+        )
+        return _refuse(request, 403, ErrorKind.PERMISSION, message)
+    if origin is not None and not guard.origin_allowed(origin, host):
+        message = (
+            f"requests from the web page at {origin!r} are not allowed; add its origin to "
+            "allowed_origins (SKILLSTATE_ALLOWED_ORIGINS) to allow them"
+        )
+        return _refuse(request, 403, ErrorKind.PERMISSION, message)
+    return None
+
+
+def _refuse(request: web.Request, status: int, kind: ErrorKind, message: str) -> web.Response:
+    log.debug("refused %s %s: %s", request.method, request.path, message)
+    headers = {"www-authenticate": 'Bearer realm="skillstate"'} if status == 401 else None
+    wire = guess_wire(request.path, request.headers)
+    return error_response(wire, status, message, kind=kind, headers=headers)
+
+
+def _preflight(origin: str, headers: Mapping[str, str]) -> dict[str, str]:
+    asked = headers.get("access-control-request-headers", "")
+    return {
+        "access-control-allow-origin": origin,
+        "access-control-allow-methods": _CORS_METHODS,
+        "access-control-allow-headers": asked,
+        "access-control-max-age": _CORS_MAX_AGE,
+        hdrs.VARY: hdrs.ORIGIN,
+    }
+
+
+def _same(given: str, token: str) -> bool:
+    """Constant time in the content and, hashed first, in the length of what was sent."""
+    sent = hashlib.sha256(given.encode("utf-8", "surrogateescape")).digest()
+    return hmac.compare_digest(sent, hashlib.sha256(token.encode()).digest())
+
+
+def _wildcard(bound: str) -> bool:
+    try:
+        return ipaddress.ip_address(bound).is_unspecified
+    except ValueError:
+        return False

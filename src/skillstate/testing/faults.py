@@ -1,0 +1,34 @@
+"""Faults the scripted upstream can inject into one reply (``Reply(fault=Fault.RESET)``), the
+ways real providers fail: what each one does on the wire.
+
+* ``HANG``: no answer at all, until the client gives up.
+* ``SLOW``: the answer starts only after ``Reply.delay`` seconds.
+* ``RESET``: a stream sends its first event, then the connection is dropped; a JSON answer is
+  dropped before any byte.
+* ``MALFORMED_SSE``: a stream sends its first event, then an event whose data is not JSON, then
+  ends.
+* ``TRUNCATED_JSON``: a JSON answer cut in half (a complete HTTP response holding junk).
+* ``HUGE``: the reply's text padded to ``HUGE_BYTES``.
+
+Rate limits and server errors are ``Reply.failure(429, ..., headers={"retry-after": "1"})`` and
+``Reply.failure(500, ...)``.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Fault(StrEnum):
+    HANG = "hang"
+    SLOW = "slow"
+    RESET = "reset"
+    MALFORMED_SSE = "malformed-sse"
+    TRUNCATED_JSON = "truncated-json"
+    HUGE = "huge"
+
+
+HUGE_BYTES = 8 * 1024 * 1024
+"""How long a ``HUGE`` reply's text is."""
+
+MALFORMED_EVENT = b'data: {"this is": not json\n\n'

@@ -1,0 +1,374 @@
+"""Never the reason a call fails: retries before the first byte, the circuit breaker, the
+timeouts, and upstream faults mapped to 502/504 in the client's wire, on every wire pair,
+JSON and stream, off and hybrid. Faults come from the scripted upstream's fault mode."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+import pytest
+from internal_tools_clients import DRIVERS, PAIR_IDS, PAIRS, Driver
+
+from skillstate.exchange import Exchange
+from skillstate.gateway import RunningGateway
+from skillstate.testing import Fault, Reply, ScriptedCall, ScriptedUpstream
+from skillstate.testing.gateway import gateway_for
+from skillstate.testing.policies import Policy, Script
+
+over_pairs = pytest.mark.parametrize("pair", PAIRS, ids=PAIR_IDS)
+over_streams = pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
+over_modes = pytest.mark.parametrize("mode", ["off", "hybrid"])
+_sessions = itertools.count()
+
+
+@dataclass
+class Got:
+    status: int
+    headers: dict[str, str]
+    text: str
+
+
+@dataclass
+class Rig:
+    upstream: ScriptedUpstream
+    gateway: RunningGateway
+    driver: Driver
+    stream: bool
+    exchanges: list[Exchange]
+
+    async def post(self, mode: str = "hybrid") -> Got:
+        headers = {"x-skillstate-session": f"res-{next(_sessions)}", "x-skillstate-mode": mode}
+        body = self.driver.body("Look up k1.", [], stream=self.stream)
+        async with (
+            aiohttp.ClientSession() as session,
+            session.post(self.gateway.url + self.driver.path, json=body, headers=headers) as r,
+        ):
+            lowered = {k.lower(): v for k, v in r.headers.items()}
+            return Got(r.status, lowered, (await r.read()).decode())
+
+    async def health(self) -> Any:
+        async with (
+            aiohttp.ClientSession() as session,
+            session.get(self.gateway.url + "/health") as r,
+        ):
+            return await r.json()
+
+
+@contextlib.asynccontextmanager
+async def rigged(
+    pair: tuple[str, str], stream: bool, policy: Policy, **settings: Any
+) -> AsyncIterator[Rig]:
+    client, upstream = pair
+    settings.setdefault("retries", 2)
+    settings.setdefault("retry_max_wait", 2.0)
+    async with (
+        ScriptedUpstream(policy) as up,
+        gateway_for(up.url, wire=upstream, settings=settings) as gw,
+    ):
+        exchanges: list[Exchange] = []
+        gw.context.observers.append(exchanges.append)
+        yield Rig(up, gw, DRIVERS[client], stream, exchanges)
+
+
+FAST = {"retry-after-ms": "20"}
+
+
+# --- retries --------------------------------------------------------------------------------
+
+
+@over_pairs
+@over_streams
+@over_modes
+@pytest.mark.parametrize("status", [429, 500, 502, 503, 529])
+async def test_a_retryable_status_is_tried_again(
+    pair: tuple[str, str], stream: bool, mode: str, status: int
+) -> None:
+    script = Script([Reply.failure(status, "try later", headers=FAST), Reply(text="Recovered")])
+    async with rigged(pair, stream, script) as rig:
+        got = await rig.post(mode)
+        assert len(rig.upstream.requests) == 2
+    assert got.status == 200 and "Recovered" in got.text
+    assert rig.exchanges[0].attempts == [status, 200]
+
+
+@over_pairs
+@over_streams
+async def test_a_dropped_connection_is_tried_again(pair: tuple[str, str], stream: bool) -> None:
+    script = Script([Reply(fault=Fault.RESET, text="never seen"), Reply(text="Recovered")])
+    async with rigged(pair, stream, script) as rig:
+        got = await rig.post("off")
+    if stream:  # the reset came after the stream's first event: its bytes were relayed
+        assert got.status == 200 and "stream broke" in got.text
+        assert len(rig.upstream.requests) == 1
+    else:
+        assert got.status == 200 and "Recovered" in got.text
+        assert rig.exchanges[0].attempts == [0, 200]
+
+
+async def test_retry_after_is_honoured() -> None:
+    pair = ("openai-chat", "openai-chat")
+    wait = {"retry-after": "1"}
+    script = Script([Reply.failure(429, "slow down", headers=wait), Reply(text="Later")])
+    async with rigged(pair, False, script) as rig:
+        started = time.monotonic()
+        got = await rig.post()
+        waited = time.monotonic() - started
+    assert got.status == 200 and waited >= 0.95
+
+
+@over_pairs
+async def test_a_wait_past_the_cap_goes_back_to_the_client(pair: tuple[str, str]) -> None:
+    script = Script([Reply.failure(429, "come back in a minute", headers={"retry-after": "60"})])
+    async with rigged(pair, False, script) as rig:
+        got = await rig.post()
+        assert len(rig.upstream.requests) == 1
+    assert got.status == 429 and got.headers["retry-after"] == "60"
+
+
+@over_pairs
+async def test_what_is_not_retryable_is_not_retried(pair: tuple[str, str]) -> None:
+    script = Script([Reply.failure(400, "bad field"), Reply(text="never")])
+    async with rigged(pair, False, script) as rig:
+        got = await rig.post()
+        assert len(rig.upstream.requests) == 1
+    assert got.status == 400 and "bad field" in got.text
+
+
+@over_pairs
+@over_modes
+async def test_never_retried_once_bytes_were_sent(pair: tuple[str, str], mode: str) -> None:
+    script = Script([Reply.failure(500, "broke mid-way", mid_stream=True), Reply(text="never")])
+    async with rigged(pair, True, script) as rig:
+        got = await rig.post(mode)
+        assert len(rig.upstream.requests) == 1
+    assert got.status == 200 and "broke mid-way" in got.text
+
+
+@over_pairs
+@over_streams
+async def test_a_continuation_round_is_retried_too(pair: tuple[str, str], stream: bool) -> None:
+    call = ScriptedCall("skill_state", {"patch": {"objective": "x"}}, id="call_s")
+    script = Script(
+        [Reply(calls=[call]), Reply.failure(503, "busy", headers=FAST), Reply(text="Done")]
+    )
+    async with rigged(pair, stream, script) as rig:
+        got = await rig.post("hybrid")
+        assert len(rig.upstream.requests) == 3
+    assert got.status == 200 and "Done" in got.text
+    assert rig.exchanges[0].attempts == [200, 503, 200]
+
+
+# --- the circuit breaker -------------------------------------------------------------------
+
+
+@over_pairs
+async def test_the_circuit_opens_after_consecutive_failures(pair: tuple[str, str]) -> None:
+    failing = Script([Reply.failure(500, "down") for _ in range(2)])
+    settings = {"retries": 0, "circuit_failures": 2, "circuit_open_seconds": 30.0}
+    async with rigged(pair, False, failing, **settings) as rig:
+        assert (await rig.post()).status == 500
+        assert (await rig.health())["upstreams"][0]["circuit"] == "closed"
+        assert (await rig.post()).status == 500
+        refused = await rig.post()
+        posts = [r for r in rig.upstream.requests if r.method == "POST"]
+        assert len(posts) == 2  # the third never reached the upstream
+        assert (await rig.health())["upstreams"][0]["circuit"] == "open"
+    assert refused.status == (529 if pair[0] == "anthropic-messages" else 503)
+    assert "circuit open" in refused.text and int(refused.headers["retry-after"]) >= 1
+
+
+async def test_a_half_open_probe_closes_the_circuit() -> None:
+    pair = ("anthropic-messages", "openai-chat")
+    script = Script([Reply.failure(500, "down"), Reply(text="Back")])
+    settings = {"retries": 0, "circuit_failures": 1, "circuit_open_seconds": 0.2}
+    async with rigged(pair, False, script, **settings) as rig:
+        assert (await rig.post()).status == 500
+        assert (await rig.post()).status == 529  # open: refused at once
+        await asyncio.sleep(0.25)
+        assert (await rig.health())["upstreams"][0]["circuit"] == "half-open"
+        probe = await rig.post()
+        assert probe.status == 200 and "Back" in probe.text
+        assert (await rig.health())["upstreams"][0]["circuit"] == "closed"
+
+
+# --- timeouts and faults -------------------------------------------------------------------
+
+
+@over_pairs
+@over_streams
+@over_modes
+async def test_an_upstream_that_never_answers_is_a_504(
+    pair: tuple[str, str], stream: bool, mode: str
+) -> None:
+    script = Script([Reply(fault=Fault.HANG)])
+    settings = {"retries": 0, "first_byte_timeout": 0.3}
+    async with rigged(pair, stream, script, **settings) as rig:
+        got = await rig.post(mode)
+    assert got.status == 504
+    assert "'default' did not answer in time" in got.text
+
+
+@over_pairs
+@over_modes
+async def test_a_stream_that_stalls_ends_with_the_wires_error_event(
+    pair: tuple[str, str], mode: str
+) -> None:
+    stalled = asyncio.Event()  # never set: the stream stops after its first event
+    script = Script([Reply(text="Starting then stalling", hold=stalled, chunk_delay=0.01)])
+    async with rigged(pair, True, script, stream_idle_timeout=0.3) as rig:
+        got = await rig.post(mode)
+    # Only the stream's opening came before the stall: relayed in pass-through (so the error
+    # is an event), held back in hybrid until something visible (so it is a real 504).
+    assert got.status == (504 if mode == "hybrid" else 200)
+    assert "did not answer in time" in got.text and "HTTP/1.1" not in got.text
+
+
+@over_pairs
+@over_modes
+async def test_junk_json_from_the_upstream_is_a_502_naming_it(
+    pair: tuple[str, str], mode: str
+) -> None:
+    script = Script([Reply(text="cut short", fault=Fault.TRUNCATED_JSON)])
+    async with rigged(pair, False, script) as rig:
+        got = await rig.post(mode)
+    if mode == "off" and pair[0] == pair[1]:  # pass-through: the upstream's bytes as they came
+        assert got.status == 200
+        return
+    assert got.status == 502 and "'default'" in got.text
+
+
+@over_pairs
+@over_modes
+async def test_a_malformed_event_mid_stream_ends_the_stream_cleanly(
+    pair: tuple[str, str], mode: str
+) -> None:
+    script = Script([Reply(text="Malformed later", fault=Fault.MALFORMED_SSE)])
+    async with rigged(pair, True, script) as rig:
+        got = await rig.post(mode)
+    assert got.status in (200, 502)
+    assert "HTTP/1.1" not in got.text
+    if mode == "off" and pair[0] == pair[1]:
+        return  # pass-through relays the upstream's own bytes, broken event included
+    assert "cannot read" in got.text or "ended early" in got.text  # never a complete answer
+
+
+async def test_a_huge_reply_comes_through_whole() -> None:
+    pair = ("openai-chat", "anthropic-messages")
+    async with rigged(pair, False, Script([Reply(fault=Fault.HUGE)])) as rig:
+        got = await rig.post("off")
+    assert got.status == 200 and got.text.count("x") >= 8 * 1024 * 1024
+
+
+# --- fallbacks and rate limits -------------------------------------------------------------
+
+
+def _config(tmp_path: Any, text: str) -> str:
+    path = tmp_path / "skillstate.toml"
+    path.write_text(text)
+    return str(path)
+
+
+@over_streams
+@pytest.mark.parametrize("other", ["openai-chat", "anthropic-messages"])
+@over_modes
+async def test_a_fallback_serves_when_the_upstream_is_down(
+    tmp_path: Any, stream: bool, other: str, mode: str
+) -> None:
+    """The primary answers 503 until its retries are spent; the fallback (of the client's wire
+    or another one, translated) serves the request."""
+    down = Script([Reply.failure(503, "down", headers=FAST) for _ in range(3)])
+    async with (
+        ScriptedUpstream(down) as primary,
+        ScriptedUpstream(Script([Reply(text="Fallback here")])) as backup,
+    ):
+        config = _config(
+            tmp_path,
+            f'[[upstreams]]\nname = "primary"\nbase_url = "{primary.url}"\n'
+            f'wire = "openai-chat"\nfallbacks = ["backup"]\n'
+            f'[[upstreams]]\nname = "backup"\nbase_url = "{backup.url}"\nwire = "{other}"\n'
+            'models = ["none-*"]\n',
+        )
+        exchanges: list[Exchange] = []
+        settings = {"retries": 2}
+        async with gateway_for(config_path=config, settings=settings) as gw:
+            gw.context.observers.append(exchanges.append)
+            rig = Rig(primary, gw, DRIVERS["openai-chat"], stream, exchanges)
+            got = await rig.post(mode)
+        if mode == "off" and other != "openai-chat":
+            # A pass-through is the client's own bytes: it falls back only to its own wire.
+            assert len(backup.requests) == 0 and got.status == 503
+            return
+        assert len(primary.requests) == 3 and len(backup.requests) == 1
+    assert got.status == 200 and "Fallback" in got.text
+    assert exchanges[0].upstream == "backup" and "fell back" in (exchanges[0].note or "")
+
+
+async def test_a_pass_through_falls_back_only_to_its_own_wire(tmp_path: Any) -> None:
+    down = Script([Reply.failure(500, "down")])
+    async with (
+        ScriptedUpstream(down) as primary,
+        ScriptedUpstream(Script([])) as other_wire,
+    ):
+        config = _config(
+            tmp_path,
+            f'[[upstreams]]\nname = "primary"\nbase_url = "{primary.url}"\n'
+            f'fallbacks = ["other"]\n'
+            f'[[upstreams]]\nname = "other"\nbase_url = "{other_wire.url}"\n'
+            'wire = "anthropic-messages"\nmodels = ["none-*"]\n',
+        )
+        async with gateway_for(config_path=config, settings={"retries": 0}) as gw:
+            rig = Rig(primary, gw, DRIVERS["openai-chat"], False, [])
+            got = await rig.post("off")  # the client's bytes cannot go to another wire
+        assert len(other_wire.requests) == 0
+    assert got.status == 500
+
+
+async def test_fallbacks_must_name_configured_upstreams(tmp_path: Any) -> None:
+    from skillstate.config import ConfigError, load_settings
+
+    config = _config(
+        tmp_path, '[[upstreams]]\nname = "a"\nbase_url = "http://127.0.0.1:9"\nfallbacks = ["b"]\n'
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_settings(environ={}, config_path=config)
+    assert "fallbacks must name other configured upstreams" in str(caught.value.problems)
+
+
+@over_pairs
+async def test_a_request_over_the_rate_limit_waits_or_gets_a_429(
+    tmp_path: Any, pair: tuple[str, str]
+) -> None:
+    client, wire = pair
+    replies = Script([Reply(text="one"), Reply(text="two")])
+    async with ScriptedUpstream(replies) as up:
+        config = _config(
+            tmp_path,
+            f'[[upstreams]]\nname = "limited"\nbase_url = "{up.url}"\nwire = "{wire}"\nrpm = 1\n',
+        )
+        async with gateway_for(config_path=config) as gw:
+            rig = Rig(up, gw, DRIVERS[client], False, [])
+            assert (await rig.post("off")).status == 200
+            refused = await rig.post("off")  # would wait a minute: refused at once
+        assert len(up.requests) == 1
+    assert refused.status == 429 and int(refused.headers["retry-after"]) >= 50
+    assert "rate limit" in refused.text
+
+
+async def test_a_request_alone_over_the_token_limit_is_refused(tmp_path: Any) -> None:
+    async with ScriptedUpstream(Script([])) as up:
+        config = _config(
+            tmp_path, f'[[upstreams]]\nname = "small"\nbase_url = "{up.url}"\ntpm = 5\n'
+        )
+        async with gateway_for(config_path=config) as gw:
+            rig = Rig(up, gw, DRIVERS["anthropic-messages"], False, [])
+            refused = await rig.post("off")
+        assert len(up.requests) == 0
+    assert refused.status == 429 and "alone are over its limit" in refused.text
+    assert "retry-after" not in refused.headers  # waiting would not help
