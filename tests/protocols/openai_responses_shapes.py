@@ -17,7 +17,13 @@ RECORDED = Path(__file__).parents[1] / "fixtures" / "recorded" / "openai-respons
 
 text = st.text(max_size=12)
 ident = st.text(string.ascii_letters + string.digits + "_-", min_size=1, max_size=10)
-scalar = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | text
+scalar = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | text
+)
 json_value = st.recursive(
     scalar, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3)
 )

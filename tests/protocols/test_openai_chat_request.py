@@ -26,7 +26,13 @@ from skillstate.protocols.openai_chat import decode_request, encode_request
 
 text = st.text(max_size=12)
 ident = st.text(string.ascii_letters + string.digits + "_-", min_size=1, max_size=10)
-scalar = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | text
+scalar = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | text
+)
 json_value = st.recursive(
     scalar, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3)
 )
