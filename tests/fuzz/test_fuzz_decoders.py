@@ -110,7 +110,11 @@ def _broken_stream(draw: st.DrawFn, wire: Wire) -> list[SSEEvent]:
 def test_stream_decoders(wire: Wire, data: st.DataObject) -> None:
     """A decoder refuses a broken event with a ``ProtocolError`` (or a ``ValueError``, as
     ``EventReader`` documents); the events it gave, translated to any wire, encode."""
-    events = data.draw(_broken_stream(wire))
+    _stream_through(wire, data.draw(_broken_stream(wire)))
+
+
+def _stream_through(wire: Wire, events: list[SSEEvent]) -> None:
+    """Decode ``events`` as a stream of ``wire``, then encode what came out for every wire."""
     decoder = adapter(wire).stream_decoder()
     out = []
     try:
@@ -156,9 +160,6 @@ def test_inputs_that_once_crashed_a_decoder_are_refused_or_read(path: Path) -> N
         elif decoder == "response":
             codec.decode_response(load(path))
         else:
-            stream = codec.stream_decoder()
-            for event in stream_events(path):
-                stream.feed(event)
-            stream.close()
+            _stream_through(codec.wire, stream_events(path))
     except ProtocolError:
         pass
