@@ -113,7 +113,7 @@ class MessagesStreamDecoder:
         if kind == "text":
             return [PartStart(index, Text(_str(block, "text")))]
         if kind == "thinking":
-            signature = block.get("signature") or None
+            signature = _str(block, "signature") or None
             return [PartStart(index, Reasoning(_str(block, "thinking"), signature))]
         if kind == "redacted_thinking":
             return [PartStart(index, Reasoning(signature=_str(block, "data"), redacted=True))]

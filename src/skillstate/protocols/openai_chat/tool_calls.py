@@ -16,7 +16,14 @@ import json
 from typing import Any
 
 from skillstate.conversation import Json, Opaque, Part, Request, ToolCall, Wire
-from skillstate.protocols.fields import at, need_object, required_object, required_str, without
+from skillstate.protocols.fields import (
+    at,
+    need_object,
+    need_str,
+    required_object,
+    required_str,
+    without,
+)
 
 _INNER = {"function": ("name", "arguments"), "custom": ("name", "input")}
 
@@ -24,6 +31,8 @@ _INNER = {"function": ("name", "arguments"), "custom": ("name", "input")}
 def decode_tool_call(raw: Any, path: str) -> Part:
     item = need_object(raw, path)
     kind = item.get("type", "function")
+    if kind is not None:
+        need_str(kind, at(path, "type"))
     if kind not in _INNER:
         return Opaque(Wire.CHAT, item, hints={"in": "tool_calls"})
     call_id = required_str(item, "id", path)

@@ -90,7 +90,8 @@ class ResponsesStreamDecoder:
             return []  # not an event (a keep-alive, or junk): a stream cut by it fails at close
         if not isinstance(data, dict):
             return []
-        handler = _HANDLERS.get(data.get("type") or event.event or "")
+        name = data.get("type") or event.event or ""
+        handler = _HANDLERS.get(name) if isinstance(name, str) else None
         return handler(self, data) if handler is not None else []
 
     def close(self) -> list[Event]:

@@ -74,5 +74,10 @@ def status_for(stop: StopReason | None) -> tuple[str, Json | None]:
 
 def has_call(output: object) -> bool:
     return isinstance(output, list) and any(
-        isinstance(item, dict) and item.get("type") in CALL_TYPES for item in output
+        isinstance(item, dict) and _tag(item) in CALL_TYPES for item in output
     )
+
+
+def _tag(item: Json) -> str | None:
+    kind = item.get("type")
+    return kind if isinstance(kind, str) else None
