@@ -27,7 +27,7 @@ from skillstate.server.listener import Listener
 from skillstate.server.runner import GatewayRunner, HeaderLimits
 from skillstate.state.engine import EngineConfig, StateEngine
 from skillstate.state.mode import Mode
-from skillstate.state.schema import StateSchema
+from skillstate.state.schema import Bounds, StateSchema
 from skillstate.storage.stores import Stores, open_stores
 from skillstate.upstream.client import UpstreamClient
 from skillstate.upstream.retry import RetryPolicy
@@ -82,7 +82,10 @@ def build_guard(settings: Settings) -> Guard:
 
 
 def build_engine(settings: Settings, stores: Stores) -> StateEngine:
-    schema = StateSchema.from_keys(settings.state_schema)
+    bounds = Bounds(
+        max_patch_bytes=settings.max_patch_bytes, max_state_bytes=settings.max_state_bytes
+    )
+    schema = StateSchema.from_keys(settings.state_schema, bounds=bounds)
     config = EngineConfig(
         schema=schema,
         options=settings.collapse,

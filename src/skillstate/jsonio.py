@@ -92,7 +92,7 @@ def _reading(raw: bytes | str) -> Generator[None, None, Any]:
         raise TooDeep("nests too deeply to read here") from None
 
 
-_WALK_BUDGET = 20_000
+_WALK_BUDGET = 2_000
 """How many values the depth check visits in Python before it hands over to orjson."""
 
 

@@ -189,6 +189,9 @@ class Settings(BaseModel):
     # and the number of headers in one request.
     max_header_line_bytes: StrictInt = 8190
     max_headers: StrictInt = 128
+    # Σ and one patch of it, in bytes of compact JSON (state/schema.py's bounds).
+    max_state_bytes: StrictInt = 64 * 1024
+    max_patch_bytes: StrictInt = 16 * 1024
     upstream_timeout: StrictFloat = 600.0
     connect_timeout: StrictFloat = 10.0
     first_byte_timeout: StrictFloat = 300.0
@@ -239,7 +242,15 @@ class Settings(BaseModel):
     @field_validator("initial_state")
     @classmethod
     def _initial_state(cls, state: dict[str, Any]) -> dict[str, Any]:
-        return values.check_state_object(state)
+        # Against max_state_bytes in _coherent, once that key is known.
+        return values.check_state_object(state, values.STATE_BYTES_CEILING)
+
+    @field_validator("max_state_bytes", "max_patch_bytes")
+    @classmethod
+    def _state_limit(cls, size: int) -> int:
+        if not 0 < size <= values.STATE_BYTES_CEILING:
+            raise ValueError(f"must be from 1 to {values.STATE_BYTES_CEILING}")
+        return size
 
     @field_validator(
         "max_body_bytes",
@@ -335,6 +346,7 @@ class Settings(BaseModel):
                     f"{', '.join(map(repr, unknown or [upstream.name]))}: "
                     "fallbacks must name other configured upstreams",
                 )
+        self._check_state_sizes()
         if self.state_schema is not None:
             outside = sorted(set(self.initial_state) - set(self.state_schema))
             if outside:
@@ -343,6 +355,17 @@ class Settings(BaseModel):
                     f"initial_state has keys outside the schema: {', '.join(map(repr, outside))}",
                 )
         return self
+
+    def _check_state_sizes(self) -> None:
+        if self.max_patch_bytes > self.max_state_bytes:
+            raise _conflict(
+                ("max_patch_bytes", "max_state_bytes"),
+                "a patch may not be larger than the state it patches",
+            )
+        try:
+            values.check_state_object(self.initial_state, self.max_state_bytes)
+        except ValueError as exc:
+            raise _conflict(("initial_state", "max_state_bytes"), f"initial_state {exc}") from None
 
     @property
     def sources(self) -> dict[str, str]:

@@ -238,6 +238,8 @@ TEXT_PARSERS: dict[str, Callable[[str], object]] = {
     "max_parts": parse_int,
     "max_header_line_bytes": parse_int,
     "max_headers": parse_int,
+    "max_state_bytes": parse_int,
+    "max_patch_bytes": parse_int,
     "upstream_timeout": parse_float,
     "connect_timeout": parse_float,
     "first_byte_timeout": parse_float,

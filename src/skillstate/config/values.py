@@ -19,6 +19,9 @@ MAX_SCHEMA_KEYS = 64
 MAX_SCHEMA_KEY_LENGTH = 64
 MAX_STATE_DEPTH = 16
 MAX_STATE_BYTES = 64 * 1024
+STATE_BYTES_CEILING = 1024 * 1024
+"""The most ``max_state_bytes`` may allow: Σ travels on every request, and the store keeps a
+state and its meta in at most 8 MiB."""
 
 # The classic prototype-pollution names: Σ is shown in the dashboard's JavaScript and handed to
 # agents that may merge it into JS objects, so these keys are refused wherever Σ keys are named.
@@ -111,12 +114,13 @@ def check_schema(keys: tuple[str, ...]) -> tuple[str, ...]:
     return keys
 
 
-def check_state_object(state: dict[str, Any]) -> dict[str, Any]:
-    """A JSON object Σ can start from: JSON values only, no reserved keys, bounded."""
+def check_state_object(state: dict[str, Any], limit: int = MAX_STATE_BYTES) -> dict[str, Any]:
+    """A JSON object Σ can start from: JSON values only, no reserved keys, at most ``limit``
+    bytes as compact JSON."""
     _check_json(state, "", 1)
     size = len(jsonio.dumps(state))
-    if size > MAX_STATE_BYTES:
-        raise ValueError(f"is {size} bytes as JSON; at most {MAX_STATE_BYTES} are allowed")
+    if size > limit:
+        raise ValueError(f"is {size} bytes as JSON; at most {limit} are allowed")
     return state
 
 
