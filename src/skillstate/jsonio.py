@@ -26,6 +26,8 @@ from typing import Any
 
 import orjson
 
+from skillstate import longjson
+
 MAX_DEPTH = 128
 """The deepest nesting of arrays and objects ``loads`` accepts (``[[1]]`` is 2 levels)."""
 
@@ -70,13 +72,36 @@ _SLICE_BYTES = 1024 * 1024
 """The exact-integer check looks at this much of a document per step."""
 
 
+CUT_FROM = 1024 * 1024
+"""Documents this long or longer are looked through for long strings to read in pieces
+(``longjson``); a shorter one takes orjson a millisecond or two whole."""
+
+
 def _reading(raw: bytes | str) -> Generator[None, None, Any]:
     """The steps of ``loads``: it yields between them, and returns the value."""
     data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
-    value = orjson.loads(data)
+    cut = (yield from longjson.read(data)) if len(data) >= CUT_FROM else None
+    if cut is not None:
+        try:
+            value = orjson.loads(cut[0])
+        except orjson.JSONDecodeError:
+            cut = None  # read whole below, for orjson's own word on what is wrong
+    if cut is None:
+        value = orjson.loads(data)
+    else:
+        data = cut[0]  # the integer check looks at the skeleton: the rest is strings
     yield
     if isinstance(value, list | dict) and _too_deep(value):
         raise TooDeep(f"nests deeper than {MAX_DEPTH} levels")
+    value = yield from _exact_integers(data, value)
+    if cut is not None:
+        value = yield from longjson.put_back(value, cut[1])
+    return value
+
+
+def _exact_integers(data: bytes, value: Any) -> Generator[None, None, Any]:
+    """``value``, read again by the standard library if ``data`` holds a run of digits long
+    enough to be an integer orjson read as a float."""
     # Slices overlap by a run's length less one, so that no run is cut in two.
     overlap = len(_LONG_RUN) - 1
     for start in range(0, max(1, len(data) - overlap), _SLICE_BYTES):
@@ -149,3 +174,17 @@ def dumps(value: Any) -> bytes:
 
 def dumps_str(value: Any) -> str:
     return dumps(value).decode()
+
+
+async def dumps_cooperatively(value: Any) -> bytes:
+    """``dumps``, letting the event loop run other work while long strings (a tool result of
+    many megabytes) are written a piece at a time."""
+    steps = longjson.write(value)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            written: bytes | None = done.value
+            break
+        await asyncio.sleep(0)
+    return dumps(value) if written is None else written

@@ -86,6 +86,7 @@ async def handle_generation(http: web.Request, wire: Wire) -> web.StreamResponse
     if same and lanes.followup is None:
         return await relay.pass_through(forward, inbound.raw, client, ours, http.query_string)
     turn = Turn(forward, client, ours, lanes.followup, http.query_string)
+    turn.big = len(inbound.raw) >= jsonio.CUT_FROM
     if wire is Wire.RESPONSES and target is not wire and gateway.history is not None:
         turn.remember = functools.partial(
             gateway.history.keep, inbound.request, session=inbound.session.id

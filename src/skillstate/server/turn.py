@@ -23,6 +23,7 @@ from skillstate.conversation import (
     Accumulator,
     ErrorKind,
     Event,
+    Json,
     ProtocolError,
     Request,
     Response,
@@ -43,9 +44,14 @@ log = logging.getLogger("skillstate.turn")
 
 def upstream_body(request: Request, target: Wire) -> tuple[bytes, list[str]]:
     """``request`` encoded for ``target``, and the tools it had to leave out."""
+    encoded, dropped = _encoded(request, target)
+    return jsonio.dumps(encoded), dropped
+
+
+def _encoded(request: Request, target: Wire) -> tuple[Json, list[str]]:
     portable, dropped = portable_request(request, target)
     wire = adapter(target)
-    return jsonio.dumps(wire.encode_request(wire.for_upstream(portable))), dropped
+    return wire.encode_request(wire.for_upstream(portable)), dropped
 
 
 @dataclasses.dataclass(slots=True)
@@ -59,6 +65,9 @@ class Turn:
     query: str = ""
     remember: Callable[[Response], Awaitable[None]] | None = None
     """Keeps the reply for a later ``previous_response_id`` (``server.history``)."""
+    big: bool = False
+    """The client's body was megabytes long: the upstream body is written in steps, so that
+    a long string in it does not hold every other client (``jsonio.dumps_cooperatively``)."""
 
     async def serve(self, outbound: Request) -> web.StreamResponse:
         policy = self.followup.policy if self.followup is not None else Policy()
@@ -71,8 +80,9 @@ class Turn:
             self.forward.done(exc.status, None, exc.message)
             return error_response(self.client.source, exc.status, exc.message, headers=self.headers)
 
-    def _outbound(self, request: Request) -> Outbound:
-        body, dropped = upstream_body(request, self.forward.wire)
+    async def _outbound(self, request: Request) -> Outbound:
+        encoded, dropped = _encoded(request, self.forward.wire)
+        body = await jsonio.dumps_cooperatively(encoded) if self.big else jsonio.dumps(encoded)
         if dropped and "x-skillstate-dropped-tools" not in self.headers:
             self.headers["x-skillstate-dropped-tools"] = ",".join(dropped)
 
@@ -107,7 +117,7 @@ class Turn:
         try:
             while not isinstance(step, Done):
                 if isinstance(step, Send):
-                    async with self.forward.send(self._outbound(step.request)) as reply:
+                    async with self.forward.send(await self._outbound(step.request)) as reply:
                         step = rounds.replied(await _whole(reply))
                 else:
                     step = await self._step(step, rounds)
@@ -154,7 +164,7 @@ class Turn:
         step: Step = rounds.first()
         while not isinstance(step, Done):
             if isinstance(step, Send):
-                await self._stream_round(stream, rounds, self._outbound(step.request))
+                await self._stream_round(stream, rounds, await self._outbound(step.request))
                 step = rounds.ended()
             else:
                 step = await self._step(step, rounds)

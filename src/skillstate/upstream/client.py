@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-import io
+from collections.abc import AsyncIterator
 
 import aiohttp
+
+_PIECE = 256 * 1024
+"""What one write of a request body to an upstream holds."""
 
 
 class UpstreamClient:
@@ -53,13 +56,22 @@ class UpstreamClient:
     def post(
         self, url: str, body: bytes, headers: dict[str, str]
     ) -> aiohttp.client._RequestContextManager:
-        # As a file-like payload: aiohttp writes it in chunks, yielding to the loop between
-        # them, where a plain bytes body over 1 MB (a long session's history) makes it warn
-        # (ResourceWarning) that the write may hold the event loop.
-        return self.session.post(url, data=io.BytesIO(body), headers=headers)
+        if len(body) <= _PIECE:
+            return self.session.post(url, data=body, headers=headers)
+        # A body of megabytes (a long session's history, a big tool result) goes out a piece
+        # at a time, each a view of the body, never a copy: one write of it all would hold
+        # the event loop (aiohttp warns of it), and a file-like payload copies it first.
+        headers["content-length"] = str(len(body))
+        return self.session.post(url, data=_pieces(body), headers=headers)
 
     def get(
         self, url: str, headers: dict[str, str], *, timeout: float | None = None
     ) -> aiohttp.client._RequestContextManager:
         limit = aiohttp.ClientTimeout(total=timeout) if timeout else None
         return self.session.get(url, headers=headers, timeout=limit)
+
+
+async def _pieces(body: bytes) -> AsyncIterator[memoryview]:
+    view = memoryview(body)
+    for start in range(0, len(view), _PIECE):
+        yield view[start : start + _PIECE]
