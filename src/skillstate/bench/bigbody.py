@@ -10,9 +10,8 @@ request's own time and status, and the gateway's peak resident memory. The same 
 first sent to the mock provider directly: what the machine itself adds while a big body is
 moved and read (the mock reads it too, on the same cores) is what that arm shows.
 
-The big bodies are built before the measurement and sent from a thread with its own event
-loop, so that building and writing them does not delay the small clients' measurement in this
-process.
+The big bodies are built before the measurement and sent from a process of their own, so
+that building and writing them does not hold the interpreter that measures the small clients.
 
 Run: ``python -m skillstate.bench.bigbody [--mib 16] [--big 3] [--clients 4]``.
 """
@@ -22,12 +21,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import io
 import json
+import multiprocessing
 import os
 import random
 import threading
 import time
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
 
 import aiohttp
 
@@ -72,7 +74,6 @@ class Window:
 
     spans: list[tuple[float, float]] = field(default_factory=list)
     outcomes: list[tuple[float, int]] = field(default_factory=list)
-    done: threading.Event = field(default_factory=threading.Event)
 
     def holds(self, instant: float) -> bool:
         return any(start <= instant <= end for start, end in self.spans)
@@ -87,24 +88,31 @@ def big_bodies(mib: float, count: int) -> list[bytes]:
     return bodies
 
 
-def _send_big(url: str, bodies: list[bytes], window: Window) -> None:
+def _big_sender(url: str, mib: float, count: int, conn: Connection) -> None:
+    """The big client, in a process of its own: building and writing 16 MiB bodies holds an
+    interpreter, and must not hold the one measuring the small clients. It builds its bodies,
+    says "ready", waits for "go", sends them one after another and answers the ``Window``
+    (``time.perf_counter`` is the same clock in every process of the machine)."""
+    bodies = big_bodies(mib, count)
+    window = Window()
+
     async def run() -> None:
         timeout = aiohttp.ClientTimeout(total=600)
         async with aiohttp.ClientSession(timeout=timeout) as session:
             for n, body in enumerate(bodies):
                 headers = {"content-type": "application/json", "x-skillstate-session": f"big{n}"}
                 started = time.perf_counter()
-                async with session.post(url, data=body, headers=headers) as reply:
+                async with session.post(url, data=io.BytesIO(body), headers=headers) as reply:
                     await reply.read()
                 ended = time.perf_counter()
                 window.spans.append((started, ended))
                 window.outcomes.append((ended - started, reply.status))
                 await asyncio.sleep(0.5)
 
-    try:
-        asyncio.run(run())
-    finally:
-        window.done.set()
+    conn.send("ready")
+    conn.recv()
+    asyncio.run(run())
+    conn.send(window)
 
 
 async def _small_clients(
@@ -131,20 +139,25 @@ async def _small_clients(
 
 
 async def _measure(
-    url: str, bodies: list[bytes], clients: int, baseline: float
+    url: str, args: argparse.Namespace
 ) -> tuple[list[tuple[float, float]], Window, float]:
-    window = Window()
-    stop = threading.Event()
-    small = asyncio.create_task(_small_clients(url, clients, stop))
-    await asyncio.sleep(baseline)
-    big_started = time.perf_counter()
-    sender = threading.Thread(target=_send_big, args=(url, bodies, window), daemon=True)
+    context = multiprocessing.get_context("spawn")
+    ours, theirs = context.Pipe()
+    sender = context.Process(target=_big_sender, args=(url, args.mib, args.big, theirs))
     sender.start()
-    await asyncio.to_thread(window.done.wait)
-    await asyncio.sleep(0.5)
-    stop.set()
-    samples = await small
-    sender.join()
+    try:
+        await asyncio.to_thread(ours.recv)  # its bodies are built
+        stop = threading.Event()
+        small = asyncio.create_task(_small_clients(url, args.clients, stop))
+        await asyncio.sleep(args.baseline)
+        big_started = time.perf_counter()
+        ours.send("go")
+        window: Window = await asyncio.to_thread(ours.recv)
+        await asyncio.sleep(0.5)
+        stop.set()
+        samples = await small
+    finally:
+        sender.join(timeout=30)
     return samples, window, big_started
 
 
@@ -158,9 +171,9 @@ class Arm:
     outcomes: list[tuple[float, int]]
 
 
-async def _arm(name: str, url: str, bodies: list[bytes], args: argparse.Namespace) -> Arm:
+async def _arm(name: str, url: str, args: argparse.Namespace) -> Arm:
     await wait_ready(url, tool_loop_body("ok", "warm"))
-    samples, window, big_started = await _measure(url, bodies, args.clients, args.baseline)
+    samples, window, big_started = await _measure(url, args)
     before = [d for start, d in samples if start < big_started]
     during = [d for start, d in samples if window.holds(start)]
     return Arm(name, before, during, window.outcomes)
@@ -182,13 +195,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--clients", type=int, default=4, help="small clients")
     parser.add_argument("--baseline", type=float, default=3.0, help="seconds before the first")
     args = parser.parse_args(argv)
-    bodies = big_bodies(args.mib, args.big)
     loop = new_loop()
     try:
         with mock_and_gateway("hybrid") as processes:
             route = "/v1/chat/completions"
             arms = [
-                loop.run_until_complete(_arm(name, base + route, bodies, args))
+                loop.run_until_complete(_arm(name, base + route, args))
                 for name, base in (
                     ("direct", processes.mock_url),
                     ("gateway", processes.gateway_url),
