@@ -6,71 +6,23 @@ gateway, an aiohttp client."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import itertools
 import json
 import logging
 import re
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
 import pytest
-from internal_tools_clients import DRIVERS, PAIR_IDS, PAIRS, Driver
+from internal_tools_clients import DRIVERS
+from rig import Got, Rig, over_modes, over_pairs, over_streams, rigged
 
 from skillstate.conversation import Request, Wire
-from skillstate.gateway import RunningGateway
 from skillstate.pipeline import LaneContext, LaneOutcome
 from skillstate.state.rounds import Policy as RoundPolicy
 from skillstate.testing import Reply, ScriptedCall, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
-from skillstate.testing.policies import Policy, Script
-
-over_pairs = pytest.mark.parametrize("pair", PAIRS, ids=PAIR_IDS)
-over_streams = pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
-over_modes = pytest.mark.parametrize("mode", ["off", "hybrid"])
-_sessions = itertools.count()
-
-
-@dataclass
-class Got:
-    status: int
-    headers: dict[str, str]
-    body: bytes
-
-    @property
-    def text(self) -> str:
-        return self.body.decode()
-
-
-@dataclass
-class Rig:
-    upstream: ScriptedUpstream
-    gateway: RunningGateway
-    driver: Driver
-    stream: bool
-
-    async def post(self, mode: str = "hybrid", body: dict[str, Any] | None = None) -> Got:
-        headers = {"x-skillstate-session": f"path-{next(_sessions)}", "x-skillstate-mode": mode}
-        sent = body or self.driver.body("Look up k1.", [], stream=self.stream)
-        async with (
-            aiohttp.ClientSession() as session,
-            session.post(self.gateway.url + self.driver.path, json=sent, headers=headers) as r,
-        ):
-            return Got(r.status, dict(r.headers), await r.read())
-
-
-@contextlib.asynccontextmanager
-async def rigged(
-    pair: tuple[str, str], stream: bool, policy: Policy, **settings: Any
-) -> AsyncIterator[Rig]:
-    client, upstream = pair
-    async with (
-        ScriptedUpstream(policy) as up,
-        gateway_for(up.url, wire=upstream, settings=settings) as gw,
-    ):
-        yield Rig(up, gw, DRIVERS[client], stream)
+from skillstate.testing.policies import Script
 
 
 def provider_headers(upstream_wire: str) -> dict[str, str]:
@@ -93,7 +45,7 @@ def provider_headers(upstream_wire: str) -> dict[str, str]:
 def assert_relayed(got: Got, client_wire: str, upstream_wire: str) -> None:
     """The provider's request id, rate limit and retry-after reached the client, under the
     client wire's names where it has one."""
-    lowered = {k.lower(): v for k, v in got.headers.items()}
+    lowered = got.headers
     assert lowered.get("retry-after") == "7", got.headers
     if client_wire == "anthropic-messages":
         assert lowered.get("request-id") == "req_up_1", got.headers

@@ -6,75 +6,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import time
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Any
 
-import aiohttp
 import pytest
-from internal_tools_clients import DRIVERS, PAIR_IDS, PAIRS, Driver
+from internal_tools_clients import DRIVERS
+from rig import Rig, over_modes, over_pairs, over_streams
+from rig import rigged as rigged_without_retries
 
 from skillstate.exchange import Exchange
-from skillstate.gateway import RunningGateway
 from skillstate.testing import Fault, Reply, ScriptedCall, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
 from skillstate.testing.policies import Policy, Script
 
-over_pairs = pytest.mark.parametrize("pair", PAIRS, ids=PAIR_IDS)
-over_streams = pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
-over_modes = pytest.mark.parametrize("mode", ["off", "hybrid"])
-_sessions = itertools.count()
 
-
-@dataclass
-class Got:
-    status: int
-    headers: dict[str, str]
-    text: str
-
-
-@dataclass
-class Rig:
-    upstream: ScriptedUpstream
-    gateway: RunningGateway
-    driver: Driver
-    stream: bool
-    exchanges: list[Exchange]
-
-    async def post(self, mode: str = "hybrid") -> Got:
-        headers = {"x-skillstate-session": f"res-{next(_sessions)}", "x-skillstate-mode": mode}
-        body = self.driver.body("Look up k1.", [], stream=self.stream)
-        async with (
-            aiohttp.ClientSession() as session,
-            session.post(self.gateway.url + self.driver.path, json=body, headers=headers) as r,
-        ):
-            lowered = {k.lower(): v for k, v in r.headers.items()}
-            return Got(r.status, lowered, (await r.read()).decode())
-
-    async def health(self) -> Any:
-        async with (
-            aiohttp.ClientSession() as session,
-            session.get(self.gateway.url + "/health") as r,
-        ):
-            return await r.json()
-
-
-@contextlib.asynccontextmanager
-async def rigged(
+def rigged(
     pair: tuple[str, str], stream: bool, policy: Policy, **settings: Any
-) -> AsyncIterator[Rig]:
-    client, upstream = pair
-    settings.setdefault("retries", 2)
-    settings.setdefault("retry_max_wait", 2.0)
-    async with (
-        ScriptedUpstream(policy) as up,
-        gateway_for(up.url, wire=upstream, settings=settings) as gw,
-    ):
-        exchanges: list[Exchange] = []
-        gw.context.observers.append(exchanges.append)
-        yield Rig(up, gw, DRIVERS[client], stream, exchanges)
+) -> contextlib.AbstractAsyncContextManager[Rig]:
+    """The shared rig, with retries on (2, waits capped at 2 s) unless ``settings`` say else."""
+    return rigged_without_retries(
+        pair, stream, policy, **{"retries": 2, "retry_max_wait": 2.0, **settings}
+    )
 
 
 FAST = {"retry-after-ms": "20"}
