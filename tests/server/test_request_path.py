@@ -398,6 +398,24 @@ async def test_paper_a_patch_too_big_is_reported_and_not_retried(pair: tuple[str
 
 
 @over_pairs
+async def test_paper_a_streamed_patch_too_big_is_recorded_in_the_exchange(
+    pair: tuple[str, str],
+) -> None:
+    """A stream's headers go out with its first event, before the envelope is whole and can be
+    checked: the verdict cannot be a header there, so the exchange (the ledger's record and the
+    request's log line) carries it."""
+    too_big = _envelope({"objective": "x" * 70_000})
+    async with rigged(pair, True, Script([Reply(text=too_big)])) as rig:
+        got = await rig.post("paper")
+        assert len(rig.upstream.requests) == 1
+    assert got.status == 200 and rig.driver.terminal in got.body
+    assert "x-skillstate-state" not in got.headers
+    [exchange] = rig.exchanges
+    note = exchange.note or ""
+    assert note.startswith("rejected; reason=") and "bytes" in note, note
+
+
+@over_pairs
 async def test_paper_a_patch_of_the_wrong_shape_is_retried_then_reported(
     pair: tuple[str, str],
 ) -> None:
