@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import time
 from typing import Any
 
 import pytest
-from internal_tools_clients import DRIVERS
+from internal_tools_clients import DRIVERS, calls_and_results
 from rig import Rig, over_modes, over_pairs, over_streams
 from rig import rigged as rigged_without_retries
 
@@ -262,6 +263,42 @@ async def test_a_fallback_serves_when_the_upstream_is_down(
     assert exchanges[0].upstream == "backup" and "fell back" in (exchanges[0].note or "")
 
 
+@over_streams
+@pytest.mark.parametrize("other", ["openai-chat", "anthropic-messages"])
+async def test_a_continuation_round_falls_back_when_the_upstream_goes_down(
+    tmp_path: Any, stream: bool, other: str
+) -> None:
+    """Hybrid: the primary answers the first round with a ``skill_state`` call, which the
+    gateway answers itself; the continuation finds the primary down (503 until its retries are
+    spent), and the fallback serves it with the call and its answer in what it is sent."""
+    call = ScriptedCall("skill_state", {"patch": {"objective": "x"}}, id="call_s")
+    down = [Reply.failure(503, "down", headers=FAST) for _ in range(3)]
+    async with (
+        ScriptedUpstream(Script([Reply(calls=[call]), *down])) as primary,
+        ScriptedUpstream(Script([Reply(text="Fallback here")])) as backup,
+    ):
+        config = _config(
+            tmp_path,
+            f'[[upstreams]]\nname = "primary"\nbase_url = "{primary.url}"\n'
+            f'wire = "openai-chat"\nfallbacks = ["backup"]\n'
+            f'[[upstreams]]\nname = "backup"\nbase_url = "{backup.url}"\nwire = "{other}"\n'
+            'models = ["none-*"]\n',
+        )
+        exchanges: list[Exchange] = []
+        async with gateway_for(config_path=config, settings={"retries": 2}) as gw:
+            gw.context.observers.append(exchanges.append)
+            got = await Rig(primary, gw, DRIVERS["openai-chat"], stream).post("hybrid")
+        assert len(primary.requests) == 4 and len(backup.requests) == 1
+        calls, results = calls_and_results(backup.requests[0])
+    assert got.status == 200 and "Fallback" in got.text
+    assert "skill_state" not in got.text  # the hidden round stays hidden
+    assert [c.id for c in calls if c.name == "skill_state"] == ["call_s"]
+    assert "call_s" in results  # the continuation, not the first request again
+    [exchange] = exchanges
+    assert exchange.attempts == [200, 503, 503, 503, 200]
+    assert exchange.upstream == "backup" and "fell back" in (exchange.note or "")
+
+
 async def test_a_pass_through_falls_back_only_to_its_own_wire(tmp_path: Any) -> None:
     down = Script([Reply.failure(500, "down")])
     async with (
@@ -310,6 +347,35 @@ async def test_a_request_over_the_rate_limit_waits_or_gets_a_429(
             refused = await rig.post("off")  # would wait a minute: refused at once
         assert len(up.requests) == 1
     assert refused.status == 429 and int(refused.headers["retry-after"]) >= 50
+    assert "rate limit" in refused.text
+
+
+@over_pairs
+@over_modes
+async def test_a_stream_over_the_rate_limit_gets_the_wires_429_before_the_first_byte(
+    tmp_path: Any, pair: tuple[str, str], mode: str
+) -> None:
+    """The gateway's own limit refuses a stream before anything was sent: a real HTTP 429 in
+    the client wire's error shape, with ``retry-after``, not an error event in a stream."""
+    client, wire = pair
+    async with ScriptedUpstream(Script([Reply(text="one"), Reply(text="two")])) as up:
+        config = _config(
+            tmp_path,
+            f'[[upstreams]]\nname = "limited"\nbase_url = "{up.url}"\nwire = "{wire}"\nrpm = 1\n',
+        )
+        async with gateway_for(config_path=config) as gw:
+            rig = Rig(up, gw, DRIVERS[client], True)
+            first = await rig.post(mode)
+            refused = await rig.post(mode)  # would wait a minute: refused at once
+        assert len(up.requests) == 1
+    assert first.status == 200 and rig.driver.terminal in first.body
+    assert refused.status == 429 and int(refused.headers["retry-after"]) >= 50
+    assert refused.headers["content-type"].startswith("application/json")
+    error = json.loads(refused.body)
+    if client == "anthropic-messages":
+        assert error["type"] == "error" and error["error"]["type"] == "rate_limit_error"
+    else:
+        assert error["error"]["code"] == "rate_limit_exceeded"
     assert "rate limit" in refused.text
 
 
