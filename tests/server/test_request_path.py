@@ -62,6 +62,19 @@ def assert_relayed(got: Got, client_wire: str, upstream_wire: str) -> None:
     assert reset in lowered, got.headers
 
 
+OPENING = {
+    "openai-chat": re.compile(r'"role":\s*"assistant"'),  # the first chunk's delta names it
+    "openai-responses": re.compile(r"^event: response\.created$", re.MULTILINE),
+    "anthropic-messages": re.compile(r"^event: message_start$", re.MULTILINE),
+}
+
+
+def openings(got: Got, client_wire: str) -> int:
+    """How many times the client's stream opened a reply: once, also when a round failed or
+    the upstream's stream was cut (never a second opening before the error event)."""
+    return len(OPENING[client_wire].findall(got.text))
+
+
 # --- upstream response headers --------------------------------------------------------------
 
 
@@ -138,6 +151,7 @@ async def test_an_error_after_the_first_byte_ends_the_stream_with_the_wires_erro
     assert "Checking" in got.text
     assert "model is busy" in got.text  # the upstream's message, in the client's error event
     assert "HTTP/1.1" not in got.text  # never a second response inside the body
+    assert openings(got, pair[0]) == 1  # nor a second opening for the failed round
     if pair[0] == "anthropic-messages":
         assert "event: error" in got.text and "overloaded_error" in got.text
     elif pair[0] == "openai-chat":
@@ -156,6 +170,26 @@ async def test_a_stream_that_breaks_mid_way_ends_cleanly(pair: tuple[str, str], 
         got = await rig.post(mode)
     assert got.status == 200
     assert "Partial" in got.text and "upstream exploded" in got.text
+    assert openings(got, pair[0]) == 1
+
+
+@over_pairs
+async def test_a_later_round_that_breaks_mid_way_opens_nothing_twice(pair: tuple[str, str]) -> None:
+    """Hybrid: the first round's text opened the client's stream; the continuation's own
+    stream opens upstream, then breaks. The client gets both rounds' text under one opening,
+    then its wire's error event."""
+    script = Script(
+        [
+            Reply(text="Checking the state first.", calls=[_state_call()]),
+            Reply.failure(500, "upstream exploded", mid_stream=True),
+        ]
+    )
+    async with rigged(pair, True, script) as rig:
+        got = await rig.post("hybrid")
+        assert len(rig.upstream.requests) == 2
+    assert got.status == 200
+    assert "Checking" in got.text and "Partial" in got.text and "upstream exploded" in got.text
+    assert openings(got, pair[0]) == 1
 
 
 # --- the internal tools never take a client's tool ----------------------------------------
@@ -307,6 +341,7 @@ async def test_a_gateway_failure_after_the_first_byte_ends_the_stream_in_the_wir
     assert got.status == 200
     assert "Visible" in got.text and "internal gateway error" in got.text
     assert "HTTP/1.1" not in got.text
+    assert openings(got, pair[0]) == 1
 
 
 # --- an upstream connection that breaks mid-stream -----------------------------------------
@@ -371,12 +406,11 @@ async def test_an_upstream_that_drops_the_connection_mid_stream(
     assert "Halfway" in got.text
     assert "stream broke" in got.text  # the client wire's own error event says why
     assert "HTTP/1.1" not in got.text
+    assert openings(got, client) == 1  # no second opening before the error
     if client == "openai-chat":
         assert got.text.rstrip().endswith("data: [DONE]")
     elif client == "anthropic-messages":
         assert "event: error" in got.text
-    else:
-        assert got.text.count("event: response.created") == 1  # no second opening before the error
 
 
 # --- paper mode: a rejected patch is visible, and size is never retried ---------------------
@@ -455,3 +489,4 @@ async def test_a_stream_that_ends_without_its_end_event_is_not_passed_on_as_comp
         got = await Rig(up, gw, DRIVERS[client], True).post(mode)
     assert got.status == 200 and "Halfway" in got.text
     assert "ended" in got.text and "early" in got.text
+    assert openings(got, client) == 1
