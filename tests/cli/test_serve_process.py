@@ -28,6 +28,41 @@ def _free_port() -> int:
         return port
 
 
+def _env(data: Path, **settings: str) -> dict[str, str]:
+    """The process environment without the user's SKILLSTATE_ settings: the data directory
+    ``data`` and ``settings``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLSTATE_")}
+    env["SKILLSTATE_DATA_DIR"] = str(data)
+    env.update(settings)
+    return env
+
+
+async def _serve(
+    upstream: str, data: Path, **settings: str
+) -> tuple[asyncio.subprocess.Process, str]:
+    """Bare ``skillstate --upstream UPSTREAM --port <free>`` as a user starts it, with
+    ``_env(data, **settings)``: the process (stderr piped), healthy, and its URL. The caller
+    stops it; if it never comes up it is killed here."""
+    port = _free_port()
+    proc = await asyncio.create_subprocess_exec(
+        str(SCRIPT),
+        "--upstream",
+        upstream,
+        "--port",
+        str(port),
+        env=_env(data, **settings),
+        stderr=asyncio.subprocess.PIPE,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        await _wait_healthy(url)
+    except BaseException:
+        proc.kill()
+        await proc.communicate()
+        raise
+    return proc, url
+
+
 async def _wait_healthy(url: str) -> None:
     async with aiohttp.ClientSession() as session:
         for _ in range(200):
@@ -42,22 +77,9 @@ async def _wait_healthy(url: str) -> None:
 
 
 async def test_bare_skillstate_serves_and_stops_on_sigint(tmp_path: Path) -> None:
-    port = _free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLSTATE_")}
-    env["SKILLSTATE_DATA_DIR"] = str(tmp_path)
     async with ScriptedUpstream(Script([Reply(text="hello from upstream")])) as up:
-        proc = await asyncio.create_subprocess_exec(
-            str(SCRIPT),
-            "--upstream",
-            up.url + "/v1",
-            "--port",
-            str(port),
-            env=env,
-            stderr=asyncio.subprocess.PIPE,
-        )
+        proc, url = await _serve(up.url + "/v1", tmp_path)
         try:
-            url = f"http://127.0.0.1:{port}"
-            await _wait_healthy(url)
             body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
             async with (
                 aiohttp.ClientSession() as session,
@@ -71,7 +93,7 @@ async def test_bare_skillstate_serves_and_stops_on_sigint(tmp_path: Path) -> Non
             _, stderr = await asyncio.wait_for(proc.communicate(), timeout=15)
     assert proc.returncode in (0, 130), stderr.decode()
     log = stderr.decode()
-    assert f"listening on http://127.0.0.1:{port}" in log
+    assert f"listening on {url}" in log
     assert f"upstream default: {up.url} " in log
     # One line each for the mode and the data directory, as the settings resolved them.
     assert re.search(r"skillstate: mode hybrid$", log, re.MULTILINE)
@@ -83,8 +105,6 @@ async def test_bare_skillstate_serves_and_stops_on_sigint(tmp_path: Path) -> Non
 async def test_a_port_in_use_is_one_line_naming_it_and_the_flag(
     tmp_path: Path, program: str
 ) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLSTATE_")}
-    env["SKILLSTATE_DATA_DIR"] = str(tmp_path)
     with socket.socket() as held:
         held.bind(("127.0.0.1", 0))
         held.listen()
@@ -95,7 +115,7 @@ async def test_a_port_in_use_is_one_line_naming_it_and_the_flag(
             "http://127.0.0.1:9/v1",
             "--port",
             str(port),
-            env=env,
+            env=_env(tmp_path),
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
         )
@@ -109,25 +129,12 @@ async def test_a_port_in_use_is_one_line_naming_it_and_the_flag(
 async def test_sigterm_drains_a_stream_in_flight_then_exits_0(tmp_path: Path) -> None:
     """Graceful shutdown: on SIGTERM the gateway stops accepting, lets the stream it is
     serving finish, closes its store and exits 0."""
-    port = _free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLSTATE_")}
-    env["SKILLSTATE_DATA_DIR"] = str(tmp_path)
     words = " ".join(f"w{i}" for i in range(30))
     reply = Reply(text=words, chunk_delay=0.05)  # about 1.5 s of stream
     async with ScriptedUpstream(Script([reply])) as up:
-        proc = await asyncio.create_subprocess_exec(
-            str(SCRIPT),
-            "--upstream",
-            up.url + "/v1",
-            "--port",
-            str(port),
-            env=env,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        url = f"http://127.0.0.1:{port}"
+        proc, url = await _serve(up.url + "/v1", tmp_path)
         stopped = False
         try:
-            await _wait_healthy(url)
             body = {
                 "model": "m",
                 "stream": True,
@@ -158,18 +165,9 @@ async def test_sigterm_drains_a_stream_in_flight_then_exits_0(tmp_path: Path) ->
 
 
 async def test_sigterm_waits_no_longer_than_the_shutdown_timeout(tmp_path: Path) -> None:
-    port = _free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLSTATE_")}
-    env["SKILLSTATE_DATA_DIR"] = str(tmp_path)
-    env["SKILLSTATE_SHUTDOWN_TIMEOUT"] = "0.5"
     endless = Reply(text=" ".join(["slow"] * 60), chunk_delay=0.5)  # 30 s of stream
     async with ScriptedUpstream(Script([endless])) as up:
-        proc = await asyncio.create_subprocess_exec(
-            str(SCRIPT), "--upstream", up.url + "/v1", "--port", str(port), env=env,
-            stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
-        url = f"http://127.0.0.1:{port}"
-        await _wait_healthy(url)
+        proc, url = await _serve(up.url + "/v1", tmp_path, SKILLSTATE_SHUTDOWN_TIMEOUT="0.5")
         body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
         async with (
             aiohttp.ClientSession() as session,
@@ -185,8 +183,6 @@ async def test_sigterm_waits_no_longer_than_the_shutdown_timeout(tmp_path: Path)
 async def test_a_network_address_without_a_token_is_one_line_and_no_start(
     tmp_path: Path, host: str
 ) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLSTATE_")}
-    env["SKILLSTATE_DATA_DIR"] = str(tmp_path / "data")
     proc = await asyncio.create_subprocess_exec(
         str(SCRIPT),
         "--upstream",
@@ -195,7 +191,7 @@ async def test_a_network_address_without_a_token_is_one_line_and_no_start(
         host,
         "--port",
         str(_free_port()),
-        env=env,
+        env=_env(tmp_path / "data"),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
@@ -217,20 +213,8 @@ async def test_the_process_keeps_its_files_private(tmp_path: Path) -> None:
     for name in ("skillstate.db", "skillstate.db-wal", "skillstate.db-shm"):
         (data / name).touch()
         os.chmod(data / name, 0o666)
-    port = _free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLSTATE_")}
-    env["SKILLSTATE_DATA_DIR"] = str(data)
-    proc = await asyncio.create_subprocess_exec(
-        str(SCRIPT),
-        "--upstream",
-        "http://127.0.0.1:9/v1",
-        "--port",
-        str(port),
-        env=env,
-        stderr=asyncio.subprocess.PIPE,
-    )
+    proc, _ = await _serve("http://127.0.0.1:9/v1", data)
     try:
-        await _wait_healthy(f"http://127.0.0.1:{port}")
         status, modes = _private_view(proc.pid, data)
     finally:
         proc.send_signal(signal.SIGINT)

@@ -11,9 +11,10 @@ from typing import Any
 import aiohttp
 import openai
 import pytest
+from internal_tools_clients import calls_and_results
 
 from skillstate.protocols.sse import SSEDecoder
-from skillstate.testing import Reply, ScriptedUpstream
+from skillstate.testing import Reply, ScriptedCall, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
 from skillstate.testing.policies import Script
 
@@ -21,11 +22,13 @@ OTHER_WIRES = pytest.mark.parametrize("upstream", ["openai-chat", "anthropic-mes
 STREAMS = pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
 
 
-async def _respond(url: str, body: dict[str, Any]) -> tuple[int, Any]:
+async def _respond(
+    url: str, body: dict[str, Any], headers: dict[str, str] | None = None
+) -> tuple[int, Any]:
     """POST /v1/responses; the JSON body, or for a stream the final response object."""
     async with (
         aiohttp.ClientSession() as session,
-        session.post(url + "/v1/responses", json=body) as reply,
+        session.post(url + "/v1/responses", json=body, headers=headers) as reply,
     ):
         raw = await reply.read()
         if reply.status != 200 or not body.get("stream"):
@@ -115,3 +118,49 @@ async def test_a_responses_upstream_gets_the_reference_as_sent() -> None:
         status, _ = await _respond(gw.url, body)
         assert status == 200
         assert up.requests[0].json["previous_response_id"] == "resp_theirs"
+
+
+LOOKUP = {"type": "object", "properties": {"key": {"type": "string"}}, "required": ["key"]}
+TOOLS = [{"type": "function", "name": "lookup", "parameters": LOOKUP, "strict": False}]
+
+
+@OTHER_WIRES
+@STREAMS
+async def test_a_continuation_through_a_hybrid_session_with_tools(
+    upstream: str, stream: bool
+) -> None:
+    """Hybrid mode with the client's tools: the first response hides a ``skill_state`` round
+    and ends in a call of the client's ``lookup``; the client answers it with only a
+    ``function_call_output`` and ``previous_response_id``. The upstream gets the call and its
+    output paired, the session (and its Σ) is the one the first response belonged to, and the
+    reference is echoed."""
+    patch = {"objective": "look up k1"}
+    script = Script(
+        [
+            Reply(calls=[ScriptedCall("skill_state", {"patch": patch}, id="call_state")]),
+            Reply(calls=[ScriptedCall("lookup", {"key": "k1"}, id="call_k1")]),
+            Reply(text="k1 is v1"),
+        ]
+    )
+    hybrid = {"x-skillstate-mode": "hybrid"}
+    async with ScriptedUpstream(script) as up, gateway_for(up.url, wire=upstream) as gw:
+        base = {"model": "test-model", "stream": stream, "tools": TOOLS}
+        status, first = await _respond(gw.url, {**base, "input": "Look up k1."}, hybrid)
+        assert status == 200, first
+        [call] = [item for item in first["output"] if item["type"] == "function_call"]
+        assert call["name"] == "lookup"
+        output = {"type": "function_call_output", "call_id": call["call_id"], "output": "v1"}
+        follow = {**base, "input": [output], "previous_response_id": first["id"]}
+        status, second = await _respond(gw.url, follow, hybrid)
+        assert status == 200, second
+        assert len(up.requests) == 3
+        sent = up.requests[2]
+    assert "previous_response_id" not in sent.json
+    calls, results = calls_and_results(sent)
+    assert [(c.name, c.id) for c in calls] == [("lookup", call["call_id"])]  # ours stay hidden
+    assert results == {call["call_id"]: "v1"}
+    offered = [t.get("name") or t["function"]["name"] for t in sent.json["tools"]]
+    assert offered == ["lookup", "skill_state", "recall"]
+    assert "look up k1" in sent.body.decode()  # Σ of the session the first response patched
+    assert second["previous_response_id"] == first["id"]
+    assert "k1 is v1" in json.dumps(second["output"])

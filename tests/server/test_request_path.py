@@ -6,71 +6,23 @@ gateway, an aiohttp client."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import itertools
 import json
 import logging
 import re
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
 import pytest
-from internal_tools_clients import DRIVERS, PAIR_IDS, PAIRS, Driver
+from internal_tools_clients import DRIVERS
+from rig import Got, Rig, over_modes, over_pairs, over_streams, rigged
 
 from skillstate.conversation import Request, Wire
-from skillstate.gateway import RunningGateway
 from skillstate.pipeline import LaneContext, LaneOutcome
 from skillstate.state.rounds import Policy as RoundPolicy
 from skillstate.testing import Reply, ScriptedCall, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
-from skillstate.testing.policies import Policy, Script
-
-over_pairs = pytest.mark.parametrize("pair", PAIRS, ids=PAIR_IDS)
-over_streams = pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
-over_modes = pytest.mark.parametrize("mode", ["off", "hybrid"])
-_sessions = itertools.count()
-
-
-@dataclass
-class Got:
-    status: int
-    headers: dict[str, str]
-    body: bytes
-
-    @property
-    def text(self) -> str:
-        return self.body.decode()
-
-
-@dataclass
-class Rig:
-    upstream: ScriptedUpstream
-    gateway: RunningGateway
-    driver: Driver
-    stream: bool
-
-    async def post(self, mode: str = "hybrid", body: dict[str, Any] | None = None) -> Got:
-        headers = {"x-skillstate-session": f"path-{next(_sessions)}", "x-skillstate-mode": mode}
-        sent = body or self.driver.body("Look up k1.", [], stream=self.stream)
-        async with (
-            aiohttp.ClientSession() as session,
-            session.post(self.gateway.url + self.driver.path, json=sent, headers=headers) as r,
-        ):
-            return Got(r.status, dict(r.headers), await r.read())
-
-
-@contextlib.asynccontextmanager
-async def rigged(
-    pair: tuple[str, str], stream: bool, policy: Policy, **settings: Any
-) -> AsyncIterator[Rig]:
-    client, upstream = pair
-    async with (
-        ScriptedUpstream(policy) as up,
-        gateway_for(up.url, wire=upstream, settings=settings) as gw,
-    ):
-        yield Rig(up, gw, DRIVERS[client], stream)
+from skillstate.testing.policies import Script
 
 
 def provider_headers(upstream_wire: str) -> dict[str, str]:
@@ -93,7 +45,7 @@ def provider_headers(upstream_wire: str) -> dict[str, str]:
 def assert_relayed(got: Got, client_wire: str, upstream_wire: str) -> None:
     """The provider's request id, rate limit and retry-after reached the client, under the
     client wire's names where it has one."""
-    lowered = {k.lower(): v for k, v in got.headers.items()}
+    lowered = got.headers
     assert lowered.get("retry-after") == "7", got.headers
     if client_wire == "anthropic-messages":
         assert lowered.get("request-id") == "req_up_1", got.headers
@@ -108,6 +60,19 @@ def assert_relayed(got: Got, client_wire: str, upstream_wire: str) -> None:
         else "x-ratelimit-reset-tokens"
     )
     assert reset in lowered, got.headers
+
+
+OPENING = {
+    "openai-chat": re.compile(r'"role":\s*"assistant"'),  # the first chunk's delta names it
+    "openai-responses": re.compile(r"^event: response\.created$", re.MULTILINE),
+    "anthropic-messages": re.compile(r"^event: message_start$", re.MULTILINE),
+}
+
+
+def openings(got: Got, client_wire: str) -> int:
+    """How many times the client's stream opened a reply: once, also when a round failed or
+    the upstream's stream was cut (never a second opening before the error event)."""
+    return len(OPENING[client_wire].findall(got.text))
 
 
 # --- upstream response headers --------------------------------------------------------------
@@ -186,6 +151,7 @@ async def test_an_error_after_the_first_byte_ends_the_stream_with_the_wires_erro
     assert "Checking" in got.text
     assert "model is busy" in got.text  # the upstream's message, in the client's error event
     assert "HTTP/1.1" not in got.text  # never a second response inside the body
+    assert openings(got, pair[0]) == 1  # nor a second opening for the failed round
     if pair[0] == "anthropic-messages":
         assert "event: error" in got.text and "overloaded_error" in got.text
     elif pair[0] == "openai-chat":
@@ -195,17 +161,35 @@ async def test_an_error_after_the_first_byte_ends_the_stream_with_the_wires_erro
 
 
 @over_pairs
-async def test_a_stream_that_breaks_mid_way_ends_cleanly(pair: tuple[str, str]) -> None:
+@over_modes
+async def test_a_stream_that_breaks_mid_way_ends_cleanly(pair: tuple[str, str], mode: str) -> None:
     """The upstream's own error event mid-stream: the client gets the text so far, then its
     wire's error event, and the connection closes cleanly (the read completes)."""
     script = Script([Reply.failure(500, "upstream exploded", mid_stream=True)])
     async with rigged(pair, True, script) as rig:
-        for mode in ("off", "hybrid"):
-            got = await rig.post(mode)
-            assert got.status == 200
-            assert "Partial" in got.text and "upstream exploded" in got.text
-            script = Script([Reply.failure(500, "upstream exploded", mid_stream=True)])
-            rig.upstream.policy = script
+        got = await rig.post(mode)
+    assert got.status == 200
+    assert "Partial" in got.text and "upstream exploded" in got.text
+    assert openings(got, pair[0]) == 1
+
+
+@over_pairs
+async def test_a_later_round_that_breaks_mid_way_opens_nothing_twice(pair: tuple[str, str]) -> None:
+    """Hybrid: the first round's text opened the client's stream; the continuation's own
+    stream opens upstream, then breaks. The client gets both rounds' text under one opening,
+    then its wire's error event."""
+    script = Script(
+        [
+            Reply(text="Checking the state first.", calls=[_state_call()]),
+            Reply.failure(500, "upstream exploded", mid_stream=True),
+        ]
+    )
+    async with rigged(pair, True, script) as rig:
+        got = await rig.post("hybrid")
+        assert len(rig.upstream.requests) == 2
+    assert got.status == 200
+    assert "Checking" in got.text and "Partial" in got.text and "upstream exploded" in got.text
+    assert openings(got, pair[0]) == 1
 
 
 # --- the internal tools never take a client's tool ----------------------------------------
@@ -357,6 +341,7 @@ async def test_a_gateway_failure_after_the_first_byte_ends_the_stream_in_the_wir
     assert got.status == 200
     assert "Visible" in got.text and "internal gateway error" in got.text
     assert "HTTP/1.1" not in got.text
+    assert openings(got, pair[0]) == 1
 
 
 # --- an upstream connection that breaks mid-stream -----------------------------------------
@@ -421,12 +406,11 @@ async def test_an_upstream_that_drops_the_connection_mid_stream(
     assert "Halfway" in got.text
     assert "stream broke" in got.text  # the client wire's own error event says why
     assert "HTTP/1.1" not in got.text
+    assert openings(got, client) == 1  # no second opening before the error
     if client == "openai-chat":
         assert got.text.rstrip().endswith("data: [DONE]")
     elif client == "anthropic-messages":
         assert "event: error" in got.text
-    else:
-        assert got.text.count("event: response.created") == 1  # no second opening before the error
 
 
 # --- paper mode: a rejected patch is visible, and size is never retried ---------------------
@@ -445,6 +429,24 @@ async def test_paper_a_patch_too_big_is_reported_and_not_retried(pair: tuple[str
     assert got.status == 200
     verdict = got.headers["x-skillstate-state"]
     assert verdict.startswith("rejected; reason=") and "bytes" in verdict
+
+
+@over_pairs
+async def test_paper_a_streamed_patch_too_big_is_recorded_in_the_exchange(
+    pair: tuple[str, str],
+) -> None:
+    """A stream's headers go out with its first event, before the envelope is whole and can be
+    checked: the verdict cannot be a header there, so the exchange (the ledger's record and the
+    request's log line) carries it."""
+    too_big = _envelope({"objective": "x" * 70_000})
+    async with rigged(pair, True, Script([Reply(text=too_big)])) as rig:
+        got = await rig.post("paper")
+        assert len(rig.upstream.requests) == 1
+    assert got.status == 200 and rig.driver.terminal in got.body
+    assert "x-skillstate-state" not in got.headers
+    [exchange] = rig.exchanges
+    note = exchange.note or ""
+    assert note.startswith("rejected; reason=") and "bytes" in note, note
 
 
 @over_pairs
@@ -487,3 +489,4 @@ async def test_a_stream_that_ends_without_its_end_event_is_not_passed_on_as_comp
         got = await Rig(up, gw, DRIVERS[client], True).post(mode)
     assert got.status == 200 and "Halfway" in got.text
     assert "ended" in got.text and "early" in got.text
+    assert openings(got, client) == 1

@@ -6,75 +6,28 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
+import json
 import time
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Any
 
-import aiohttp
 import pytest
-from internal_tools_clients import DRIVERS, PAIR_IDS, PAIRS, Driver
+from internal_tools_clients import DRIVERS, calls_and_results
+from rig import Rig, over_modes, over_pairs, over_streams
+from rig import rigged as rigged_without_retries
 
 from skillstate.exchange import Exchange
-from skillstate.gateway import RunningGateway
 from skillstate.testing import Fault, Reply, ScriptedCall, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
 from skillstate.testing.policies import Policy, Script
 
-over_pairs = pytest.mark.parametrize("pair", PAIRS, ids=PAIR_IDS)
-over_streams = pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
-over_modes = pytest.mark.parametrize("mode", ["off", "hybrid"])
-_sessions = itertools.count()
 
-
-@dataclass
-class Got:
-    status: int
-    headers: dict[str, str]
-    text: str
-
-
-@dataclass
-class Rig:
-    upstream: ScriptedUpstream
-    gateway: RunningGateway
-    driver: Driver
-    stream: bool
-    exchanges: list[Exchange]
-
-    async def post(self, mode: str = "hybrid") -> Got:
-        headers = {"x-skillstate-session": f"res-{next(_sessions)}", "x-skillstate-mode": mode}
-        body = self.driver.body("Look up k1.", [], stream=self.stream)
-        async with (
-            aiohttp.ClientSession() as session,
-            session.post(self.gateway.url + self.driver.path, json=body, headers=headers) as r,
-        ):
-            lowered = {k.lower(): v for k, v in r.headers.items()}
-            return Got(r.status, lowered, (await r.read()).decode())
-
-    async def health(self) -> Any:
-        async with (
-            aiohttp.ClientSession() as session,
-            session.get(self.gateway.url + "/health") as r,
-        ):
-            return await r.json()
-
-
-@contextlib.asynccontextmanager
-async def rigged(
+def rigged(
     pair: tuple[str, str], stream: bool, policy: Policy, **settings: Any
-) -> AsyncIterator[Rig]:
-    client, upstream = pair
-    settings.setdefault("retries", 2)
-    settings.setdefault("retry_max_wait", 2.0)
-    async with (
-        ScriptedUpstream(policy) as up,
-        gateway_for(up.url, wire=upstream, settings=settings) as gw,
-    ):
-        exchanges: list[Exchange] = []
-        gw.context.observers.append(exchanges.append)
-        yield Rig(up, gw, DRIVERS[client], stream, exchanges)
+) -> contextlib.AbstractAsyncContextManager[Rig]:
+    """The shared rig, with retries on (2, waits capped at 2 s) unless ``settings`` say else."""
+    return rigged_without_retries(
+        pair, stream, policy, **{"retries": 2, "retry_max_wait": 2.0, **settings}
+    )
 
 
 FAST = {"retry-after-ms": "20"}
@@ -310,6 +263,42 @@ async def test_a_fallback_serves_when_the_upstream_is_down(
     assert exchanges[0].upstream == "backup" and "fell back" in (exchanges[0].note or "")
 
 
+@over_streams
+@pytest.mark.parametrize("other", ["openai-chat", "anthropic-messages"])
+async def test_a_continuation_round_falls_back_when_the_upstream_goes_down(
+    tmp_path: Any, stream: bool, other: str
+) -> None:
+    """Hybrid: the primary answers the first round with a ``skill_state`` call, which the
+    gateway answers itself; the continuation finds the primary down (503 until its retries are
+    spent), and the fallback serves it with the call and its answer in what it is sent."""
+    call = ScriptedCall("skill_state", {"patch": {"objective": "x"}}, id="call_s")
+    down = [Reply.failure(503, "down", headers=FAST) for _ in range(3)]
+    async with (
+        ScriptedUpstream(Script([Reply(calls=[call]), *down])) as primary,
+        ScriptedUpstream(Script([Reply(text="Fallback here")])) as backup,
+    ):
+        config = _config(
+            tmp_path,
+            f'[[upstreams]]\nname = "primary"\nbase_url = "{primary.url}"\n'
+            f'wire = "openai-chat"\nfallbacks = ["backup"]\n'
+            f'[[upstreams]]\nname = "backup"\nbase_url = "{backup.url}"\nwire = "{other}"\n'
+            'models = ["none-*"]\n',
+        )
+        exchanges: list[Exchange] = []
+        async with gateway_for(config_path=config, settings={"retries": 2}) as gw:
+            gw.context.observers.append(exchanges.append)
+            got = await Rig(primary, gw, DRIVERS["openai-chat"], stream).post("hybrid")
+        assert len(primary.requests) == 4 and len(backup.requests) == 1
+        calls, results = calls_and_results(backup.requests[0])
+    assert got.status == 200 and "Fallback" in got.text
+    assert "skill_state" not in got.text  # the hidden round stays hidden
+    assert [c.id for c in calls if c.name == "skill_state"] == ["call_s"]
+    assert "call_s" in results  # the continuation, not the first request again
+    [exchange] = exchanges
+    assert exchange.attempts == [200, 503, 503, 503, 200]
+    assert exchange.upstream == "backup" and "fell back" in (exchange.note or "")
+
+
 async def test_a_pass_through_falls_back_only_to_its_own_wire(tmp_path: Any) -> None:
     down = Script([Reply.failure(500, "down")])
     async with (
@@ -358,6 +347,35 @@ async def test_a_request_over_the_rate_limit_waits_or_gets_a_429(
             refused = await rig.post("off")  # would wait a minute: refused at once
         assert len(up.requests) == 1
     assert refused.status == 429 and int(refused.headers["retry-after"]) >= 50
+    assert "rate limit" in refused.text
+
+
+@over_pairs
+@over_modes
+async def test_a_stream_over_the_rate_limit_gets_the_wires_429_before_the_first_byte(
+    tmp_path: Any, pair: tuple[str, str], mode: str
+) -> None:
+    """The gateway's own limit refuses a stream before anything was sent: a real HTTP 429 in
+    the client wire's error shape, with ``retry-after``, not an error event in a stream."""
+    client, wire = pair
+    async with ScriptedUpstream(Script([Reply(text="one"), Reply(text="two")])) as up:
+        config = _config(
+            tmp_path,
+            f'[[upstreams]]\nname = "limited"\nbase_url = "{up.url}"\nwire = "{wire}"\nrpm = 1\n',
+        )
+        async with gateway_for(config_path=config) as gw:
+            rig = Rig(up, gw, DRIVERS[client], True)
+            first = await rig.post(mode)
+            refused = await rig.post(mode)  # would wait a minute: refused at once
+        assert len(up.requests) == 1
+    assert first.status == 200 and rig.driver.terminal in first.body
+    assert refused.status == 429 and int(refused.headers["retry-after"]) >= 50
+    assert refused.headers["content-type"].startswith("application/json")
+    error = json.loads(refused.body)
+    if client == "anthropic-messages":
+        assert error["type"] == "error" and error["error"]["type"] == "rate_limit_error"
+    else:
+        assert error["error"]["code"] == "rate_limit_exceeded"
     assert "rate limit" in refused.text
 
 

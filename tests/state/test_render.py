@@ -37,7 +37,13 @@ from skillstate.state.render import (
     tail_note,
 )
 from skillstate.state.schema import StateSchema
-from skillstate.state.tools import recall_tool, skill_state_tool
+from skillstate.state.tools import (
+    RECALL_TOOL,
+    SKILL_STATE_TOOL,
+    internal_names,
+    recall_tool,
+    skill_state_tool,
+)
 from skillstate.state.turns import segment
 
 RECORDED = Path(__file__).parents[1] / "fixtures" / "recorded"
@@ -86,6 +92,13 @@ def session(wire: Wire, steps: int) -> Request:
     return request
 
 
+def offered(request: Request) -> list[Tool]:
+    """The internal tools as the engine offers them beside ``request``'s own tools."""
+    tools = {SKILL_STATE_TOOL: skill_state_tool(SCHEMA), RECALL_TOOL: recall_tool()}
+    names = internal_names(tool.name for tool in request.tools)
+    return [replace(tools[tool], name=name) for name, tool in names.items()]
+
+
 def render(request: Request, plan_head: range, plan_tail_start: int, **kw: Any) -> Request:
     args: dict[str, Any] = {
         "snapshot": SNAPSHOT,
@@ -93,7 +106,7 @@ def render(request: Request, plan_head: range, plan_tail_start: int, **kw: Any) 
         "changes": {},
         "nudge": None,
         "schema": SCHEMA,
-        "internal_tools": [skill_state_tool(SCHEMA), recall_tool()],
+        "internal_tools": offered(request),
         "cache_markers": False,
     }
     args.update(kw)
@@ -219,7 +232,7 @@ def conversation() -> Request:
 def test_collapsed_messages_are_replaced_by_the_sigma_message() -> None:
     request = conversation()
     out = render(request, range(1), 13, changes={"step": 10})
-    sigma = sigma_message(SNAPSHOT, [SPAN], SCHEMA)
+    sigma = sigma_message(SNAPSHOT, [SPAN], SCHEMA, ("skill_state", "skillstate_recall"))
     assert out.messages[0] is request.messages[0]
     assert out.messages[1] == sigma
     assert all(a is b for a, b in zip(out.messages[2:-1], request.messages[13:], strict=True))
@@ -227,11 +240,11 @@ def test_collapsed_messages_are_replaced_by_the_sigma_message() -> None:
     assert out.system == request.system
 
 
-def test_internal_tools_follow_the_clients_and_never_repeat_a_name() -> None:
-    request = conversation()
+def test_internal_tools_follow_the_clients_and_never_take_a_clients_name() -> None:
+    request = conversation()  # its tools are bash and a recall of the client's own
     out = render(request, range(1), 13)
-    assert [t.name for t in out.tools] == ["bash", "recall", "skill_state"]
-    assert out.tools[1] is request.tools[1]
+    assert [t.name for t in out.tools] == ["bash", "recall", "skill_state", "skillstate_recall"]
+    assert out.tools[1] is request.tools[1]  # the client's recall, kept as it came
 
 
 def test_the_input_request_is_not_mutated() -> None:
@@ -259,7 +272,10 @@ def test_without_spans_the_note_shows_sigma_whole_after_the_tool_results() -> No
 
 
 def test_the_sigma_note_names_skill_state_as_offered() -> None:
-    tools = [replace(skill_state_tool(SCHEMA), name="skillstate_skill_state"), recall_tool()]
+    tools = [
+        replace(skill_state_tool(SCHEMA), name="skillstate_skill_state"),
+        replace(recall_tool(), name="skillstate_recall"),
+    ]
     out = render(conversation(), range(1), 1, spans=[], internal_tools=tools)
     assert "`skillstate_skill_state`" in str(out.messages[-1].parts[0])
 

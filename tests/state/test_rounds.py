@@ -188,6 +188,7 @@ def test_stream_the_client_sees_only_its_own_calls(script: list[list[Part]]) -> 
     assert all(e.index in shown_indexes for e in run.shown if isinstance(e, Delta | PartEnd))
     # One Start first, one Finish last, with every round's usage.
     assert isinstance(run.shown[0], Start) and sum(isinstance(e, Start) for e in run.shown) == 1
+    assert run.done.id == run.shown[0].id  # named as the client's stream names it
     final = run.shown[-1]
     assert isinstance(final, Finish) and final.usage == run.done.usage
     assert sum(isinstance(e, Finish) for e in run.shown) == 1
@@ -230,6 +231,15 @@ def test_a_failure_mid_stream_ends_the_loop() -> None:
     assert [type(e) for e in shown] == [Start, Failure]
     assert isinstance(rounds.ended(), Done)
     assert rounds.closing() == []
+
+
+def test_a_stream_continued_past_a_hidden_round_keeps_the_first_rounds_name() -> None:
+    """The client's stream opened with round 0's ``Start``: the reply it adds up to goes by
+    that id, not by the id of the round that ended the turn."""
+    run = drive_stream([[ToolCall("c0", "skill_state", "{}")], [Text("done")]])
+    assert len(run.sends) == 2
+    assert run.shown[0] == Start("r0", "m")
+    assert run.done.id == "r0"
 
 
 def test_paper_json_retries_with_the_note_then_stops() -> None:

@@ -185,15 +185,15 @@ class Forward:
         (raised before the body is yielded to anyone). Failures a provider means as "try
         again" are retried first (``upstream.retry``), behind the upstream's circuit breaker;
         never once the reply was yielded, since its bytes may be on their way."""
-        raw = await self._with_fallbacks(outbound)
+        reply = await self._with_fallbacks(outbound)
         try:
-            yield self._reply(raw)
+            yield reply
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise _failure(exc, self.upstream.name, self.wire) from exc
         finally:
-            raw.release()
+            reply.raw.release()
 
-    async def _with_fallbacks(self, outbound: Outbound) -> aiohttp.ClientResponse:
+    async def _with_fallbacks(self, outbound: Outbound) -> Reply:
         while True:
             try:
                 return await self._attempts(outbound)
@@ -229,7 +229,7 @@ class Forward:
             return dataclasses.replace(outbound, path=path, body=body)
         return None
 
-    async def _attempts(self, outbound: Outbound) -> aiohttp.ClientResponse:
+    async def _attempts(self, outbound: Outbound) -> Reply:
         await self._admit(outbound)
         policy = RetryPolicy(attempts=1) if outbound.probe else self.gateway.retry
         circuit = (
@@ -251,10 +251,13 @@ class Forward:
                 await self._wait(delay, f"{type(exc).__name__}")
                 continue
             self._note_attempt(raw.status)
+            relayed = response_headers(
+                raw.headers, upstream_wire=self.wire, client_wire=self.client_wire
+            )
             if raw.status < 400:
                 circuit.succeeded()
-                return raw
-            failure = await self._refusal(raw)
+                return self._reply(raw, relayed)
+            failure = await self._refusal(raw, relayed)
             if raw.status >= 500:
                 circuit.failed()
             else:  # the provider answered: it is up, whatever it thought of the request
@@ -323,18 +326,15 @@ class Forward:
         headers = {"retry-after": str(wait)}
         return UpstreamFailure(503, ErrorKind.OVERLOADED, message, wire=self.wire, headers=headers)
 
-    def _reply(self, raw: aiohttp.ClientResponse) -> Reply:
-        relayed = response_headers(
-            raw.headers, upstream_wire=self.wire, client_wire=self.client_wire
-        )
+    def _reply(self, raw: aiohttp.ClientResponse, relayed: dict[str, str]) -> Reply:
+        """``relayed``: the reply's headers fit for the client (``response_headers``)."""
         if not self.relayed:
             self.relayed = relayed
         return Reply(raw.status, self.wire, relayed, self.upstream.name, raw, self.exchange)
 
-    async def _refusal(self, raw: aiohttp.ClientResponse) -> UpstreamFailure:
-        relayed = response_headers(
-            raw.headers, upstream_wire=self.wire, client_wire=self.client_wire
-        )
+    async def _refusal(
+        self, raw: aiohttp.ClientResponse, relayed: dict[str, str]
+    ) -> UpstreamFailure:
         try:
             body = await raw.read()
         finally:

@@ -177,8 +177,9 @@ def render_hybrid(
     ``head`` and ``tail`` are the message ranges kept verbatim (from the collapse plan of the
     epoch); the messages between them are the collapsed ``spans``, replaced by the Σ message of
     ``snapshot``. Without spans nothing is collapsed, so the head and the tail must meet. The
-    system prompt is the client's; the tools are the client's followed by each of
-    ``internal_tools`` the client does not already offer by name. The tail note (see
+    system prompt is the client's; the tools are the client's followed by ``internal_tools``,
+    as offered: named by ``tools.internal_names``, so none takes a name the client's tools
+    have (a client's own ``recall`` stays the client's). The tail note (see
     ``tail_note``) goes last, unless the conversation ends in an assistant message or with a
     tool call still waiting for its result (DESIGN.md, invariant 2). Without spans there is no
     Σ message: ``snapshot`` is then the current Σ, which the tail note shows whole, and there
@@ -202,7 +203,7 @@ def render_hybrid(
     note = tail_note(changes, nudge=nudge, state=shown, skill_state=names[0])
     if note is not None and _may_append(messages):
         messages.append(note)
-    return replace(request, messages=messages, tools=_with_tools(request.tools, internal_tools))
+    return replace(request, messages=messages, tools=[*request.tools, *internal_tools])
 
 
 def _check_ranges(
@@ -225,16 +226,6 @@ def _check_ranges(
 def _check_changes(changes: Json, *, collapsed: bool) -> None:
     if changes and not collapsed:
         raise ValueError("Σ changes need a Σ message to apply to, and no span was collapsed")
-
-
-def _with_tools(client: list[Tool], internal: list[Tool]) -> list[Tool]:
-    tools = list(client)
-    names = {tool.name for tool in client}
-    for tool in internal:
-        if tool.name not in names:
-            tools.append(tool)
-            names.add(tool.name)
-    return tools
 
 
 def _may_append(messages: Sequence[Message]) -> bool:

@@ -22,7 +22,8 @@ The rules, each kept on every path:
   "tool calls" when none is shown.
 * Within a stream the client's ``Start`` goes out once; a loop that can answer internal calls
   holds it until the first visible event, so an upstream error in a hidden round can still be
-  answered with its real HTTP status.
+  answered with its real HTTP status. The streamed reply is named by that ``Start`` (the
+  first round's id and model), whichever round ends the turn.
 """
 
 from __future__ import annotations
@@ -202,7 +203,7 @@ class Rounds:
         if accumulator is None:
             raise RuntimeError("ended() without a round")
         if self._round.failed is not None:
-            response = accumulator.response()
+            response = self._as_opened(accumulator.response())
             self._usage = self._usage + response.usage
             response.message.parts = self._shown + self._visible(response.message.parts)
             response.usage = self._usage
@@ -278,12 +279,22 @@ class Rounds:
             ),
             usage=self._usage,
         )
+        reply = self._as_opened(reply)
         if reply.stop_reason is StopReason.TOOL_CALLS and not any(
             isinstance(p, ToolCall) for p in reply.message.parts
         ):
             reply.stop_reason = StopReason.END
         self._reply = reply
         return Done(reply)
+
+    def _as_opened(self, response: Response) -> Response:
+        """On a stream, ``response`` under the id and model the client's reply goes by: its
+        one ``Start``'s, the first round's, whichever round ends the turn (a later
+        ``previous_response_id`` names it)."""
+        start = self._start
+        if not self._stream or start is None:
+            return response
+        return dataclasses.replace(response, id=start.id, model=start.model)
 
     def _visible(self, parts: list[Part]) -> list[Part]:
         return [p for p in parts if not (isinstance(p, ToolCall) and self._internal(p))]
