@@ -13,7 +13,7 @@ moved and read (the mock reads it too, on the same cores) is what that arm shows
 The big bodies are built before the measurement and sent from a process of their own, so
 that building and writing them does not hold the interpreter that measures the small clients.
 
-Run: ``python -m skillstate.bench.bigbody [--mib 16] [--big 3] [--clients 4]``.
+Run: ``python -m skillstate.bench.bigbody [--mib 16] [--big 3] [--clients 4] [--mode hybrid]``.
 """
 
 from __future__ import annotations
@@ -194,10 +194,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--big", type=int, default=3, help="big requests, one after another")
     parser.add_argument("--clients", type=int, default=4, help="small clients")
     parser.add_argument("--baseline", type=float, default=3.0, help="seconds before the first")
+    parser.add_argument("--mode", default="hybrid", choices=["off", "hybrid", "paper"])
     args = parser.parse_args(argv)
     loop = new_loop()
     try:
-        with mock_and_gateway("hybrid") as processes:
+        with mock_and_gateway(args.mode) as processes:
             route = "/v1/chat/completions"
             arms = [
                 loop.run_until_complete(_arm(name, base + route, args))
@@ -211,7 +212,7 @@ def main(argv: list[str] | None = None) -> None:
         loop.close()
     print(
         f"skillstate {__version__}: small requests while {args.mib:g} MiB bodies are in "
-        f"flight ({args.clients} small clients, gateway in hybrid mode, {os.cpu_count()} cores)"
+        f"flight ({args.clients} small clients, gateway in {args.mode} mode, {os.cpu_count()} cores)"
     )
     for arm in arms:
         print(_line(f"{arm.name}: baseline", arm.before))
