@@ -4,10 +4,11 @@ the gateway core."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from skillstate.conversation import Request, Response, Wire
+from skillstate.conversation import Request, Response, Usage, Wire
 
 
 @dataclass(slots=True)
@@ -33,6 +34,16 @@ class Exchange:
     """Upstream requests made for this client request (0: answered by the gateway)."""
     attempts: list[int] = field(default_factory=list)
     """The status of every upstream attempt, retries included (0: no answer)."""
+    usages: list[Usage] = field(default_factory=list)
+    """Each upstream reply's usage, in order (the internal tool loop's rounds each have one);
+    empty when no reply came."""
+    sent: Request | None = None
+    """The request as the lanes left it, sent in the first round (None: the client's own)."""
+    request_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    overhead_s: float | None = None
+    """The gateway's own time: from arrival to the reply, less the time upstreams took."""
+    upstream_s: float = 0.0
+    """Time spent waiting on upstreams (every attempt, retries' waits included)."""
 
     def summary(self) -> str:
         """The request in one log line: who, where, what came back, what the lanes did."""

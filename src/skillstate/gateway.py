@@ -16,6 +16,8 @@ from pathlib import Path
 from skillstate.config import Settings
 from skillstate.conversation import Wire
 from skillstate.economics.tokenizer import encoding
+from skillstate.ledger import Ledger, Recorder
+from skillstate.ledger.recorder import Pricing
 from skillstate.pipeline.compaction_lane import CompactionLane
 from skillstate.pipeline.lane import Lane
 from skillstate.pipeline.state_lane import StateLane
@@ -69,6 +71,12 @@ def build_context(settings: Settings) -> GatewayContext:
         circuit_failures=settings.circuit_failures,
         circuit_open_s=settings.circuit_open_seconds,
     )
+
+
+def build_pricing(settings: Settings) -> Pricing:
+    """What a model's usage costs (no catalog yet: every model is unpriced)."""
+    del settings
+    return lambda model, usage: None
 
 
 def build_guard(settings: Settings) -> Guard:
@@ -127,6 +135,13 @@ async def running(settings: Settings, *, port: int | None = None) -> AsyncIterat
     context.engine = build_engine(settings, stores)
     context.lanes = build_lanes(settings, context.engine)
     context.history = ResponseHistory(stores.archive)
+    ledger = await Ledger.open(stores.database)
+    recorder = Recorder(
+        ledger, build_pricing(settings), retention_days=settings.ledger_retention_days
+    )
+    context.recorder = recorder
+    context.observers.append(recorder)
+    await recorder.start()
     # On stop, the listening socket closes at once and requests in flight (streams included)
     # get ``shutdown_timeout`` seconds to finish before they are cancelled.
     runner = GatewayRunner(
@@ -154,6 +169,8 @@ async def running(settings: Settings, *, port: int | None = None) -> AsyncIterat
         yield RunningGateway(f"http://{settings.host}:{bound}", context)
     finally:
         await runner.cleanup()
+        await recorder.close()
+        await ledger.close()
         await stores.close()
 
 

@@ -120,11 +120,17 @@ def wire_literals(source: str) -> Iterator[tuple[int, str, str]]:
                 yield node.lineno, prefix, text
 
 
+#: Literals that are the project's own API and happen to be wire words: GET /cost's token
+#: fields, named by the issue that specified the document (module, word).
+OWN_API = frozenset({("ledger/report.py", "input_tokens"), ("ledger/report.py", "output_tokens")})
+
+
 def test_no_wire_word_outside_the_adapters() -> None:
     found = [
         f"{path.relative_to(PACKAGE)}:{line}: {word!r} in {text[:60]!r}"
         for path in scanned_modules()
         for line, word, text in wire_literals(path.read_text(encoding="utf-8"))
+        if (str(path.relative_to(PACKAGE)), word) not in OWN_API
     ]
     assert not found, "wire names outside protocols/:\n" + "\n".join(found)
 

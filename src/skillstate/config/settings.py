@@ -201,6 +201,8 @@ class Settings(BaseModel):
     circuit_failures: StrictInt = 5
     circuit_open_seconds: StrictFloat = 30.0
     shutdown_timeout: StrictFloat = 10.0
+    # The ledger (docs/cost.md): rows older than this many days are removed.
+    ledger_retention_days: StrictFloat = 30.0
     # Who may reach the gateway, and for how long a client may hold a connection open
     # (SECURITY.md): a token every route checks (required off loopback), the Host names and
     # browser origins allowed besides the gateway's own, the time to send a request head and
@@ -279,6 +281,7 @@ class Settings(BaseModel):
         "retry_max_wait",
         "circuit_open_seconds",
         "shutdown_timeout",
+        "ledger_retention_days",
     )
     @classmethod
     def _timeout(cls, seconds: float) -> float:

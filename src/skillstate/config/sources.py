@@ -249,6 +249,7 @@ TEXT_PARSERS: dict[str, Callable[[str], object]] = {
     "circuit_failures": parse_int,
     "circuit_open_seconds": parse_float,
     "shutdown_timeout": parse_float,
+    "ledger_retention_days": parse_float,
     "header_timeout": parse_float,
     "body_timeout": parse_float,
     "max_connections": parse_int,

@@ -22,6 +22,7 @@ import tiktoken
 from skillstate import jsonio
 from skillstate.conversation import (
     ArchiveRef,
+    CacheMark,
     Image,
     Message,
     Opaque,
@@ -175,15 +176,32 @@ MESSAGE_OVERHEAD = 4
 def count_request(request: Request) -> int:
     """An offline estimate of a request's input tokens: the system prompt and tool
     definitions, then every message as ``message_tokens`` counts it."""
+    (_, tokens), _ = head(request)
+    return tokens + sum(message_tokens(message) for message in request.messages)
+
+
+def head(request: Request) -> tuple[tuple[tuple[int, int], int], list[CacheMark]]:
+    """The system prompt and tool definitions as one counted text: its (length, hash) key
+    and tokens, and the cache breakpoints the client put on them."""
     pieces: list[str] = [part.text for part in request.system]
+    marks = [part.cache for part in request.system if part.cache is not None]
     for tool in request.tools:
         pieces.append(tool.name)
         if tool.description:
             pieces.append(tool.description)
         if tool.parameters:
             pieces.append(jsonio.dumps_str(tool.parameters))
-    head = count_tokens("\n".join(pieces)) if pieces else 0
-    return head + sum(message_tokens(message) for message in request.messages)
+        if tool.cache is not None:
+            marks.append(tool.cache)
+    if not pieces:
+        return ((0, 0), 0), marks
+    text = "\n".join(pieces)
+    key = (len(text), hash(text))
+    tokens = _memo.get(key)
+    if tokens is None:
+        tokens = count_tokens(text)
+        _memo.put(key, tokens)
+    return (key, tokens), marks
 
 
 _MEMO_SIZE = 8192
@@ -198,13 +216,19 @@ def message_tokens(message: Message) -> int:
     """An offline estimate of ``message``'s input tokens: its texts, tool calls, results,
     reasoning and opaque items through o200k_base (``count_tokens``), a fixed figure per
     image, plus the per-message framing."""
+    return message_key(message)[1]
+
+
+def message_key(message: Message) -> tuple[tuple[int, int, int], int]:
+    """``message``'s (length, hash, images) key of what is counted, and its tokens as
+    ``message_tokens`` counts them."""
     text, images = _counted(message)
     key = (len(text), hash(text))
     tokens = _memo.get(key)
     if tokens is None:
         tokens = count_tokens(text)
         _memo.put(key, tokens)
-    return tokens + images * IMAGE_TOKENS + MESSAGE_OVERHEAD
+    return (*key, images), tokens + images * IMAGE_TOKENS + MESSAGE_OVERHEAD
 
 
 async def prime(messages: Sequence[Message]) -> None:

@@ -13,10 +13,12 @@ from skillstate.server import info
 from skillstate.server.client_stream import PREPARED
 from skillstate.server.compact_route import handle_compact
 from skillstate.server.context import GATEWAY, GatewayContext
+from skillstate.server.cost_routes import add_cost_routes
 from skillstate.server.errors import error_response, guess_wire
 from skillstate.server.guard import Guard, add_cors_headers, guard_middleware
 from skillstate.server.proxy import handle_generation
 from skillstate.server.state_routes import add_state_routes
+from skillstate.server.timing import add_overhead_header, timing_middleware
 
 log = logging.getLogger("skillstate.server")
 
@@ -28,10 +30,11 @@ def build_app(gateway: GatewayContext, guard: Guard | None = None) -> web.Applic
     bound to 127.0.0.1, no token, nothing allowed besides loopback)."""
     # The guard comes first: a request it refuses never reaches a handler, and the error
     # boundary then sees the request as the guard passed it on.
-    middlewares = [guard_middleware(guard or Guard()), _errors]
+    middlewares = [timing_middleware, guard_middleware(guard or Guard()), _errors]
     app = web.Application(client_max_size=gateway.max_body_bytes, middlewares=middlewares)
     app[GATEWAY] = gateway
     app.on_response_prepare.append(add_cors_headers)
+    app.on_response_prepare.append(add_overhead_header)
     generation: list[tuple[str, Wire]] = [
         ("/chat/completions", Wire.CHAT),
         ("/responses", Wire.RESPONSES),
@@ -45,6 +48,7 @@ def build_app(gateway: GatewayContext, guard: Guard | None = None) -> web.Applic
         app.router.add_get(prefix + "/models", info.models)
     app.router.add_get("/health", info.health)
     add_state_routes(app.router)
+    add_cost_routes(app.router)
     app.router.add_get("/", info.root)  # aiohttp answers HEAD for GET routes too
 
     async def start(_: web.Application) -> None:

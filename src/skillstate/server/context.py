@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from aiohttp import web
 
 from skillstate.exchange import Observer
+from skillstate.ledger.recorder import Recorder
 from skillstate.pipeline.lane import Lane
 from skillstate.server.history import ResponseHistory
 from skillstate.state.engine import StateEngine
@@ -40,6 +41,8 @@ class GatewayContext:
     circuit_open_s: float = 30.0
     circuits: dict[str, Circuit] = field(default_factory=dict)
     limits: dict[str, RateLimit] = field(default_factory=dict)
+    recorder: Recorder | None = None
+    """Writes the ledger (/cost, /metrics); None: nothing is recorded."""
 
     def circuit(self, upstream: str) -> Circuit:
         """The circuit breaker of ``upstream`` (one per upstream, made on first use)."""

@@ -34,6 +34,7 @@ from skillstate.protocols import adapter
 from skillstate.protocols.headers import response_headers, upstream_headers
 from skillstate.protocols.streams import EventReader
 from skillstate.server.context import GatewayContext
+from skillstate.server.timing import TIMING
 from skillstate.upstream.circuit import Circuit
 from skillstate.upstream.retry import RETRYABLE, RetryPolicy
 from skillstate.upstream.routing import Upstream
@@ -185,13 +186,20 @@ class Forward:
         (raised before the body is yielded to anyone). Failures a provider means as "try
         again" are retried first (``upstream.retry``), behind the upstream's circuit breaker;
         never once the reply was yielded, since its bytes may be on their way."""
-        reply = await self._with_fallbacks(outbound)
+        timing = self.http.get(TIMING)
+        if timing is not None:
+            timing.enter(time.perf_counter())
         try:
-            yield reply
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            raise _failure(exc, self.upstream.name, self.wire) from exc
+            reply = await self._with_fallbacks(outbound)
+            try:
+                yield reply
+            except (aiohttp.ClientError, TimeoutError) as exc:
+                raise _failure(exc, self.upstream.name, self.wire) from exc
+            finally:
+                reply.raw.release()
         finally:
-            reply.raw.release()
+            if timing is not None:
+                timing.leave(time.perf_counter())
 
     async def _with_fallbacks(self, outbound: Outbound) -> Reply:
         while True:
@@ -365,7 +373,14 @@ class Forward:
         exchange.response = response
         if note is not None:
             exchange.note = note
-        exchange.elapsed_s = time.perf_counter() - exchange.started
+        now = time.perf_counter()
+        exchange.elapsed_s = now - exchange.started
+        if response is not None and not exchange.usages:  # one reply, relayed as it came
+            exchange.usages.append(response.usage)
+        timing = self.http.get(TIMING)
+        if timing is not None:
+            exchange.upstream_s = timing.upstream(now)
+            exchange.overhead_s = timing.overhead(now)
         notify(self.gateway, exchange)
 
 

@@ -81,6 +81,7 @@ async def handle_generation(http: web.Request, wire: Wire) -> web.StreamResponse
         forwarded_original=same,
     )
     exchange.lanes = lanes.header()
+    exchange.sent = lanes.request
     forward = Forward(gateway, http, upstream, wire, target, exchange)
     forward.fallbacks = gateway.router.fallbacks(upstream)
     if same and lanes.followup is None:

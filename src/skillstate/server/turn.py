@@ -72,6 +72,8 @@ class Turn:
     async def serve(self, outbound: Request) -> web.StreamResponse:
         policy = self.followup.policy if self.followup is not None else Policy()
         rounds = Rounds(outbound, policy)
+        if self.forward.exchange is not None:
+            self.forward.exchange.usages = rounds.usages  # each round's, as they come
         try:
             if self.client.params.stream:
                 return await self._stream(rounds)

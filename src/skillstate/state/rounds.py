@@ -121,6 +121,7 @@ class Rounds:
         "_started",
         "_stream",
         "_usage",
+        "usages",
     )
 
     def __init__(self, request: Request, policy: Policy = Policy()) -> None:
@@ -131,6 +132,8 @@ class Rounds:
         self._rounds = 0
         self._shown: list[Part] = []
         self._usage = Usage()
+        self.usages: list[Usage] = []
+        """Each round's usage as its upstream reported it, in order: one per upstream reply."""
         self._reply: Response | None = None
         self._pending: Response | None = None
         self._round = _Round()
@@ -204,6 +207,7 @@ class Rounds:
             raise RuntimeError("ended() without a round")
         if self._round.failed is not None:
             response = self._as_opened(accumulator.response())
+            self.usages.append(response.usage)
             self._usage = self._usage + response.usage
             response.message.parts = self._shown + self._visible(response.message.parts)
             response.usage = self._usage
@@ -228,6 +232,7 @@ class Rounds:
 
     def replied(self, response: Response) -> Step:
         """A round's whole reply (a JSON body, or a stream that ended): the next step."""
+        self.usages.append(response.usage)
         self._usage = self._usage + response.usage
         self._pending = response
         internal = tuple(

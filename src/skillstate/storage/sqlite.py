@@ -80,6 +80,16 @@ class SQLiteDatabase:
             raise
         return cls(path, executor, conn)
 
+    @classmethod
+    async def in_memory(cls) -> SQLiteDatabase:
+        """A private database in memory, on a thread of its own, gone when closed."""
+        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="skillstate-sqlite-mem")
+        loop = asyncio.get_running_loop()
+        conn = await loop.run_in_executor(
+            executor, partial(sqlite3.connect, ":memory:", isolation_level=None)
+        )
+        return cls(Path(":memory:"), executor, conn)
+
     async def run(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """``work(connection)`` on the database's thread."""
         return await asyncio.get_running_loop().run_in_executor(self._executor, work, self._conn)

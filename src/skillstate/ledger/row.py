@@ -1,0 +1,47 @@
+"""One ledger row: one upstream request (or a reply the gateway made itself), no content and
+no keys."""
+
+from __future__ import annotations
+
+from dataclasses import astuple, dataclass, fields
+
+LOCAL = "local"
+"""The upstream of a reply the gateway made itself (nothing went upstream)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """``round`` 0 is the first upstream request made for client request ``request_id``; the
+    pass-through estimate (``passthrough_*``) is on that row only, None on later rounds. A
+    cost is None when the model has no price."""
+
+    ts: float
+    request_id: str
+    round: int
+    session: str
+    client_wire: str
+    upstream: str
+    model: str
+    mode: str
+    lanes: str
+    status: int
+    streamed: bool
+    input: int = 0
+    cached_input: int = 0
+    cache_write: int = 0
+    cache_write_1h: int = 0
+    output: int = 0
+    reasoning: int = 0
+    cost_usd: float | None = None
+    passthrough_input: int | None = None
+    passthrough_cached_input: int | None = None
+    passthrough_cache_write: int | None = None
+    passthrough_cost_usd: float | None = None
+    overhead_ms: float | None = None
+    upstream_ms: float | None = None
+
+    def values(self) -> tuple[object, ...]:
+        return astuple(self)
+
+
+COLUMNS = tuple(f.name for f in fields(Row))

@@ -1,0 +1,57 @@
+"""The gateway's own time per request: the wall time since the request arrived, less the
+time spent waiting on upstreams. Every response says it in ``x-skillstate-overhead-ms``
+(for a stream: up to its first byte); the ledger keeps it per request."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+
+OVERHEAD_HEADER = "x-skillstate-overhead-ms"
+
+
+class Timing:
+    """When a request arrived, and how long it has waited on upstreams so far."""
+
+    __slots__ = ("_since", "arrived", "upstream_s")
+
+    def __init__(self, now: float) -> None:
+        self.arrived = now
+        self.upstream_s = 0.0
+        self._since: float | None = None
+
+    def enter(self, now: float) -> None:
+        """An upstream call starts (a call already in progress keeps its start)."""
+        if self._since is None:
+            self._since = now
+
+    def leave(self, now: float) -> None:
+        if self._since is not None:
+            self.upstream_s += now - self._since
+            self._since = None
+
+    def upstream(self, now: float) -> float:
+        return self.upstream_s + (now - self._since if self._since is not None else 0.0)
+
+    def overhead(self, now: float) -> float:
+        return max(0.0, now - self.arrived - self.upstream(now))
+
+
+TIMING: web.RequestKey[Timing] = web.RequestKey("timing", Timing)
+
+
+@web.middleware
+async def timing_middleware(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    request[TIMING] = Timing(time.perf_counter())
+    return await handler(request)
+
+
+async def add_overhead_header(request: web.Request, response: web.StreamResponse) -> None:
+    """``on_response_prepare``: the gateway's time so far, in milliseconds."""
+    timing = request.get(TIMING)
+    if timing is not None:
+        response.headers[OVERHEAD_HEADER] = f"{timing.overhead(time.perf_counter()) * 1000:.2f}"
