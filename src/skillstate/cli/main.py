@@ -11,6 +11,7 @@ from skillstate.cli.config import config_command
 from skillstate.cli.options import Flags, load, settings_options
 from skillstate.cli.serve import serve_command, start
 from skillstate.cli.state import state_command
+from skillstate.cli.stats import stats_command
 
 _HELP = """\
 A local context gateway for LLM agents: it sits between your agent and its model provider
@@ -45,6 +46,7 @@ def cli(ctx: click.Context, /, **params: Any) -> None:
 cli.add_command(serve_command)
 cli.add_command(config_command)
 cli.add_command(state_command)
+cli.add_command(stats_command)
 
 
 def main() -> None:

@@ -1,0 +1,106 @@
+"""``skillstate stats``: what the ledger of a running gateway recorded (its GET /cost), as
+tables: totals, by model, by session, the sessions that saved most and those that lost."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from skillstate.cli.client import client_options, print_json, request
+
+_TOP = 5
+
+
+@click.command("stats")
+@click.option("--session", metavar="ID", help="Only this session's requests.")
+@click.option("--model", metavar="MODEL", help="Only this model's requests.")
+@click.option(
+    "--since", metavar="WHEN", help="Only requests from WHEN on (ISO 8601: 2026-12-01T09:00)."
+)
+@click.option("--until", metavar="WHEN", help="Only requests before WHEN (ISO 8601).")
+@client_options
+def stats_command(
+    session: str | None,
+    model: str | None,
+    since: str | None,
+    until: str | None,
+    url: str | None,
+    as_json: bool,
+) -> None:
+    """What the gateway recorded: requests, tokens and cost, and what a pass-through would have
+    cost (an estimate). Costs are recorded from the provider's reported usage and the price
+    catalog (`skillstate prices`): not a provider invoice. `--json` prints GET /cost as is."""
+    given = (("session", session), ("model", model), ("since", since), ("until", until))
+    params = {name: value for name, value in given if value is not None}
+    doc = request("GET", url, "/cost", params)
+    if as_json:
+        print_json(doc)
+        return
+    _show(doc)
+
+
+def _show(doc: dict[str, Any]) -> None:
+    from rich.console import Console
+
+    console = Console()
+    totals = doc.get("totals", {})
+    span = f"{doc.get('since') or '-'} to {doc.get('until') or '-'}"
+    console.print(f"[bold]skillstate ledger[/bold]: {doc.get('label')} ({span})")
+    if not totals.get("requests") and not totals.get("client_requests"):
+        console.print("no requests recorded yet")
+        return
+    console.print(_table("Totals", [{"": "all", **totals}], ""))
+    console.print(_table("By model", doc.get("by_model", []), "model"))
+    sessions = doc.get("by_session", [])
+    console.print(_table("By session", sessions, "session"))
+    saved = [s for s in sessions if isinstance(s.get("saved_usd"), int | float)]
+    gains = sorted((s for s in saved if s["saved_usd"] > 0), key=lambda s: -s["saved_usd"])
+    losses = sorted((s for s in saved if s["saved_usd"] < 0), key=lambda s: s["saved_usd"])
+    if gains:
+        console.print(_table("Top savings (estimate)", gains[:_TOP], "session"))
+    if losses:
+        console.print(_table("Top losses (estimate)", losses[:_TOP], "session"))
+    if totals.get("unpriced_requests"):
+        console.print(
+            f"[yellow]{totals['unpriced_requests']} requests have no price[/yellow]: their "
+            'cost is unknown, not $0 (add one under [prices."MODEL"] in the config)'
+        )
+    console.print(f"[dim]{doc.get('estimate', '')}[/dim]")
+
+
+def _table(title: str, rows: list[dict[str, Any]], key: str) -> Any:
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left")
+    table.add_column(key or "")
+    for name in ("requests", "input", "cached", "written", "output", "cost", "pass-through*"):
+        table.add_column(name, justify="right")
+    table.add_column("saved*", justify="right")
+    for row in rows:
+        table.add_row(
+            str(row.get(key, "")),
+            f"{row.get('requests', 0):,}",
+            f"{row.get('input_tokens', 0):,}",
+            f"{row.get('cached_input_tokens', 0):,}",
+            f"{row.get('cache_write_tokens', 0):,}",
+            f"{row.get('output_tokens', 0):,}",
+            _usd(row.get("cost_usd")),
+            _usd(row.get("passthrough_cost_usd")),
+            _saved(row.get("saved_usd")),
+        )
+    return table
+
+
+def _usd(value: object) -> str:
+    if not isinstance(value, int | float):
+        return "unpriced"
+    return f"${value:,.4f}"
+
+
+def _saved(value: object) -> str:
+    if not isinstance(value, int | float):
+        return "-"
+    if value < 0:
+        return f"[red]-${-value:,.4f} (loss)[/red]"
+    return f"[green]${value:,.4f}[/green]"
