@@ -24,8 +24,8 @@ from aiohttp import web
 from click.testing import CliRunner, Result
 
 from skillstate import jsonio
-from skillstate.cli.main import cli
 from skillstate.cli.client import gateway_url
+from skillstate.cli.main import cli
 from skillstate.config import load_settings
 from skillstate.testing import RecordedRequest, Reply, ScriptedCall, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
