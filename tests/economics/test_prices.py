@@ -335,3 +335,12 @@ def test_overrides_keep_the_exact_decimal_written() -> None:
     overrides = parse_overrides({"gpt-4o": {"input": 0.1, "output": 3}})
     assert overrides == PriceOverrides({"gpt-4o": PriceOverride(Decimal("0.1"), output=Decimal(3))})
     assert overrides.as_json() == {"gpt-4o": {"input": 0.1, "output": 3.0}}
+
+
+def test_with_a_catalog_parse_overrides_also_refuses_incomplete_additions() -> None:
+    tables = {"gpt-4o": {"input": "3"}, "mine": {"input": 1}, "gpt-5": {"output": 9}}
+    with pytest.raises(PricesError) as caught:
+        parse_overrides(tables, builtin_catalog())
+    assert len(caught.value.problems) == 2
+    assert "prices.'mine' is not in the catalog" in caught.value.problems[1]
+    assert parse_overrides({"mine": {"input": 1}}).models["mine"] == PriceOverride(Decimal(1))

@@ -207,15 +207,27 @@ class Catalog:
             if name in prices:
                 prices[name] = _overridden(prices[name], given)
                 continue
-            added = _priced(override, source)
-            if added is None:
-                missing = [rate for rate in _REQUIRED if rate not in given]
-                problems.append(_incomplete(name, missing, self.resolve(name)))
-                continue
-            prices[name] = replace(added, overridden=tuple(given))
+            if (problem := self._incomplete(name, override)) is not None:
+                problems.append(problem)
+            elif (added := _priced(override, source)) is not None:
+                prices[name] = replace(added, overridden=tuple(given))
         if problems:
             raise PricesError(problems)
         return replace(self, prices=MappingProxyType(prices))
+
+    def _incomplete(self, name: str, override: PriceOverride) -> str | None:
+        """What is wrong with ``override`` as an addition to this catalog, if anything."""
+        missing = [rate for rate in _REQUIRED if getattr(override, rate) is None]
+        if name in self.prices or not missing:
+            return None
+        text = (
+            f"prices.{name!r} is not in the catalog, so it adds a model, "
+            f"and an added model needs {' and '.join(missing)}"
+        )
+        resolved = self.resolve(name)
+        if resolved is not None:
+            text += f"; to change the prices of {resolved!r}, which it resolves to, name that table"
+        return text
 
     def _target(self, name: str) -> str | None:
         if name in self.prices:
@@ -255,16 +267,6 @@ def _priced(rates: PriceOverride, source: str) -> Price | None:
         cache_write_1h=rates.cache_write_1h,
         source=source,
     )
-
-
-def _incomplete(name: str, missing: list[str], resolved: str | None) -> str:
-    text = (
-        f"prices.{name!r} is not in the catalog, so it adds a model, "
-        f"and an added model needs {' and '.join(missing)}"
-    )
-    if resolved is not None:
-        text += f"; to change the prices of {resolved!r}, which it resolves to, name that table"
-    return text
 
 
 @functools.cache
@@ -413,14 +415,15 @@ class PriceOverrides:
         }
 
 
-def parse_overrides(tables: Mapping[str, object]) -> PriceOverrides:
+def parse_overrides(tables: Mapping[str, object], catalog: Catalog | None = None) -> PriceOverrides:
     """``PriceOverrides`` from ``{model: {rate: number}}`` (the config's ``prices`` tables).
 
     Each table may give any of ``input``, ``cached_input``, ``cache_write_5m``,
     ``cache_write_1h`` and ``output``, in USD per million tokens, each a number not below 0.
     Raises ``PricesError`` listing every table that is not one, every unknown rate (with the
-    closest known one) and every bad value. Whether an added model gives the rates it needs
-    is ``Catalog.merged``'s check, since only the catalog knows which names are additions.
+    closest known one) and every bad value; with a ``catalog``, also every name it does not
+    list (an addition) that lacks ``input`` or ``output``, which ``Catalog.merged`` would
+    refuse.
     """
     problems: list[str] = []
     models: dict[str, PriceOverride] = {}
@@ -429,12 +432,16 @@ def parse_overrides(tables: Mapping[str, object]) -> PriceOverrides:
         if not isinstance(table, Mapping):
             problems.append(f"{where} must be a table, e.g. {{input = 2.5, output = 10}}")
             continue
+        before = len(problems)
         for key in table:
             if key not in RATES:
                 close = difflib.get_close_matches(str(key), RATES, n=1)
                 hint = f"; did you mean {close[0]!r}?" if close else ""
                 problems.append(f"{where} has no rate {key!r} (rates: {', '.join(RATES)}){hint}")
         models[name] = PriceOverride(**dict(_rates(where, table, problems)))
+        incomplete = None if catalog is None else catalog._incomplete(name, models[name])
+        if incomplete is not None and len(problems) == before:
+            problems.append(incomplete)
     if problems:
         raise PricesError(problems)
     return PriceOverrides(MappingProxyType(models))
