@@ -215,6 +215,31 @@ class Catalog:
             raise PricesError(problems)
         return replace(self, prices=MappingProxyType(prices))
 
+    def as_json(self) -> dict[str, object]:
+        """The catalog as a JSON document (``skillstate prices --json``)::
+
+            {"as_of": "2025-11-24", "currency": "USD", "unit": "per million tokens",
+             "models": [{"model", "input", "cached_input", "cache_write_5m",
+                         "cache_write_1h", "output", "source", "override"}, ...]}
+
+        Rates are numbers, a write rate the provider does not bill is ``null``, ``override``
+        is true for a model whose rates the config changed or added.
+        """
+        return {
+            "as_of": self.as_of.isoformat(),
+            "currency": "USD",
+            "unit": "per million tokens",
+            "models": [
+                {
+                    "model": name,
+                    **{rate: _number(getattr(price, rate)) for rate in RATES},
+                    "source": price.source,
+                    "override": bool(price.overridden),
+                }
+                for name, price in self.prices.items()
+            ],
+        }
+
     def _incomplete(self, name: str, override: PriceOverride) -> str | None:
         """What is wrong with ``override`` as an addition to this catalog, if anything."""
         missing = [rate for rate in _REQUIRED if getattr(override, rate) is None]
@@ -240,6 +265,10 @@ class Catalog:
             if name.startswith(known) and _SNAPSHOT.fullmatch(name, len(known)):
                 return self._target(known)
         return None
+
+
+def _number(amount: Decimal | None) -> float | None:
+    return None if amount is None else float(amount)
 
 
 def _overridden(listed: Price, given: Mapping[str, Decimal]) -> Price:
