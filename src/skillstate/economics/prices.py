@@ -38,7 +38,7 @@ __all__ = [
     "parse_overrides",
 ]
 
-MILLION = Decimal(1_000_000)
+_MILLION = Decimal(1_000_000)
 
 RATES = ("input", "cached_input", "cache_write_5m", "cache_write_1h", "output")
 """The rates of one model, USD per million tokens, in the order they are shown."""
@@ -141,7 +141,7 @@ def cost(price: Price, usage: Billed) -> Decimal:
         + written_1h * price.write_1h
         + usage.output * price.output
     )
-    return total / MILLION
+    return total / _MILLION
 
 
 # A snapshot or alias suffix after a family's name: a date (Anthropic's 20250929, OpenAI's
