@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skillstate.config import Settings
-from skillstate.conversation import Wire
+from skillstate.conversation import Usage, Wire
+from skillstate.economics.prices import builtin_catalog
 from skillstate.economics.tokenizer import encoding
 from skillstate.ledger import Ledger, Recorder
 from skillstate.ledger.recorder import Pricing
@@ -74,9 +75,14 @@ def build_context(settings: Settings) -> GatewayContext:
 
 
 def build_pricing(settings: Settings) -> Pricing:
-    """What a model's usage costs (no catalog yet: every model is unpriced)."""
-    del settings
-    return lambda model, usage: None
+    """What a model's usage costs: the shipped catalog with the config's ``[prices]``."""
+    catalog = builtin_catalog().merged(settings.prices, source=settings.sources["prices"])
+
+    def pricing(model: str, usage: Usage) -> float | None:
+        found = catalog.cost(model, usage)
+        return None if found is None else float(found)
+
+    return pricing
 
 
 def build_guard(settings: Settings) -> Guard:

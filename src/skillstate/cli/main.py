@@ -9,6 +9,7 @@ import click
 from skillstate import __version__
 from skillstate.cli.config import config_command
 from skillstate.cli.options import Flags, load, settings_options
+from skillstate.cli.prices import prices_command
 from skillstate.cli.serve import serve_command, start
 from skillstate.cli.state import state_command
 from skillstate.cli.stats import stats_command
@@ -47,6 +48,7 @@ cli.add_command(serve_command)
 cli.add_command(config_command)
 cli.add_command(state_command)
 cli.add_command(stats_command)
+cli.add_command(prices_command)
 
 
 def main() -> None:

@@ -29,12 +29,16 @@ Upstream base URLs are stored without a trailing ``/v1``; the gateway appends
     keep_recent_turns = 6
     min_turns = 20
 
+    [prices."gpt-4.1"]                  # USD per million tokens, over the price catalog
+    input = 1.80                        # (economics/prices.py, docs/prices.md)
+
 Or, for one provider, ``upstream = "https://api.openai.com/v1"`` with ``upstream_wire`` and
 ``SKILLSTATE_API_KEY`` instead of the tables (not both). From the environment or a flag,
-``schema`` is a comma list and ``initial_state`` / ``upstreams`` / ``collapse`` are JSON text
-(``SKILLSTATE_COLLAPSE='{"keep_recent_turns": 6}'``). A table is replaced whole by a later
-source, never merged with it; its options are read by ``state.options.parse_options``, so an
-unknown option is a ``ConfigError`` naming it and its source.
+``schema`` is a comma list and ``initial_state`` / ``upstreams`` / ``collapse`` / ``prices``
+are JSON text (``SKILLSTATE_COLLAPSE='{"keep_recent_turns": 6}'``). A table is replaced whole
+by a later source, never merged with it; its options are read by their owner
+(``state.options.parse_options``, ``economics.prices.parse_overrides``), so an unknown option
+is a ``ConfigError`` naming it and its source.
 """
 
 from skillstate.config.display import describe, describe_json, mask_secret

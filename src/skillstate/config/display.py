@@ -14,6 +14,7 @@ from pydantic import SecretStr
 
 from skillstate import jsonio
 from skillstate.config.settings import ATTRIBUTES, KEYS, Settings, UpstreamSettings
+from skillstate.economics.prices import PriceOverrides
 from skillstate.pipeline.switches import LaneSwitches
 from skillstate.state.options import CollapseOptions
 
@@ -33,8 +34,8 @@ def mask_secret(secret: SecretStr | str) -> str:
 
 
 def describe(settings: Settings) -> list[tuple[str, str, str]]:
-    """``(key, value as text, source)`` for every key; one row per configured upstream and one
-    per collapse option (``collapse.<option>``)."""
+    """``(key, value as text, source)`` for every key; one row per configured upstream, one
+    per collapse option (``collapse.<option>``) and one per priced model (``prices.<model>``)."""
     rows: list[tuple[str, str, str]] = []
     for key in KEYS:
         source = settings.sources.get(key, "default")
@@ -46,9 +47,22 @@ def describe(settings: Settings) -> list[tuple[str, str, str]]:
                 (f"upstreams[{index}]", _upstream_text(upstream), source)
                 for index, upstream in enumerate(settings.upstreams)
             )
+        elif key == "prices":
+            shown = _price_rows(settings.prices) or [("prices", "(none)")]
+            rows.extend((name, text, source) for name, text in shown)
         else:
             rows.append((key, _text(value), source))
     return rows
+
+
+def _price_rows(overrides: PriceOverrides) -> list[tuple[str, str]]:
+    return [
+        (
+            f"prices.{name}",
+            " ".join(f"{rate}={amount}" for rate, amount in override.given().items()),
+        )
+        for name, override in overrides.models.items()
+    ]
 
 
 def _option_rows(settings: Settings) -> list[tuple[str, str, str]]:
@@ -91,7 +105,7 @@ def _text(value: object) -> str:
 def _json(value: object) -> object:
     if isinstance(value, CollapseOptions):
         return asdict(value)
-    if isinstance(value, LaneSwitches):
+    if isinstance(value, LaneSwitches | PriceOverrides):
         return value.as_json()
     if isinstance(value, SecretStr):
         return mask_secret(value)

@@ -32,6 +32,12 @@ from pydantic_core import PydanticCustomError
 
 from skillstate.config import values
 from skillstate.conversation.model import Wire
+from skillstate.economics.prices import (
+    PriceOverrides,
+    PricesError,
+    builtin_catalog,
+    parse_overrides,
+)
 from skillstate.pipeline.switches import LaneSwitches, parse_switches
 from skillstate.state.mode import Mode
 from skillstate.state.options import CollapseOptions, OptionsError, parse_options
@@ -76,6 +82,21 @@ def _lane_switches(value: object) -> LaneSwitches:
     return parse_switches(value)
 
 
+def _price_overrides(value: object) -> PriceOverrides:
+    """The ``prices`` tables, read by the price catalog's own ``parse_overrides``, against the
+    shipped catalog so that an added model without ``input`` or ``output`` is refused here
+    rather than when the first exchange is priced."""
+    if isinstance(value, PriceOverrides):
+        return value
+    if not isinstance(value, Mapping):
+        raise ValueError("not a table (a JSON object)")
+    try:
+        return parse_overrides(value, builtin_catalog())
+    except PricesError as exc:
+        context = {"reason": str(exc), "problems": exc.problems}
+        raise PydanticCustomError(OPTIONS, "{reason}", context) from None
+
+
 LanesTable = Annotated[
     LaneSwitches,
     PlainValidator(_lane_switches),
@@ -84,6 +105,12 @@ LanesTable = Annotated[
 
 CollapseTable = Annotated[
     CollapseOptions, PlainValidator(_collapse_options), PlainSerializer(asdict, return_type=dict)
+]
+
+PricesTable = Annotated[
+    PriceOverrides,
+    PlainValidator(_price_overrides),
+    PlainSerializer(PriceOverrides.as_json, return_type=dict),
 ]
 
 
@@ -178,6 +205,8 @@ class Settings(BaseModel):
     initial_state: dict[str, Any] = Field(default_factory=dict)
     collapse: CollapseTable = Field(default_factory=CollapseOptions)
     lanes: LanesTable = Field(default_factory=LaneSwitches)
+    # Corrections and additions to the price catalog, USD per million tokens (docs/prices.md).
+    prices: PricesTable = Field(default_factory=PriceOverrides)
     data_dir: Path
     verbose: StrictBool = False
     max_body_bytes: StrictInt = 32 * 1024 * 1024

@@ -260,6 +260,7 @@ TEXT_PARSERS: dict[str, Callable[[str], object]] = {
     "initial_state": parse_json_object,
     "collapse": parse_json_object,
     "lanes": parse_json_object,
+    "prices": parse_json_object,
     "upstreams": parse_json_array,
 }
 """How text from the environment or a flag becomes a typed value; other keys stay text."""
