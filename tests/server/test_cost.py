@@ -203,3 +203,22 @@ async def test_errors_and_other_routes_say_it_too() -> None:
             async with s.request(method, url, data=data, headers=headers) as reply:
                 await reply.read()
                 assert _overhead(reply.headers) >= 0, (method, url, reply.status)
+
+
+async def test_rows_are_priced_with_the_catalog_and_the_configs_additions() -> None:
+    """``test-model`` is no catalog model: unpriced (null, never $0) until the config adds it."""
+    replies = [Reply(text="ok", input_tokens=1_000_000, output_tokens=500_000)]
+    driver = DRIVERS["openai-chat"]
+    async with _rig("auto", Script(replies), mode="off") as (_, gw):
+        await driver.call(gw.url, driver.body("hi", [], stream=False), {})
+        _, doc = await _get(gw.url + "/cost")
+        assert doc["totals"]["cost_usd"] is None and doc["totals"]["unpriced_requests"] == 1
+    added = {"test-model": {"input": 2.0, "cached_input": 0.5, "output": 8.0}}
+    async with _rig("auto", Script(replies), mode="off", prices=added) as (_, gw):
+        await driver.call(gw.url, driver.body("hi", [], stream=False), {})
+        _, doc = await _get(gw.url + "/cost")
+        assert doc["totals"]["cost_usd"] == pytest.approx(2.0 + 4.0)
+        assert doc["totals"]["passthrough_cost_usd"] == pytest.approx(6.0)
+        assert doc["totals"]["saved_usd"] == pytest.approx(0.0)
+        _, metrics = await _get(gw.url + "/metrics")
+        assert _metric(metrics, "skillstate_cost_usd_total", kind="actual") == pytest.approx(6.0)
