@@ -129,6 +129,19 @@ async def test_a_failed_request_is_a_row_and_an_upstream_error() -> None:
         assert _metric(metrics, "skillstate_upstream_errors_total", kind="unavailable") == 1
 
 
+async def test_every_attempt_is_in_the_ledger() -> None:
+    error = ScriptedError(503, "overloaded", "overloaded_error")
+    replies = [Reply(error=error), Reply(error=error), Reply(text="ok", input_tokens=5)]
+    async with _rig("auto", Script(replies), retries=2, retry_max_wait=0.01) as (_, gw):
+        driver = DRIVERS["openai-chat"]
+        await driver.call(gw.url, driver.body("hi", [], stream=False), {})
+        recorder = gw.context.recorder
+        assert recorder is not None
+        await recorder.flush()
+        rows = await recorder.ledger.query("SELECT round, status, attempts FROM ledger")
+        assert rows == [(0, 200, "503,503,200")]
+
+
 @pytest.mark.parametrize(
     ("query", "words"),
     [

@@ -208,6 +208,7 @@ class Recorder:
             passthrough_cost_usd=cost,
             overhead_ms=overhead,
             upstream_ms=exchange.upstream_s * 1000 if exchange.upstream != LOCAL else 0.0,
+            attempts=",".join(str(status) for status in exchange.attempts),
         )
 
     def _count_collapse(self, exchange: Exchange) -> None:

@@ -27,7 +27,7 @@ _TYPES = {
     "overhead_ms": "REAL",
     "upstream_ms": "REAL",
 }
-_TEXT = {"session", "client_wire", "upstream", "model", "mode", "lanes"}
+_TEXT = {"session", "client_wire", "upstream", "model", "mode", "lanes", "attempts"}
 
 TABLE = (
     "CREATE TABLE IF NOT EXISTS ledger (id INTEGER PRIMARY KEY, "
