@@ -35,8 +35,11 @@ async def _post(url: str, body: bytes, headers: dict[str, str] | None = None) ->
 
 def test_public_surface_is_pinned() -> None:
     assert sorted(skillstate.testing.__all__) == [
+        "Billing",
+        "Charge",
         "Fault",
         "Policy",
+        "Prices",
         "RecordedRequest",
         "Reply",
         "Script",
@@ -45,6 +48,7 @@ def test_public_surface_is_pinned() -> None:
         "ScriptedError",
         "ScriptedUpstream",
         "Stop",
+        "Tokens",
         "default_policy",
         "estimate_tokens",
         "prompt_tokens",

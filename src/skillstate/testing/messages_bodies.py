@@ -27,14 +27,15 @@ from skillstate.protocols.sse import encode_event
 from skillstate.testing.outcome import Outcome, json_pieces, text_pieces
 
 
-def usage(u: Usage, output: int | None = None) -> Json:
-    """A message's ``usage`` (``output`` overrides the output count, as ``message_start``
-    reports only the first token)."""
+def usage(u: Usage, hour: int = 0, output: int | None = None) -> Json:
+    """A message's ``usage``: ``hour`` of the cache write had the 1-hour TTL, the rest five
+    minutes (``output`` overrides the output count, as ``message_start`` reports only the
+    first token)."""
     return {
         **delta_usage(u),
         "cache_creation": {
-            "ephemeral_5m_input_tokens": u.cache_write,
-            "ephemeral_1h_input_tokens": 0,
+            "ephemeral_5m_input_tokens": u.cache_write - hour,
+            "ephemeral_1h_input_tokens": hour,
         },
         "output_tokens": u.output if output is None else output,
         "service_tier": "standard",
@@ -53,12 +54,13 @@ def delta_usage(u: Usage) -> Json:
 
 def message(o: Outcome) -> Json:
     """The non-streaming ``message`` body."""
-    return _message(o, _blocks(o), usage(o.usage))
+    return _message(o, _blocks(o), usage(o.usage, o.cache_write_1h))
 
 
 def stream(o: Outcome) -> Iterator[bytes]:
     """The SSE events of a streamed answer, one ``bytes`` per event."""
-    yield _event("message_start", message=_message(o, [], usage(o.usage, output=1), final=False))
+    opening = usage(o.usage, o.cache_write_1h, output=1)
+    yield _event("message_start", message=_message(o, [], opening, final=False))
     pinged = False
     for index, block in enumerate(_blocks(o)):
         yield _event("content_block_start", index=index, content_block=_opening(block))

@@ -96,6 +96,8 @@ class Outcome:
     stop: Stop
     usage: Usage
     error: ScriptedError | None
+    cache_write_1h: int = 0
+    """Of ``usage.cache_write``, the tokens written with the 1-hour TTL (billing mode)."""
 
 
 def resolve(reply: Reply, request: RecordedRequest) -> Outcome:

@@ -11,6 +11,10 @@ Routes (each with and without the ``/v1`` prefix; the query string is ignored):
 * ``GET /v1/models`` — the configured models, in Anthropic's list shape when the request has an
   ``anthropic-version`` header, else OpenAI's
 
+With ``billing`` (a ``testing.billing.Billing``) the usage of every answer is counted with
+o200k_base and a simulated prompt cache, and kept in ``billing.billed``; without it the usage
+is the fake's byte estimate, or what the ``Reply`` says.
+
 Every request is recorded (raw bytes included) before anything else happens, unknown routes
 included; unknown routes get a 404 JSON error, a body that is not a JSON object a 400, both in
 the route's wire shape. A policy that raises gets a 500 and its exception is kept in
@@ -33,14 +37,16 @@ from aiohttp import web
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from skillstate import jsonio
-from skillstate.conversation import Json, Wire
+from skillstate.conversation import Json, Usage, Wire
 from skillstate.testing import chat_bodies, messages_bodies, responses_bodies
+from skillstate.testing.billing import Billing
 from skillstate.testing.error_bodies import anthropic_error, openai_error
 from skillstate.testing.faults import HUGE_BYTES, MALFORMED_EVENT, Fault
 from skillstate.testing.outcome import CREATED, CREATED_ISO, Outcome, prompt_tokens, resolve
 from skillstate.testing.policies import Policy, default_policy
 from skillstate.testing.recording import RecordedRequest
 from skillstate.testing.replies import Reply
+from skillstate.testing.token_view import TokenView, token_view
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +81,8 @@ _SSE_HEADERS = {"Content-Type": "text/event-stream; charset=utf-8", "Cache-Contr
 class ScriptedUpstream:
     """``async with ScriptedUpstream(policy) as up:`` serves on a free port of 127.0.0.1 (or
     ``port``); ``up.url`` is the base URL without ``/v1``. ``policy`` may be replaced between
-    requests."""
+    requests. ``billing``, when given, counts and bills usage as a provider would (see
+    ``testing.billing``)."""
 
     def __init__(
         self,
@@ -83,8 +90,10 @@ class ScriptedUpstream:
         *,
         models: Sequence[str] = ("test-model",),
         port: int = 0,
+        billing: Billing | None = None,
     ) -> None:
         self.policy = policy
+        self.billing = billing
         self.models = list(models)
         self.requests: list[RecordedRequest] = []
         self.errors: list[Exception] = []
@@ -144,14 +153,22 @@ class ScriptedUpstream:
         missing = [name for name in route[1] if name not in body]
         if missing:
             return _error(recorded, 400, "invalid_request_error", f"{missing[0]}: Field required")
+        view = None
+        if self.billing is not None and recorded.wire is not None:
+            # Encoding a long request takes a while; tiktoken lets other clients run meanwhile.
+            view = await asyncio.to_thread(token_view, recorded.wire, body)
+            refusal = self.billing.refusal(recorded.wire, view)
+            if refusal is not None:
+                return _error(recorded, 400, "invalid_request_error", refusal)
         if recorded.path.endswith("/count_tokens"):
-            return _json({"input_tokens": prompt_tokens(Wire.MESSAGES, body)})
+            counted = len(view) if view is not None else prompt_tokens(Wire.MESSAGES, body)
+            return _json({"input_tokens": counted})
         try:
             reply = self.policy(recorded)
         except Exception as exc:
             self.errors.append(exc)
             return _error(recorded, 500, "api_error", f"scripted upstream policy failed: {exc}")
-        return await self._answer(request, recorded, reply)
+        return await self._answer(request, recorded, reply, view)
 
     async def _record(self, request: web.Request, wire: Wire | None) -> RecordedRequest:
         raw = await request.read()
@@ -173,7 +190,11 @@ class ScriptedUpstream:
         return recorded
 
     async def _answer(
-        self, request: web.Request, recorded: RecordedRequest, reply: Reply
+        self,
+        request: web.Request,
+        recorded: RecordedRequest,
+        reply: Reply,
+        view: TokenView | None = None,
     ) -> web.StreamResponse:
         if reply.delay:
             await asyncio.sleep(reply.delay)
@@ -190,6 +211,8 @@ class ScriptedUpstream:
                 await reply.hold.wait()
             return _error(recorded, error.status, error.kind, error.message, reply.headers)
         outcome = resolve(reply, recorded)
+        if self.billing is not None and view is not None:
+            outcome = _billed(outcome, self.billing, recorded, view)
         speaker = _SPEAKERS[outcome.wire]
         if recorded.stream:
             return await self._stream(request, speaker.stream(outcome), reply)
@@ -252,6 +275,24 @@ class ScriptedUpstream:
             for name in self.models
         ]
         return {"object": "list", "data": data}
+
+
+def _billed(
+    outcome: Outcome, billing: Billing, recorded: RecordedRequest, view: TokenView
+) -> Outcome:
+    """``outcome`` with the usage ``billing`` charges for it."""
+    charge = billing.charge(
+        outcome.wire, outcome.body, output=outcome.usage.output, request=recorded.index, view=view
+    )
+    billed = charge.tokens
+    usage = Usage(
+        input=billed.input,
+        output=billed.output,
+        cached_input=billed.cached,
+        cache_write=billed.cache_write,
+        reasoning=outcome.usage.reasoning,
+    )
+    return dataclasses.replace(outcome, usage=usage, cache_write_1h=billed.cache_write_1h)
 
 
 def _drop(request: web.Request) -> None:
