@@ -212,7 +212,8 @@ def main(argv: list[str] | None = None) -> None:
         loop.close()
     print(
         f"skillstate {__version__}: small requests while {args.mib:g} MiB bodies are in "
-        f"flight ({args.clients} small clients, gateway in {args.mode} mode, {os.cpu_count()} cores)"
+        f"flight ({args.clients} small clients, gateway in {args.mode} mode, "
+        f"{os.cpu_count()} cores)"
     )
     for arm in arms:
         print(_line(f"{arm.name}: baseline", arm.before))
