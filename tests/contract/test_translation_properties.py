@@ -1,10 +1,12 @@
 """Translation between any two wires keeps what matters: every text, every tool call's id,
 name and arguments, and every tool result with the id of the call it answers, in order.
-Requests, JSON responses and streams alike. What only one wire can carry goes to that wire or
-is refused, never dropped."""
+Requests, JSON responses and streams alike, and a reply's usage: every figure the wires it
+passed through can say. What only one wire can carry goes to that wire or is refused, never
+dropped."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -142,13 +144,36 @@ def replies(draw: st.DrawFn) -> Response:
         arguments = json.dumps(draw(json_args), separators=(",", ":"))
         parts.append(ToolCall(f"call_{n}_" + draw(ids), draw(names), arguments))
     stop = StopReason.TOOL_CALLS if any(isinstance(p, ToolCall) for p in parts) else StopReason.END
-    usage = Usage(input=draw(st.integers(1, 10**6)), output=draw(st.integers(1, 10**4)))
-    return Response("resp_1", "m", Message("assistant", parts), Wire.CHAT, stop, usage)
+    return Response("resp_1", "m", Message("assistant", parts), Wire.CHAT, stop, draw(usages()))
+
+
+@st.composite
+def usages(draw: st.DrawFn) -> Usage:
+    """Any usage a provider could report: the cache reads and writes are parts of the input,
+    the one-hour writes part of the writes, the reasoning part of the output."""
+    cached = draw(st.integers(0, 10**5))
+    written = draw(st.integers(0, 10**5))
+    output = draw(st.integers(1, 10**4))
+    return Usage(
+        input=cached + written + draw(st.integers(1, 10**5)),
+        output=output,
+        cached_input=cached,
+        cache_write=written,
+        reasoning=draw(st.integers(0, output)),
+        cache_write_1h=draw(st.integers(0, written)),
+    )
+
+
+def carried(usage: Usage, *wires: Wire) -> Usage:
+    """What of ``usage`` passes through ``wires``: only Anthropic's breaks the cache writes
+    down by time to live."""
+    if all(wire is Wire.MESSAGES for wire in wires):
+        return usage
+    return dataclasses.replace(usage, cache_write_1h=0)
 
 
 def reply_essence(response: Response) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = [("stop", response.stop_reason)]
-    out.append(("usage", response.usage.input, response.usage.output))
     for part in response.message.parts:
         if isinstance(part, Text) and part.text:
             out.append(("text", part.text))
@@ -165,7 +190,9 @@ def test_json_responses_keep_text_calls_and_usage(
     body = json.loads(json.dumps(adapter(up).encode_response(response, None)))
     decoded = adapter(up).decode_response(body)
     shown = json.loads(json.dumps(adapter(client).encode_response(decoded, None)))
-    assert reply_essence(adapter(client).decode_response(shown)) == reply_essence(response)
+    again = adapter(client).decode_response(shown)
+    assert reply_essence(again) == reply_essence(response)
+    assert again.usage == carried(response.usage, up, client)
 
 
 def events_of(response: Response) -> list[Event]:
@@ -224,4 +251,6 @@ def test_streams_keep_text_calls_and_usage(
     pieces = [upstream_bytes[i : i + chunk] for i in range(0, len(upstream_bytes), chunk)]
     out = translate(up, client, pieces)
     assert SSEDecoder().feed(bytes(out))  # the client got real SSE events
-    assert reply_essence(decode_stream(client, bytes(out))) == reply_essence(response)
+    again = decode_stream(client, bytes(out))
+    assert reply_essence(again) == reply_essence(response)
+    assert again.usage == carried(response.usage, up, client)

@@ -196,17 +196,32 @@ REQUEST_BODIES = _obj(
         **UNKNOWN,
     },
 )
+
+
+def _split_writes(usage: Json) -> Json:
+    """The ``cache_creation`` breakdown as the API sends it: its two figures sum to
+    ``cache_creation_input_tokens`` (the one-hour part drawn, the five-minute part the rest)."""
+    if "cache_creation" in usage:
+        total = usage.get("cache_creation_input_tokens") or 0
+        one_hour = min(usage["cache_creation"], total)
+        usage["cache_creation"] = {
+            "ephemeral_5m_input_tokens": total - one_hour,
+            "ephemeral_1h_input_tokens": one_hour,
+        }
+    return usage
+
+
 USAGES = _obj(
     {"input_tokens": st.integers(0, 10**6), "output_tokens": st.integers(0, 10**5)},
     {
         "cache_creation_input_tokens": st.integers(0, 10**6) | st.none(),
         "cache_read_input_tokens": st.integers(0, 10**6) | st.none(),
-        "cache_creation": st.just({"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0}),
+        "cache_creation": st.integers(0, 10**6),
         "service_tier": st.just("standard"),
         "server_tool_use": st.just({"web_search_requests": 1, "web_fetch_requests": 0}),
         "output_tokens_details": _obj({"thinking_tokens": st.integers(0, 999)}),
     },
-)
+).map(_split_writes)
 STOP_REASONS = st.sampled_from(
     [
         *("end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal"),

@@ -158,6 +158,7 @@ def test_a_response_from_another_wire_is_a_valid_message() -> None:
             "input_tokens": 70,
             "cache_creation_input_tokens": 0,
             "cache_read_input_tokens": 30,
+            "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0},
             "output_tokens": 20,
             "output_tokens_details": {"thinking_tokens": 7},
         },

@@ -45,6 +45,12 @@ def request(stream: bool = False) -> Request:
     )
 
 
+#: Each round's usage: every figure, so that a sum that leaves one out shows.
+ROUND_USAGE = Usage(
+    input=10, output=2, cached_input=6, cache_write=3, reasoning=1, cache_write_1h=2
+)
+
+
 def reply(parts: list[Part], n: int) -> Response:
     calls = any(isinstance(p, ToolCall) for p in parts)
     return Response(
@@ -53,7 +59,7 @@ def reply(parts: list[Part], n: int) -> Response:
         message=Message("assistant", parts),
         source=Wire.CHAT,
         stop_reason=StopReason.TOOL_CALLS if calls else StopReason.END,
-        usage=Usage(input=10, output=2),
+        usage=ROUND_USAGE,
     )
 
 
@@ -171,7 +177,15 @@ def test_json_the_client_sees_only_its_own_calls(script: list[list[Part]]) -> No
     assert len(run.sends) <= POLICY.max_rounds + 1
     for sent in run.sends:
         check_pairs(sent)
-    assert run.done.usage.input == 10 * len(run.sends)
+    rounds = len(run.sends)
+    assert run.done.usage == Usage(
+        input=10 * rounds,
+        output=2 * rounds,
+        cached_input=6 * rounds,
+        cache_write=3 * rounds,
+        reasoning=rounds,
+        cache_write_1h=2 * rounds,
+    )
     if not client_calls(parts):
         assert run.done.stop_reason is StopReason.END
 

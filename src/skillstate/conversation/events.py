@@ -142,12 +142,10 @@ class Accumulator:
 
     def response(self) -> Response:
         start = self._start or Start(id="", model="")
-        usage = Usage()
-        if start.usage is not None:
-            usage = start.usage
+        usage = start.usage or Usage()
         finish = self._finish
         if finish is not None and finish.usage is not None:
-            usage = _merge_usage(usage, finish.usage)
+            usage = usage.updated(finish.usage)
         parts = [self._parts[i] for i in self._order]
         return Response(
             id=start.id,
@@ -159,17 +157,6 @@ class Accumulator:
             created=start.created,
             extra=dict(start.extra) if start.source in (None, self.source) else {},
         )
-
-
-def _merge_usage(first: Usage, last: Usage) -> Usage:
-    """Streams report usage at the start, the end, or both; later figures win where given."""
-    return Usage(
-        input=last.input or first.input,
-        output=last.output or first.output,
-        cached_input=last.cached_input or first.cached_input,
-        cache_write=last.cache_write or first.cache_write,
-        reasoning=last.reasoning or first.reasoning,
-    )
 
 
 def events_of(response: Response) -> list[Event]:

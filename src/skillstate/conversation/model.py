@@ -16,9 +16,9 @@ Roles: ``system`` and ``developer`` (instructions, possibly mid-conversation), `
 message per tool result on wires that send them separately). Tool results may also sit in a
 ``user`` message (Anthropic sends them as blocks of the next user message).
 
-Usage contract: ``input`` counts every prompt token, cached or not; ``cached_input`` and
-``cache_write`` are the parts of ``input`` read from and written to the provider's cache;
-``reasoning`` is the part of ``output`` spent on reasoning.
+Usage contract (see ``Usage``): ``input`` counts every prompt token, cached or not;
+``cached_input`` and ``cache_write`` are the parts of ``input`` read from and written to the
+provider's cache; ``reasoning`` is the part of ``output`` spent on reasoning.
 
 The vocabulary is the project's own, no wire's: cache markers are ``CacheMark``, stop reasons
 ``StopReason`` and error kinds ``ErrorKind``, whose values match no wire's strings, so a wire's
@@ -226,11 +226,30 @@ class Request:
 
 @dataclass(slots=True)
 class Usage:
+    """The tokens one reply cost, as the provider counted them, in one convention whatever the
+    wire (each adapter's ``usage`` module maps its wire's fields to it):
+
+    * ``input``: every input token the provider counted, including those read from the prompt
+      cache and those written to it. (Anthropic's ``input_tokens`` is only the uncached rest:
+      there ``input = input_tokens + cache_read_input_tokens + cache_creation_input_tokens``.
+      OpenAI's ``prompt_tokens`` and ``input_tokens`` are this figure as they stand.)
+    * ``cached_input``: the part of ``input`` read from the prompt cache.
+    * ``cache_write``: the part of ``input`` written to the prompt cache.
+    * ``cache_write_1h``: the part of ``cache_write`` written with the one-hour time to live
+      (Anthropic's ``cache_creation.ephemeral_1h_input_tokens``); the rest of ``cache_write``
+      was written with the default five minutes.
+    * ``output``: every output token, reasoning included.
+    * ``reasoning``: the part of ``output`` spent on reasoning.
+
+    So ``input - cached_input - cache_write`` is the input billed at the plain rate. Usages add
+    field by field (the rounds of one turn, for instance)."""
+
     input: int = 0
     output: int = 0
     cached_input: int = 0
     cache_write: int = 0
     reasoning: int = 0
+    cache_write_1h: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -239,6 +258,19 @@ class Usage:
             self.cached_input + other.cached_input,
             self.cache_write + other.cache_write,
             self.reasoning + other.reasoning,
+            self.cache_write_1h + other.cache_write_1h,
+        )
+
+    def updated(self, later: Usage) -> Usage:
+        """These figures with ``later``'s in their place where it gives them (non-zero): a
+        stream may report usage at its start, its end, or both."""
+        return Usage(
+            input=later.input or self.input,
+            output=later.output or self.output,
+            cached_input=later.cached_input or self.cached_input,
+            cache_write=later.cache_write or self.cache_write,
+            reasoning=later.reasoning or self.reasoning,
+            cache_write_1h=later.cache_write_1h or self.cache_write_1h,
         )
 
 

@@ -18,6 +18,7 @@ from skillstate.protocols.anthropic_messages.blocks import (
 from skillstate.protocols.anthropic_messages.foreign import check_parts
 from skillstate.protocols.anthropic_messages.usage import (
     COUNTS,
+    MESSAGE_KEYS,
     decode_stop,
     encode_stop,
     encode_usage,
@@ -55,7 +56,8 @@ def decode_response(body: Json) -> Response:
 def encode_response(resp: Response, request: Request | None = None) -> Json:
     """This wire's body. From another wire: content from canonical parts (reasoning is shown,
     see ``reply_reasoning``), ``stop_sequence`` null (no other wire says which one matched),
-    all four token counts, and the request's model where the response names none."""
+    all four token counts and the cache writes' breakdown, and the request's model where the
+    response names none."""
     native = resp.source is WIRE
     out: Json = {
         "id": resp.id,
@@ -70,7 +72,7 @@ def encode_response(resp: Response, request: Request | None = None) -> Json:
         raw = resp.hints.get("stop_reason") if native else None
         out["stop_reason"] = encode_stop(resp.stop_reason, raw)
     if not native:
-        out["usage"] = encode_usage(resp.usage, COUNTS)
+        out["usage"] = encode_usage(resp.usage, MESSAGE_KEYS)
         return out
     usage_extra = resp.extra.get("usage")
     keys = resp.hints.get("usage_keys", COUNTS)

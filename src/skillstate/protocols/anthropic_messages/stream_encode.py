@@ -45,7 +45,13 @@ from skillstate.conversation import (
 from skillstate.jsonio import dumps_str
 from skillstate.protocols.anthropic_messages.blocks import WIRE, encode_opaque
 from skillstate.protocols.anthropic_messages.errors import error_body
-from skillstate.protocols.anthropic_messages.usage import COUNTS, OUTPUT, encode_stop, encode_usage
+from skillstate.protocols.anthropic_messages.usage import (
+    COUNTS,
+    MESSAGE_KEYS,
+    OUTPUT,
+    encode_stop,
+    encode_usage,
+)
 from skillstate.protocols.fields import merged
 from skillstate.protocols.sse import encode_event
 
@@ -130,7 +136,9 @@ class MessagesStreamEncoder:
             "stop_reason": None,
             "stop_sequence": None,
             "usage": encode_usage(
-                self._start_usage, COUNTS, usage_extra if isinstance(usage_extra, dict) else None
+                self._start_usage,
+                COUNTS if self._native else MESSAGE_KEYS,
+                usage_extra if isinstance(usage_extra, dict) else None,
             ),
         }
         merged(message, {k: v for k, v in extra.items() if k != "usage"})

@@ -176,7 +176,7 @@ class ChatStreamEncoder:
         original = event.extra.get("finish_reason") if self._native else None
         out += self._chunk({}, finish_reason(event.stop_reason, original) or "stop")
         if self._with_usage:
-            usage = _merge(self._start_usage, event.usage)
+            usage = (self._start_usage or Usage()).updated(event.usage or Usage())
             out += self._head + b"[]," + b'"usage":' + dumps(encode_usage(usage)) + b"}\n\n"
         self._done = True
         return out + _DONE
@@ -187,16 +187,3 @@ def _wants_usage(request: Request | None) -> bool:
         return True
     options = request.extra.get("stream_options")
     return isinstance(options, dict) and bool(options.get("include_usage"))
-
-
-def _merge(first: Usage | None, last: Usage | None) -> Usage:
-    """Usage may come at the start, the end or both: later figures win where given."""
-    if first is None or last is None:
-        return last or first or Usage()
-    return Usage(
-        input=last.input or first.input,
-        output=last.output or first.output,
-        cached_input=last.cached_input or first.cached_input,
-        cache_write=last.cache_write or first.cache_write,
-        reasoning=last.reasoning or first.reasoning,
-    )

@@ -147,7 +147,7 @@ class ResponsesStreamEncoder:
     def _terminal(self, finish: Finish) -> Out:
         out = self._end_all()
         self._ended = True
-        usage = _merge(self._usage, finish.usage)
+        usage = (self._usage or Usage()).updated(finish.usage or Usage())
         status, incomplete = status_for(finish.stop_reason)
         response: Json = {**(self._base or {}), "status": status}
         response["output"] = [item for item in self._output if item is not None]
@@ -246,17 +246,3 @@ class ResponsesStreamEncoder:
         if message is not None and not message.closed:
             out += self._close_message(message)
         return out
-
-
-def _merge(first: Usage | None, last: Usage | None) -> Usage:
-    """Usage from the start of a stream and from its end (Anthropic splits it so): the later
-    figure wins where it is given."""
-    if first is None or last is None:
-        return last or first or Usage()
-    return Usage(
-        input=last.input or first.input,
-        output=last.output or first.output,
-        cached_input=last.cached_input or first.cached_input,
-        cache_write=last.cache_write or first.cache_write,
-        reasoning=last.reasoning or first.reasoning,
-    )
