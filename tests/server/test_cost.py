@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from internal_tools_clients import DRIVERS, PAIR_IDS, PAIRS
 
 from skillstate.cli.main import cli
+from skillstate.economics.tokenizer import encoding
 from skillstate.gateway import RunningGateway
 from skillstate.testing import Reply, ScriptedCall, ScriptedError, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
@@ -188,6 +189,7 @@ async def test_every_reply_says_the_gateways_own_time(
     pair: tuple[str, str], stream: bool, mode: str
 ) -> None:
     """The upstream takes 0.3 s before it answers: the overhead header leaves that out."""
+    encoding()  # loaded at start-up by `skillstate serve`, but not by gateway_for
     client, upstream = pair
     driver = DRIVERS[client]
     slow = [Reply(text="ok", delay=0.3)]
@@ -235,3 +237,22 @@ async def test_rows_are_priced_with_the_catalog_and_the_configs_additions() -> N
         assert doc["totals"]["saved_usd"] == pytest.approx(0.0)
         _, metrics = await _get(gw.url + "/metrics")
         assert _metric(metrics, "skillstate_cost_usd_total", kind="actual") == pytest.approx(6.0)
+
+
+@pytest.mark.parametrize("mode", ["off", "hybrid"])
+async def test_a_chat_stream_that_did_not_ask_for_usage_is_still_accounted(mode: str) -> None:
+    """The upstream is asked for the usage; the client is not sent what it did not ask for."""
+    replies = [Reply(text="hello back", input_tokens=42, output_tokens=3)]
+    async with _rig("auto", Script(replies), mode=mode) as (up, gw), aiohttp.ClientSession() as s:
+        body = {
+            "model": "test-model",
+            "stream": True,
+            "messages": [{"role": "user", "content": "hello"}],
+        }
+        async with s.post(gw.url + "/v1/chat/completions", json=body) as reply:
+            raw = await reply.read()
+        assert b"hello" in raw and b"data: [DONE]" in raw
+        assert b'"usage"' not in raw
+        assert up.requests[0].json["stream_options"] == {"include_usage": True}
+        _, doc = await _get(gw.url + "/cost")
+        assert (doc["totals"]["input_tokens"], doc["totals"]["output_tokens"]) == (42, 3)

@@ -34,7 +34,9 @@ TOOL = {
 
 def _file(n: int) -> str:
     """A file's text: some code, different for every turn."""
-    return "\n".join(f"def handler_{n}_{i}(value):\n    return value * {i} + {n}" for i in range(40))
+    return "\n".join(
+        f"def handler_{n}_{i}(value):\n    return value * {i} + {n}" for i in range(40)
+    )
 
 
 def _policy(request: RecordedRequest) -> Reply:
@@ -90,8 +92,13 @@ def _messages_body(turn: int) -> dict[str, Any]:
         "max_tokens": 500,
         "system": [{"type": "text", "text": SYSTEM, "cache_control": {"type": "ephemeral"}}],
         "messages": messages,
-        "tools": [{"name": TOOL["name"], "description": TOOL["description"],
-                   "input_schema": TOOL["parameters"]}],
+        "tools": [
+            {
+                "name": TOOL["name"],
+                "description": TOOL["description"],
+                "input_schema": TOOL["parameters"],
+            }
+        ],
     }
 
 
@@ -128,9 +135,10 @@ async def test_the_hybrid_estimate_of_pass_through_is_within_10_percent_of_pass_
     off, off_billed = await _run(wire, "off")
     hybrid, hybrid_billed = await _run(wire, "hybrid")
     # What each gateway recorded is what its upstream billed.
-    assert off["cost_usd"] == pytest.approx(off_billed, rel=1e-6)
-    assert hybrid["cost_usd"] == pytest.approx(hybrid_billed, rel=1e-6)
+    assert off["cost_usd"] == pytest.approx(off_billed, abs=2e-6)
+    assert hybrid["cost_usd"] == pytest.approx(hybrid_billed, abs=2e-6)
     assert off["cached_input_tokens"] > 0  # the session did use the provider's cache
+    assert hybrid["input_tokens"] != off["input_tokens"]  # and the state lane did rewrite it
     # The estimate of a pass-through, made by the hybrid gateway, against the real thing.
     estimate = hybrid["passthrough_cost_usd"]
     assert estimate == pytest.approx(off["cost_usd"], rel=0.10), (estimate, off["cost_usd"])

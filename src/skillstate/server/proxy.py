@@ -18,6 +18,7 @@ from aiohttp import web
 from skillstate import jsonio
 from skillstate.conversation import ErrorKind, Wire
 from skillstate.pipeline import LaneContext, PipelineResult, run_lanes
+from skillstate.protocols import adapter
 from skillstate.protocols.openai_responses.history import not_found
 from skillstate.server import relay
 from skillstate.server.context import GATEWAY, GatewayContext
@@ -71,7 +72,10 @@ async def handle_generation(http: web.Request, wire: Wire) -> web.StreamResponse
         return await _answered(http, gateway, inbound, lanes, ours, mode)
     if lanes.followup is not None:
         ours["x-skillstate-mode"] = mode.value
-    same = target is wire and not lanes.changed
+    # A request the upstream must be asked differently (a Chat stream that did not ask for
+    # its usage: the ledger needs it) goes through the round loop, whose stream encoder sends
+    # the client only what it asked for.
+    same = target is wire and not lanes.changed and adapter(wire).for_upstream(client) is client
     exchange = exchange_for(
         inbound.request,
         session,
