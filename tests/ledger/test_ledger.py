@@ -159,3 +159,19 @@ async def test_a_database_that_refuses_writes_keeps_the_ledger_in_memory(tmp_pat
     assert "writing the ledger failed" in doc["degraded"]
     await ledger.close()
     await db.close()
+
+
+async def test_the_recorder_sweeps_rows_past_the_retention_at_start(tmp_path: Path) -> None:
+    from skillstate.ledger import Recorder
+
+    db = await SQLiteDatabase.open(tmp_path / "skillstate.db")
+    ledger = await Ledger.open(db)
+    await ledger.append([_row(1), _row(2, ts=T0 + 40 * 86_400)])
+    recorder = Recorder(
+        ledger, lambda model, usage: None, retention_days=30, clock=lambda: T0 + 40 * 86_400
+    )
+    await recorder.start()
+    await recorder.close()
+    assert (await report(ledger))["totals"]["requests"] == 1  # the 40-day-old row went
+    await ledger.close()
+    await db.close()

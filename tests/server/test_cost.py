@@ -14,7 +14,7 @@ from typing import Any
 import aiohttp
 import pytest
 from click.testing import CliRunner
-from internal_tools_clients import DRIVERS, PAIR_IDS, PAIRS
+from internal_tools_clients import DRIVERS, PAIR_IDS, PAIRS, Step
 
 from skillstate.cli.main import cli
 from skillstate.economics.tokenizer import encoding
@@ -256,3 +256,18 @@ async def test_a_chat_stream_that_did_not_ask_for_usage_is_still_accounted(mode:
         assert up.requests[0].json["stream_options"] == {"include_usage": True}
         _, doc = await _get(gw.url + "/cost")
         assert (doc["totals"]["input_tokens"], doc["totals"]["output_tokens"]) == (42, 3)
+
+
+async def test_a_collapse_is_counted() -> None:
+    """``POST /state/collapse`` forces an epoch boundary on the session's next request."""
+    replies = [Reply(text="ok", input_tokens=10, output_tokens=1)] * 6
+    driver = DRIVERS["openai-chat"]
+    async with _rig("auto", Script(replies)) as (_, gw), aiohttp.ClientSession() as s:
+        headers = {"x-skillstate-session": "collapsing"}
+        steps = [Step(f"call_{i}", f"k{i}", f"value {i} " * 50) for i in range(16)]
+        await driver.call(gw.url, driver.body("Look up k1.", steps[:12], stream=False), headers)
+        async with s.post(gw.url + "/state/collapse", params={"session": "collapsing"}) as r:
+            assert r.status == 202, await r.text()
+        await driver.call(gw.url, driver.body("Look up k1.", steps, stream=False), headers)
+        _, metrics = await _get(gw.url + "/metrics")
+        assert _metric(metrics, "skillstate_state_collapses_total") == 1
