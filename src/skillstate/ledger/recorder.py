@@ -118,7 +118,9 @@ class Recorder:
             if exchange is None:
                 continue
             await tokenizer.prime(exchange.request.messages)
-            rows.extend(self.rows(exchange))
+            # Counting and hashing a long history takes milliseconds: on a worker thread, so
+            # the event loop keeps serving meanwhile (one worker: the session order holds).
+            rows.extend(await asyncio.to_thread(self.rows, exchange))
         await self.ledger.append(rows)
         for row in rows:
             self.metrics.row(row)
