@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,8 @@ STEPS = ("List the project.", "Read the config.", "Run the tests.", "Sum up.")
 COLLAPSE = '{"keep_recent_turns": 1}'
 NOTE = "[skillstate]"
 STATE_ANSWER = "State updated"
+WAIT_MS = 20_000
+"""How long the page may take to show its data: other tests may be loading the machine."""
 
 
 def chromium() -> str:
@@ -111,7 +114,7 @@ async def get(http: aiohttp.ClientSession, url: str) -> Any:
 
 async def test_the_dashboard_shows_the_ledger_and_opens_a_session() -> None:
     executable = chromium()
-    from playwright.async_api import async_playwright
+    from playwright.async_api import async_playwright, expect
 
     environ = {"SKILLSTATE_COLLAPSE": COLLAPSE}
     settings = {"mode": "hybrid"}
@@ -135,8 +138,10 @@ async def test_the_dashboard_shows_the_ledger_and_opens_a_session() -> None:
                 page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
                 page.on("pageerror", lambda error: errors.append(str(error)))
                 await page.goto(gateway.url + "/ui")
-                await page.wait_for_function(
-                    "document.getElementById('status').textContent.startsWith('updated')"
+                # Locators, not wait_for_function: its string predicates are eval'd in the
+                # page, which the page's CSP (no 'unsafe-eval') refuses, as it should.
+                await expect(page.locator("#status")).to_have_text(
+                    re.compile(r"^updated"), timeout=WAIT_MS
                 )
                 totals = cost["totals"]
                 shown_requests = await page.text_content('#measured [data-field="requests"]')
@@ -171,9 +176,7 @@ async def test_the_dashboard_shows_the_ledger_and_opens_a_session() -> None:
                 await row.click()
                 sigma = page.locator("#detail-sigma")
                 await sigma.wait_for(state="visible")
-                await page.wait_for_function(
-                    "document.getElementById('detail-sigma').textContent.length > 2"
-                )
+                await expect(sigma).to_contain_text('"findings"', timeout=WAIT_MS)
                 assert json.loads(await sigma.text_content() or "") == shown["state"]
                 wheres = await page.locator(
                     "#detail-turns tbody td:nth-child(4)"
