@@ -1,5 +1,5 @@
 # make demo  — run the gateway in front of the scripted upstream and show a session
-# make test  — every check: format, lint, types, unit, contract and end-to-end tests
+# make test  — every check: format, lint, types, unit, contract, end-to-end and browser tests
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -7,8 +7,10 @@ STAMP  := $(VENV)/.installed
 CLIENTS_DIR := .cache/clients
 CLIENTS_STAMP := $(CLIENTS_DIR)/.installed
 CLIENT_PACKAGES := @openai/codex@0.171.0 opencode-ai@1.18.33 @anthropic-ai/claude-code@2.1.197
+# The browser test drives the system's Chromium; Playwright must never fetch a browser of its own.
+export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
-.PHONY: demo test venv clients lint typecheck unit bench clean
+.PHONY: demo test venv clients browser lint typecheck unit bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +30,23 @@ $(CLIENTS_STAMP):
 
 clients: $(CLIENTS_STAMP)
 
+# Playwright comes with the dev extras; Chromium is Debian's package, installed when missing
+# and we are root. Without it the dashboard's browser test is skipped, and says why.
+browser: venv
+	@$(PY) -c "import playwright" 2>/dev/null || $(PY) -m pip install --quiet 'playwright>=1.45'
+	@if command -v chromium >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" != 0 ]; then \
+	  echo "browser: no chromium and not root; install Debian's chromium, or the browser test is skipped"; \
+	elif ! command -v apt-get >/dev/null 2>&1; then \
+	  echo "browser: no chromium and no apt-get; the browser test will be skipped"; \
+	else \
+	  echo "browser: installing Debian's chromium for the dashboard's browser test"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get install -y -qq chromium >/dev/null 2>&1 \
+	    || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium >/dev/null 2>&1; } \
+	    || echo "browser: apt-get could not install chromium; the browser test will be skipped"; \
+	fi
+
 lint: venv
 	$(VENV)/bin/ruff format --check src tests
 	$(VENV)/bin/ruff check src tests
@@ -38,7 +57,7 @@ typecheck: venv
 unit: venv
 	$(VENV)/bin/pytest -q -n 2
 
-test: venv clients lint typecheck unit
+test: venv clients browser lint typecheck unit
 
 demo: venv
 	$(PY) -m skillstate.testing.demo

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from skillstate.ledger.row import LOCAL
+from skillstate.ledger.row import COLUMNS, LOCAL
 from skillstate.ledger.store import Ledger
 
 LABEL = "recorded cost, not a provider invoice"
@@ -22,6 +22,8 @@ ESTIMATE = (
 )
 _LIMIT = 200
 """Rows at most in by_session (the most expensive first) and in hourly (the latest)."""
+LATEST_LIMIT = 500
+"""Rows at most that ``latest`` returns."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,4 +161,18 @@ async def _by_lane(ledger: Ledger, where: str, params: list[Any]) -> list[dict[s
         scoped = f"{where} AND {clause}" if where else f" WHERE {clause}"
         (row,) = await ledger.query(f"SELECT {_SUMS} FROM ledger{scoped}", [*params, f"; {name}="])
         out.append({"lane": name, **_fields(row)})
+    return out
+
+
+async def latest(ledger: Ledger, limit: int, filters: Filters = Filters()) -> list[dict[str, Any]]:
+    """The newest ``limit`` rows (at most ``LATEST_LIMIT``) that ``filters`` keep, newest
+    first, each with the fields of ``Row`` (no content: there is none in the ledger)."""
+    where, params = filters.where()
+    rows = await ledger.query(
+        f"SELECT {', '.join(COLUMNS)} FROM ledger{where} ORDER BY ts DESC, id DESC LIMIT ?",
+        [*params, max(0, min(limit, LATEST_LIMIT))],
+    )
+    out = [dict(zip(COLUMNS, row, strict=True)) for row in rows]
+    for line in out:
+        line["streamed"] = bool(line["streamed"])  # SQLite keeps it as 0 or 1
     return out

@@ -19,6 +19,7 @@ from skillstate.server.guard import Guard, add_cors_headers, guard_middleware
 from skillstate.server.proxy import handle_generation
 from skillstate.server.state_routes import add_state_routes
 from skillstate.server.timing import add_overhead_header, timing_middleware
+from skillstate.server.ui_routes import add_ui_routes
 
 log = logging.getLogger("skillstate.server")
 
@@ -49,6 +50,7 @@ def build_app(gateway: GatewayContext, guard: Guard | None = None) -> web.Applic
     app.router.add_get("/health", info.health)
     add_state_routes(app.router)
     add_cost_routes(app.router)
+    add_ui_routes(app.router)
     app.router.add_get("/", info.root)  # aiohttp answers HEAD for GET routes too
 
     async def start(_: web.Application) -> None:

@@ -1,5 +1,10 @@
-"""GET /cost (the ledger summed, JSON) and GET /metrics (Prometheus text). Both first wait for
-the ledger to hold every request answered so far."""
+"""GET /cost (the ledger summed, JSON), GET /cost/requests (its newest rows, JSON) and GET
+/metrics (Prometheus text). Each first waits for the ledger to hold every request answered so
+far.
+
+``GET /cost/requests?limit=N`` answers ``{"label", "requests": [row, ...]}``, newest first, each
+row with the fields of ``ledger.Row`` (times in Unix seconds); ``limit`` is 1 to
+``LATEST_LIMIT`` (50 when absent), and the filters of /cost apply."""
 
 from __future__ import annotations
 
@@ -10,13 +15,14 @@ from prometheus_client import CONTENT_TYPE_LATEST
 
 from skillstate import jsonio
 from skillstate.ledger import Filters, report
-from skillstate.ledger.report import parse_time
+from skillstate.ledger.report import LABEL, LATEST_LIMIT, latest, parse_time
 from skillstate.server.context import GATEWAY
 from skillstate.server.state_routes import error_json
 
 
 def add_cost_routes(router: web.UrlDispatcher) -> None:
     router.add_get("/cost", cost)
+    router.add_get("/cost/requests", requests)
     router.add_get("/metrics", metrics)
 
 
@@ -33,6 +39,22 @@ async def cost(request: web.Request) -> web.Response:
     return web.Response(body=jsonio.dumps(body), content_type="application/json")
 
 
+async def requests(request: web.Request) -> web.Response:
+    recorder = request.app[GATEWAY].recorder
+    if recorder is None:
+        return error_json(503, "this gateway keeps no ledger")
+    query = dict(request.query)
+    try:
+        limit = _limit(query.pop("limit", None))
+        filters = _filters(query, hint="limit, session, model, since, until")
+    except ValueError as exc:
+        return error_json(400, str(exc))
+    await recorder.flush()
+    rows = await latest(recorder.ledger, limit, filters)
+    body = {"label": LABEL, "requests": rows}
+    return web.Response(body=jsonio.dumps(body), content_type="application/json")
+
+
 async def metrics(request: web.Request) -> web.Response:
     recorder = request.app[GATEWAY].recorder
     if recorder is None:
@@ -44,10 +66,23 @@ async def metrics(request: web.Request) -> web.Response:
 _KNOWN = {"session", "model", "since", "until"}
 
 
-def _filters(query: Mapping[str, str]) -> Filters:
+_DEFAULT_LIMIT = 50
+
+
+def _limit(text: str | None) -> int:
+    if text is None:
+        return _DEFAULT_LIMIT
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= LATEST_LIMIT:
+        raise ValueError(
+            f"limit must be a whole number from 1 to {LATEST_LIMIT}; got {text[:40]!r}"
+        )
+    return int(text)
+
+
+def _filters(query: Mapping[str, str], hint: str = "session, model, since, until") -> Filters:
     unknown = sorted(set(query) - _KNOWN)
     if unknown:
-        raise ValueError(f"unknown filter {unknown[0]!r}; use session, model, since, until")
+        raise ValueError(f"unknown filter {unknown[0]!r}; use {hint}")
     since = parse_time(query["since"]) if "since" in query else None
     until = parse_time(query["until"]) if "until" in query else None
     if since is not None and until is not None and until <= since:

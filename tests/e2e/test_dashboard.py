@@ -1,0 +1,194 @@
+"""The dashboard (GET /ui) in a real browser: a scripted hybrid session goes through the
+gateway, then headless Chromium (driven by Playwright, installed by ``make browser``) loads the
+page and must show what /cost and /state say. A full-page screenshot is kept under
+``$SKILLSTATE_ARTIFACTS`` (default ``tests/artifacts/``); docs/ui.png is one of them."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from skillstate import jsonio
+from skillstate.testing import RecordedRequest, Reply, ScriptedCall, ScriptedUpstream
+from skillstate.testing.gateway import gateway_for
+
+pytestmark = pytest.mark.browser
+
+SESSION = "dashboard-demo"
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "shell",
+            "description": "Run a shell command.",
+            "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}},
+        },
+    }
+]
+STEPS = ("List the project.", "Read the config.", "Run the tests.", "Sum up.")
+#: One verbatim turn after a boundary, so that the short session has turns to collapse.
+COLLAPSE = '{"keep_recent_turns": 1}'
+NOTE = "[skillstate]"
+STATE_ANSWER = "State updated"
+WAIT_MS = 20_000
+"""How long the page may take to show its data: other tests may be loading the machine."""
+
+
+def chromium() -> str:
+    """The system's Chromium (Debian's ``chromium``; ``make browser`` installs it), or a
+    skip that says why the test cannot run. Playwright never downloads a browser here."""
+    pytest.importorskip("playwright", reason="Playwright is not installed: run `make browser`")
+    found = shutil.which("chromium")
+    if found is None:
+        pytest.skip("no `chromium` on PATH: run `make browser` (as root it installs Debian's)")
+    return found
+
+
+def artifacts() -> Path:
+    folder = Path(os.environ.get("SKILLSTATE_ARTIFACTS") or Path(__file__).parents[1] / "artifacts")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def model(request: RecordedRequest) -> Reply:
+    """The scripted model, for each step of ``STEPS``: it notes the step in Σ (the gateway
+    answers ``skill_state`` itself), runs one ``shell`` command (the client answers it), notes
+    the output in Σ, and answers."""
+    messages = [m for m in request.json["messages"] if not _note(m)]
+    step = max(i for i, m in enumerate(messages) if m["role"] == "user")
+    since = messages[step + 1 :]
+    ran = [m for m in since if m["role"] == "tool" and not m["content"].startswith(STATE_ANSWER)]
+    if not since:
+        patch = {"findings": {messages[step]["content"]: "started"}}
+        return Reply(calls=[ScriptedCall("skill_state", {"patch": patch})], output_tokens=12)
+    if since[-1]["role"] == "tool" and since[-1]["content"].startswith(STATE_ANSWER):
+        if ran:
+            return Reply(text=f"Done: {ran[-1]['content']}", output_tokens=20)
+        return Reply(calls=[ScriptedCall("shell", {"cmd": f"echo step {step}"})], output_tokens=9)
+    patch = {"findings": {f"output of step {step}": since[-1]["content"]}}
+    return Reply(calls=[ScriptedCall("skill_state", {"patch": patch})], output_tokens=15)
+
+
+def _note(message: dict[str, Any]) -> bool:
+    return message["role"] == "user" and str(message.get("content", "")).startswith(NOTE)
+
+
+async def play(http: aiohttp.ClientSession, url: str) -> None:
+    """The client's side of the session: each step, its ``shell`` call run, and (before the
+    last step) an epoch boundary forced, so the session has head, collapsed and verbatim
+    turns and an archive ref to show."""
+    history: list[dict[str, Any]] = [{"role": "system", "content": "You are an agent."}]
+    headers = {"x-skillstate-session": SESSION}
+    for number, text in enumerate(STEPS):
+        if number == len(STEPS) - 1:
+            async with http.post(f"{url}/state/collapse", params={"session": SESSION}) as r:
+                assert r.status == 202
+        history.append({"role": "user", "content": text})
+        while True:
+            body = {"model": "test-model", "messages": history, "tools": TOOLS}
+            async with http.post(f"{url}/v1/chat/completions", json=body, headers=headers) as r:
+                assert r.status == 200, await r.text()
+                message = (await r.json())["choices"][0]["message"]
+            history.append(message)
+            calls = message.get("tool_calls") or []
+            if not calls:
+                break
+            for call in calls:
+                assert call["function"]["name"] == "shell"
+                cmd = json.loads(call["function"]["arguments"])["cmd"]
+                history.append({"role": "tool", "tool_call_id": call["id"], "content": cmd[5:]})
+
+
+async def get(http: aiohttp.ClientSession, url: str) -> Any:
+    async with http.get(url) as reply:
+        assert reply.status == 200
+        return jsonio.loads(await reply.read())
+
+
+async def test_the_dashboard_shows_the_ledger_and_opens_a_session() -> None:
+    executable = chromium()
+    from playwright.async_api import async_playwright, expect
+
+    environ = {"SKILLSTATE_COLLAPSE": COLLAPSE}
+    settings = {"mode": "hybrid"}
+    async with (
+        ScriptedUpstream(model) as upstream,
+        gateway_for(upstream.url, settings=settings, environ=environ) as gateway,
+        aiohttp.ClientSession() as http,
+    ):
+        await play(http, gateway.url)
+        cost = await get(http, gateway.url + "/cost")
+        rows = (await get(http, gateway.url + "/cost/requests?limit=20"))["requests"]
+        shown = await get(http, f"{gateway.url}/state?session={SESSION}")
+        assert {turn["where"] for turn in shown["turns"]} == {"head", "collapsed", "verbatim"}
+        assert shown["archive"]
+
+        errors: list[str] = []
+        async with async_playwright() as playwright:
+            browser = await playwright.chromium.launch(executable_path=executable, headless=True)
+            try:
+                page = await browser.new_page(viewport={"width": 1280, "height": 900})
+                page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+                page.on("pageerror", lambda error: errors.append(str(error)))
+                await page.goto(gateway.url + "/ui")
+                # Locators, not wait_for_function: its string predicates are eval'd in the
+                # page, which the page's CSP (no 'unsafe-eval') refuses, as it should.
+                await expect(page.locator("#status")).to_have_text(
+                    re.compile(r"^updated"), timeout=WAIT_MS
+                )
+                totals = cost["totals"]
+                shown_requests = await page.text_content('#measured [data-field="requests"]')
+                assert shown_requests == f"{totals['requests']:,}"
+                recorded = await page.text_content('#measured [data-field="cost_usd"]')
+                if totals["cost_usd"] is None:  # no price: said so, never $0
+                    assert recorded == "unpriced"
+                else:
+                    assert recorded is not None and recorded.startswith("$")
+                # Until every model has a price there is no saving to show: the page's own
+                # formatters say how one would look.
+                shapes = await page.evaluate(
+                    "[saved(0.25), saved(-0.5), saved(null), money(null), money(0)]"
+                    ".map((node) => [node.className, node.textContent])"
+                )
+                assert shapes == [
+                    ["saving", "$0.2500 saved"],
+                    ["loss", "\u2212$0.5000 lost"],
+                    ["unpriced", "—"],
+                    ["unpriced", "unpriced"],
+                    ["money", "$0.0000"],
+                ]
+                for chart in ("#chart-models", "#chart-hourly"):
+                    points = int(await page.get_attribute(chart, "data-points") or 0)
+                    assert points > 0, chart
+                assert len(await page.query_selector_all("#chart-models rect")) == len(
+                    cost["by_model"]
+                )
+
+                row = page.locator(f'#sessions tr[data-session="{SESSION}"]')
+                assert await row.count() == 1
+                await row.click()
+                sigma = page.locator("#detail-sigma")
+                await sigma.wait_for(state="visible")
+                await expect(sigma).to_contain_text('"findings"', timeout=WAIT_MS)
+                assert json.loads(await sigma.text_content() or "") == shown["state"]
+                wheres = await page.locator(
+                    "#detail-turns tbody td:nth-child(4)"
+                ).all_text_contents()
+                assert set(wheres) == {"head", "collapsed", "verbatim"}
+                refs = await page.locator("#detail-archive tbody code").all_text_contents()
+                assert refs == [entry["ref"] for entry in shown["archive"]]
+                line = await page.text_content("#detail-cost") or ""
+                assert line.startswith(f"{cost['by_session'][0]['requests']:,} upstream requests")
+                assert await page.locator("#requests tbody tr").count() == len(rows)
+
+                await page.screenshot(path=str(artifacts() / "dashboard.png"), full_page=True)
+            finally:
+                await browser.close()
+        assert errors == []
