@@ -228,6 +228,17 @@ def _config(tmp_path: Any, text: str) -> str:
     return str(path)
 
 
+def _fallback_config(tmp_path: Any, primary: str, backup: str, other: str) -> str:
+    """A Chat upstream ``primary`` whose fallback is ``backup``, of wire ``other``."""
+    return _config(
+        tmp_path,
+        f'[[upstreams]]\nname = "primary"\nbase_url = "{primary}"\n'
+        f'wire = "openai-chat"\nfallbacks = ["backup"]\n'
+        f'[[upstreams]]\nname = "backup"\nbase_url = "{backup}"\nwire = "{other}"\n'
+        'models = ["none-*"]\n',
+    )
+
+
 @over_streams
 @pytest.mark.parametrize("other", ["openai-chat", "anthropic-messages"])
 @over_modes
@@ -241,13 +252,7 @@ async def test_a_fallback_serves_when_the_upstream_is_down(
         ScriptedUpstream(down) as primary,
         ScriptedUpstream(Script([Reply(text="Fallback here")])) as backup,
     ):
-        config = _config(
-            tmp_path,
-            f'[[upstreams]]\nname = "primary"\nbase_url = "{primary.url}"\n'
-            f'wire = "openai-chat"\nfallbacks = ["backup"]\n'
-            f'[[upstreams]]\nname = "backup"\nbase_url = "{backup.url}"\nwire = "{other}"\n'
-            'models = ["none-*"]\n',
-        )
+        config = _fallback_config(tmp_path, primary.url, backup.url, other)
         exchanges: list[Exchange] = []
         settings = {"retries": 2}
         async with gateway_for(config_path=config, settings=settings) as gw:
@@ -277,13 +282,7 @@ async def test_a_continuation_round_falls_back_when_the_upstream_goes_down(
         ScriptedUpstream(Script([Reply(calls=[call]), *down])) as primary,
         ScriptedUpstream(Script([Reply(text="Fallback here")])) as backup,
     ):
-        config = _config(
-            tmp_path,
-            f'[[upstreams]]\nname = "primary"\nbase_url = "{primary.url}"\n'
-            f'wire = "openai-chat"\nfallbacks = ["backup"]\n'
-            f'[[upstreams]]\nname = "backup"\nbase_url = "{backup.url}"\nwire = "{other}"\n'
-            'models = ["none-*"]\n',
-        )
+        config = _fallback_config(tmp_path, primary.url, backup.url, other)
         exchanges: list[Exchange] = []
         async with gateway_for(config_path=config, settings={"retries": 2}) as gw:
             gw.context.observers.append(exchanges.append)
