@@ -360,7 +360,7 @@ def module_text(path: str, size: int, rng: random.Random) -> str:
 
 def _pytest_log(name: str, path: str, rng: random.Random, failing: bool, truth: _Truth) -> str:
     """A verbose pytest log of 5 to 15 KB; a failing one ends in a failure report."""
-    target = log_uniform(rng, MIN_LOG_BYTES, MAX_LOG_BYTES)
+    target = log_uniform(rng, MIN_LOG_BYTES, MAX_LOG_BYTES - 500)
     lines = [
         "============================= test session starts ==============================",
         "platform linux -- Python 3.12.7, pytest-8.3.4, pluggy-1.5.0 -- /usr/bin/python3",
@@ -370,7 +370,7 @@ def _pytest_log(name: str, path: str, rng: random.Random, failing: bool, truth: 
     ]
     cases: list[str] = []
     body = 0
-    while body < target - 1500:
+    while body < target - (1_000 if failing else 450):
         cases.append(f"{name}_{rng.choice(_WORDS)}_{len(cases)}")
         body += len(path) + len(cases[-1]) + 20
     failed = rng.randrange(len(cases)) if failing else -1
