@@ -253,9 +253,10 @@ def question_steps(horizon: int) -> list[int]:
     return sorted({s for s in range(every - 1, horizon, every)} | {horizon - 1})
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Warehouse:
-    """A generated warehouse session (``build`` makes one); satisfies ``Workload``."""
+    """A generated warehouse session (``build`` makes one); a ``Workload`` (whose attributes
+    are plain variables, hence not frozen)."""
 
     horizon: int
     seed: int
