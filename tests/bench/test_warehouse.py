@@ -225,6 +225,24 @@ def test_the_careful_patch_sends_only_the_shelves_that_changed() -> None:
 CHANGES_NOTE = "[skillstate] Σ changes since the state message (merge them into it):\n```json\n"
 
 
+def test_in_paper_mode_a_lost_patch_is_caught_up_while_its_event_is_in_view() -> None:
+    session = build(50, 5)
+    step = 20
+    behind = paper_request(session, step, sigma_through(session, step - 2))
+    model = warehouse_model.WarehouseModel(Variant.FAULTY)
+    reply = model(recorded(behind + observed(session, step - 1)))
+    assert [c.id for c in reply.calls] == [call_id(step)]
+    patch = jsonio.loads(reply.text)["state_patch"]
+    assert patch["done"] == {"events": f"through step {step - 1}"}
+    caught = sigma_through(session, step - 2)
+    caught["findings"] = {**caught["findings"], **patch.get("findings", {})}
+    caught["findings"] = {k: v for k, v in caught["findings"].items() if v is not None}
+    assert caught["findings"] == sigma_through(session, step - 1)["findings"]
+    level = paper_request(session, step, sigma_through(session, step - 1))
+    again = model(recorded(level + observed(session, step - 1)))
+    assert jsonio.loads(again.text)["state_patch"] == {}
+
+
 def test_hybrid_reads_the_sigma_message_and_the_tail_note_changes() -> None:
     session = build(50, 5)
     step = max(session.questions)

@@ -19,6 +19,9 @@ CARELESS never patches (paper: ``{}``). FAULTY sends a bad patch on every third 
 whole-collection overwrite with an array, a shelf's contents as an object, JSON that does not
 parse), and when the gateway's rejection comes back (the ``skill_state`` result, or paper
 mode's correction note on its retry) sends the good patch; the rejection is all it sees.
+In paper mode a patch that was lost anyway (a stream's envelope is checked once and not
+retried) is caught up on the next request, while the observation still shows its event: when
+Σ's step is behind the observed one, the envelope of the ``observe`` call carries the patch.
 """
 
 from __future__ import annotations
@@ -217,7 +220,7 @@ class WarehouseModel:
             return _reply(paper, {}, "No step to work on.")
         if reading.observed < asked.step:
             call = ScriptedCall(OBSERVE, {}, id=call_id(asked.step))
-            return _reply(paper, {}, f"observe step {asked.step}", call)
+            return _reply(paper, self._catch_up(paper, reading), f"observe step {asked.step}", call)
         text = answer_text(asked, reading)
         rejected = _rejected_now(seen)
         if paper:
@@ -233,6 +236,13 @@ class WarehouseModel:
         suffix = "state" if internal is None else "state1"
         call_name = f"call_s{asked.step:04d}_{suffix}"
         return Reply(calls=[ScriptedCall(SKILL_STATE, {"patch": patch}, id=call_name)])
+
+    def _catch_up(self, paper: bool, reading: Reading) -> Json:
+        """Paper mode, before observing: the patch that brings Σ up to the observation it
+        shows, when a patch was lost (a streamed reply's rejected envelope is not retried)."""
+        if not paper or self.variant is Variant.CARELESS or reading.through >= reading.observed:
+            return {}
+        return good_patch(reading.observed, reading)
 
     def _faulty(self, step: int) -> bool:
         return self.variant is Variant.FAULTY and step % 3 == 1
