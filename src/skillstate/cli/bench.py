@@ -88,7 +88,7 @@ def _names(text: str | None, known: Sequence[str], what: str) -> list[str]:
     metavar="P[,P...]",
     default="openai,anthropic",
     show_default=True,
-    help="openai: automatic prefix caching at gpt-4.1's rates; anthropic: cache_control "
+    help="openai: automatic prefix caching at gpt-4.1's rates; anthropic: explicit cache "
     "breakpoints (system prompt and newest message) at claude-sonnet-4-5's.",
 )
 @click.option(
