@@ -169,3 +169,18 @@ async def test_reset_forgets_the_epoch_too() -> None:
     fresh = await engine.prepare("s", _loop(20), Mode.HYBRID, Wire.CHAT)
     assert fresh is not None and fresh.epoch is None  # no stale epoch from memory
     assert len(fresh.request.messages) >= len(_loop(20).messages)
+
+
+def test_every_request_starts_a_boundary_whenever_the_cut_can_move() -> None:
+    from skillstate.state.boundary import decide
+    from skillstate.state.epochs import CachePrices
+
+    messages = [Message("user", [Text("task")])]
+    for n in range(14):  # small results: the cost rule alone never collapses them
+        messages.append(Message("assistant", [ToolCall(f"c{n}", "run", "{}")]))
+        messages.append(Message("tool", [ToolResult(f"c{n}", [Text("ok")])]))
+    cheap = CachePrices(input=1.0, cached_input=0.0001, cache_write=1.25)
+    assert not decide(messages, None, {}, CollapseOptions(), prices=cheap).threshold_hit
+    eager = CollapseOptions(every_request=True)
+    decision = decide(messages, None, {}, eager, prices=cheap)
+    assert decision.threshold_hit and decision.new_span is not None

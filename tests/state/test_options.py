@@ -26,7 +26,7 @@ def test_given_options_override_defaults_and_the_rest_stay() -> None:
     assert options.min_turns == CollapseOptions().min_turns
 
 
-def test_the_options_are_the_ones_the_issue_names_and_the_window_cap() -> None:
+def test_the_options_are_the_ones_the_issue_names_the_window_cap_and_the_bench_switch() -> None:
     assert [f.name for f in fields(CollapseOptions)] == [
         "enabled",
         "min_turns",
@@ -38,6 +38,7 @@ def test_the_options_are_the_ones_the_issue_names_and_the_window_cap() -> None:
         "nudge_when_stale",
         "stale_after",
         "max_window_tokens",
+        "every_request",
     ]
 
 

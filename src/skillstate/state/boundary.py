@@ -60,8 +60,10 @@ def decide(
     previous = count_tokens(jsonio.dumps_str(epoch.snapshot)) if epoch and epoch.snapshot else 0
     shape = BoundaryShape(kept, sigma, max(0, sigma - previous))
     remaining = expected_remaining_turns(len(turns))
-    hit = window > options.max_window_tokens or should_start_epoch(
-        window, prices, remaining, shape, force=force
+    hit = (
+        options.every_request
+        or window > options.max_window_tokens
+        or should_start_epoch(window, prices, remaining, shape, force=force)
     )
     decision = Decision(turns, epoch, window, hit, recomputed)
     if not hit:

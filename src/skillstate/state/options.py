@@ -38,6 +38,10 @@ class CollapseOptions:
     * ``max_window_tokens`` (64,000): a verbatim window this large starts a boundary whatever
       the cost rule says. The rule's threshold grows with the kept turns, so a few huge tool
       outputs could otherwise push a request past the model's context window.
+    * ``every_request`` (False): every request is a boundary candidate, whatever the cost rule
+      says (the cut still needs ``min_turns`` and moves only when a turn left the kept tail).
+      This is cache-blind rewriting, kept for the benchmark's ``hybrid-no-epochs`` arm: it
+      shows what rewriting the history on every turn costs against epochs. Never a default.
     """
 
     enabled: bool = True
@@ -50,6 +54,7 @@ class CollapseOptions:
     nudge_when_stale: bool = True
     stale_after: int = 6
     max_window_tokens: int = 64_000
+    every_request: bool = False
 
 
 class OptionsError(ValueError):

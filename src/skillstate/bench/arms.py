@@ -1,0 +1,95 @@
+"""The benchmark's arms and pricings: how each run reaches the simulated provider, and what
+the provider charges (../shared/BENCH.md, "Arms").
+
+Every arm but ``direct`` runs the real gateway on a loopback port; only its settings differ.
+``sliding-window`` is the one arm whose *client* differs: it keeps only its last
+``window`` turns (the task stays), with the gateway off, to show what is lost without Σ and
+the archive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from skillstate.conversation import Wire
+from skillstate.economics.prices import builtin_catalog
+from skillstate.testing.billing import Prices
+
+SLIDING_WINDOW_TURNS = 6
+"""Turns the ``sliding-window`` client keeps (the task and system prompt always stay)."""
+
+_LANES_OFF = {"compaction": {"enabled": False}, "state": {"enabled": False}}
+
+
+@dataclass(frozen=True, slots=True)
+class Arm:
+    """``gateway`` settings (as ``testing.gateway.gateway_for`` takes them; None: the client
+    talks to the provider directly) and the client's ``window`` in turns (None: all)."""
+
+    name: str
+    gateway: Mapping[str, Any] | None = field(default=None)
+    window: int | None = None
+    note: str = ""
+
+
+ARMS: dict[str, Arm] = {
+    arm.name: arm
+    for arm in (
+        Arm("direct", None, note="the client straight to the provider"),
+        Arm("passthrough", {"mode": "off", "lanes": _LANES_OFF}, note="the gateway, lanes off"),
+        Arm("paper", {"mode": "paper"}, note="every request is (P, Σ, O)"),
+        Arm("hybrid", {"mode": "hybrid"}, note="Σ and the archive, rewritten at epochs"),
+        Arm(
+            "hybrid-no-epochs",
+            {"mode": "hybrid", "collapse": {"every_request": True}},
+            note="hybrid rewriting on every request: cache-blind",
+        ),
+        Arm(
+            "sliding-window",
+            {"mode": "off", "lanes": _LANES_OFF},
+            window=SLIDING_WINDOW_TURNS,
+            note=f"the client keeps its last {SLIDING_WINDOW_TURNS} turns; no Σ, no archive",
+        ),
+    )
+}
+"""Every arm, in the order the bench runs and reports them."""
+
+BASELINE = "passthrough"
+"""The arm every saving is measured against."""
+
+
+class Pricing(StrEnum):
+    """Whose cache and prices the provider bills with."""
+
+    OPENAI = "openai"
+    ANTHROPIC = "anthropic"
+
+    @property
+    def model(self) -> str:
+        return "gpt-4.1" if self is Pricing.OPENAI else "claude-sonnet-4-5"
+
+    @property
+    def wire(self) -> Wire:
+        """The wire its clients speak by default: Chat (automatic caching) for OpenAI,
+        Messages (breakpoints on the system prompt and the newest message) for Anthropic."""
+        return Wire.CHAT if self is Pricing.OPENAI else Wire.MESSAGES
+
+    def prices(self) -> Prices:
+        """The catalog's rates of ``model``, as the simulated provider takes them."""
+        price = builtin_catalog().price(self.model)
+        if price is None:
+            raise LookupError(f"the price catalog has no {self.model}")
+        return Prices(
+            input=float(price.input),
+            output=float(price.output),
+            cached=float(price.cached_input),
+            cache_write_5m=float(price.write_5m),
+            cache_write_1h=float(price.write_1h),
+        )
+
+
+WIRES = {"chat": Wire.CHAT, "responses": Wire.RESPONSES, "anthropic": Wire.MESSAGES}
+"""The ``--wire`` names."""
