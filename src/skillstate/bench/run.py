@@ -43,6 +43,8 @@ from skillstate.testing.session_clients import (
 from skillstate.testing.session_view import read_request
 from skillstate.testing.upstream import ScriptedUpstream
 
+MAX_ROUNDS = 8
+"""Tool rounds a step may take when it ends with a text answer."""
 GRACE_TURNS = 4
 """Client requests allowed past the horizon for the model's final answer."""
 
@@ -265,8 +267,12 @@ async def _play_turns(
     endpoint = agent.endpoint
     assert isinstance(endpoint, _Endpoint)
     last = workload.horizon - 1
-    for step in range(workload.horizon + GRACE_TURNS):
-        if step > 0 and (instruction := workload.instruction(step)) is not None:
+    # Most workloads take one model reply per step; one whose steps end only with a text
+    # answer (the warehouse: observe, then note or answer) keeps a step over its tool rounds.
+    per_answer = bool(getattr(workload, "steps_end_with_text", False))
+    step, rounds = 0, 0
+    while step < workload.horizon + GRACE_TURNS:
+        if step > 0 and rounds == 0 and (instruction := workload.instruction(step)) is not None:
             agent.add_instruction(instruction)
         if arm.window is not None:
             trim(_transcript(agent), arm.window)
@@ -303,6 +309,9 @@ async def _play_turns(
                 (c.id, workload.execute(_call(c.id, c.name, c.arguments))) for c in reply.calls
             ]
             agent.add_results(results)
+            rounds += 1
+            if not per_answer or rounds >= MAX_ROUNDS:
+                step, rounds = step + 1, 0
             continue
         turns.answers.append(Answer(step, reply.text))
         if step >= last:
@@ -310,6 +319,7 @@ async def _play_turns(
             return turns
         if workload.instruction(step + 1) is None:
             agent.add_instruction("Continue.")
+        step, rounds = step + 1, 0
     turns.error = f"no answer by step {workload.horizon + GRACE_TURNS - 1}"
     return turns
 

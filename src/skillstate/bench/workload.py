@@ -11,7 +11,9 @@ fact the arm lost is a fact the model does not have.
 The loop, per step: the model answers with tool calls (the client runs them with
 ``Workload.execute`` and sends the results back) or with text (the step's answer). Before a
 step the workload may add a user message (``instruction``): the task at step 0, a mid-task
-instruction, a probe. The session ends when the model has answered the last step.
+instruction, a probe. The session ends when the model has answered the last step. A step is
+one model reply, unless the workload says ``steps_end_with_text = True``: then a step lasts
+through its tool rounds until the model answers in text (the warehouse: observe, then note).
 
 The model finds where it is from the ids of its own calls (``call_id(step, k)``): the newest
 result in a request tells the step, whatever the gateway collapsed before it. A model that

@@ -270,6 +270,8 @@ class Warehouse:
     name: str = "warehouse"
     system: str = SYSTEM
     tools: Sequence[ToolSpec] = TOOLS
+    steps_end_with_text: bool = True
+    """A step is an ``observe`` round, then the model's note or answer (``bench.run``)."""
 
     def instruction(self, step: int) -> str | None:
         if not 0 <= step < self.horizon:
