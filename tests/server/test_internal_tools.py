@@ -217,6 +217,41 @@ async def test_invalid_patch_is_rejected_in_the_tool_result(
         assert "objective" not in state and "findings" not in state
 
 
+@over_pairs
+async def test_a_rejected_patch_is_reported_to_the_client_and_the_ledger(
+    pair: tuple[str, str], stream: bool
+) -> None:
+    """JSON replies say it in ``x-skillstate-state``; a stream's headers leave before the
+    rounds, so the verdict reaches the Exchange (the ledger) only."""
+    bad = {"objective": 5}
+    good = {"objective": "x"}
+    script = Script(
+        [
+            Reply(calls=[state_call(bad)]),
+            Reply(calls=[state_call(good, "call_state2")]),
+            Reply(text="Noted."),
+        ]
+    )
+    exchanges: list[Exchange] = []
+    async with rigged(pair, stream, script) as rig:
+        rig.gateway.context.observers.append(exchanges.append)
+        client, _ = pair
+        headers = rig.session()
+        async with aiohttp.ClientSession() as session:
+            body = rig.body()
+            async with session.post(
+                rig.gateway.url + DRIVERS[client].path, json=body, headers=headers
+            ) as reply:
+                await reply.read()
+                verdict = reply.headers.get("x-skillstate-state")
+        assert holds(await rig.state(headers), good)
+    if stream:
+        assert verdict is None
+    else:
+        assert verdict is not None and verdict.startswith("rejected; reason=")
+    assert exchanges and (exchanges[0].note or "").startswith("rejected; reason=")
+
+
 # --- bounded rounds -------------------------------------------------------------------------
 
 

@@ -76,8 +76,9 @@ class Prepared:
     internal: dict[str, str] = field(default_factory=dict)
     """The internal tools as offered in ``request``: offered name -> which tool."""
     rejected: str | None = None
-    """Paper mode: why the reply's patch was refused, when it was (for the client and the
-    ledger: the model's own correction is not shown to anyone else)."""
+    """Why a patch of this request was refused, when one was (for the client's
+    ``x-skillstate-state`` and the ledger): paper mode's envelope, cleared when a retry fixed
+    it; hybrid mode's ``skill_state`` call, kept when a later round's patch applied."""
 
 
 class StateEngine:
@@ -305,6 +306,8 @@ class StateEngine:
             result: PatchResult = await answer_skill_state(
                 self.store, self.config.schema, prepared.session, call.arguments
             )
+            if not result.applied:  # the model reads why; the verdict tells the client
+                prepared.rejected = result.text
             return result.text
         return await answer_recall(self.archive, prepared.session, call.arguments)
 
