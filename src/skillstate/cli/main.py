@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from skillstate import __version__
+from skillstate.cli.bench_overhead import overhead_command
 from skillstate.cli.config import config_command
 from skillstate.cli.options import Flags, load, settings_options
 from skillstate.cli.prices import prices_command
@@ -49,6 +50,8 @@ cli.add_command(config_command)
 cli.add_command(state_command)
 cli.add_command(stats_command)
 cli.add_command(prices_command)
+# To become `skillstate bench overhead` once the `bench` group lands.
+cli.add_command(overhead_command)
 
 
 def main() -> None:
