@@ -1,5 +1,6 @@
 # make demo  — run the gateway in front of the scripted upstream and show a session
 # make test  — every check: format, lint, types, unit, contract, end-to-end and browser tests
+# make bench-peers — the overhead benchmark against direct and LiteLLM's proxy (installed apart)
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -7,10 +8,14 @@ STAMP  := $(VENV)/.installed
 CLIENTS_DIR := .cache/clients
 CLIENTS_STAMP := $(CLIENTS_DIR)/.installed
 CLIENT_PACKAGES := @openai/codex@0.171.0 opencode-ai@1.18.33 @anthropic-ai/claude-code@2.1.197
+# The peer gateway of `make bench-peers`, in a virtual environment of its own: never one of ours.
+LITELLM_VERSION := 1.108.6
+PEERS_VENV := .cache/peers/litellm-venv
+PEERS_STAMP := $(PEERS_VENV)/.installed-$(LITELLM_VERSION)
 # The browser test drives the system's Chromium; Playwright must never fetch a browser of its own.
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
-.PHONY: demo test venv clients browser lint typecheck unit bench clean
+.PHONY: demo test venv clients browser lint typecheck unit bench peers bench-peers clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +34,20 @@ $(CLIENTS_STAMP):
 	else echo "clients: npm not found; end-to-end CLI tests will be skipped"; fi
 
 clients: $(CLIENTS_STAMP)
+
+# A failed install leaves no venv behind, so the benchmark says LiteLLM is missing and runs
+# the other arms.
+$(PEERS_STAMP):
+	@echo "peers: installing litellm[proxy]==$(LITELLM_VERSION) into $(PEERS_VENV) (about a minute)"
+	@rm -rf $(PEERS_VENV)
+	@$(PYTHON) -m venv $(PEERS_VENV) \
+	  && $(PEERS_VENV)/bin/python -m pip install --quiet --upgrade pip \
+	  && $(PEERS_VENV)/bin/python -m pip install --quiet 'litellm[proxy]==$(LITELLM_VERSION)' \
+	  && touch $(PEERS_STAMP) \
+	  || { rm -rf $(PEERS_VENV); \
+	       echo "peers: could not install litellm[proxy]==$(LITELLM_VERSION); bench-peers runs without the litellm arm"; }
+
+peers: $(PEERS_STAMP)
 
 # Playwright comes with the dev extras; Chromium is Debian's package, installed when missing
 # and we are root. Without it the dashboard's browser test is skipped, and says why.
@@ -64,6 +83,9 @@ demo: venv
 
 bench: venv
 	$(PY) -m skillstate.bench.overhead
+
+bench-peers: venv peers
+	$(PY) -m skillstate bench overhead
 
 clean:
 	rm -rf $(VENV) .cache .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,13 +26,22 @@ def free_port() -> int:
         return port
 
 
-async def wait_ready(url: str, body: Any, limit: float = 20.0) -> None:
-    """Until a POST of ``body`` to ``url`` answers 200."""
+async def wait_ready(
+    url: str,
+    body: Any,
+    limit: float = 20.0,
+    headers: Mapping[str, str] | None = None,
+    alive: Callable[[], bool] | None = None,
+) -> None:
+    """Until a POST of ``body`` to ``url`` answers 200; early if ``alive`` says the server
+    process has ended."""
     deadline = time.monotonic() + limit
     async with aiohttp.ClientSession() as session:
         while time.monotonic() < deadline:
+            if alive is not None and not alive():
+                raise RuntimeError(f"the server for {url} exited before it answered")
             try:
-                async with session.post(url, json=body) as reply:
+                async with session.post(url, json=body, headers=headers) as reply:
                     await reply.read()
                     if reply.status == 200:
                         return
@@ -59,6 +68,78 @@ def rss_mb(pid: int, field: str = "VmRSS") -> float | None:
     return None
 
 
+def tree_rss_mb(pid: int) -> float | None:
+    """The resident memory of a process and all its descendants (a server's workers), in MB."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    total, pending, seen = 0.0, [pid], False
+    while pending:
+        current = pending.pop()
+        mb = rss_mb(current)
+        if mb is not None:
+            total, seen = total + mb, True
+        pending += children.get(current, [])
+    return total if seen else None
+
+
+def bench_env() -> dict[str, str]:
+    """This process's environment without any ``SKILLSTATE_`` setting, unbuffered."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLSTATE_")}
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """Terminate a child and wait for it; kill it if it will not go."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def mock_provider() -> Iterator[str]:
+    """``skillstate.bench.mock_provider`` in a process of its own; yields its base URL."""
+    port = free_port()
+    mock = subprocess.Popen([sys.executable, "-m", "skillstate.bench.mock_provider", str(port)])
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop(mock)
+
+
+@dataclass(frozen=True, slots=True)
+class Server:
+    """A server started as a child process: its base URL and process id."""
+
+    url: str
+    pid: int
+
+
+@contextlib.contextmanager
+def gateway(mode: str, upstream: str) -> Iterator[Server]:
+    """``skillstate serve --mode MODE --upstream UPSTREAM``, as a user starts it, with a scratch
+    data directory, stopped on exit."""
+    port = free_port()
+    env = bench_env()
+    with tempfile.TemporaryDirectory(prefix="skillstate-bench-") as scratch:
+        env["SKILLSTATE_DATA_DIR"] = scratch
+        command = [sys.executable, "-m", "skillstate", "serve", "--port", str(port)]
+        command += ["--upstream", upstream, "--mode", mode]
+        proc = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
+        try:
+            yield Server(f"http://127.0.0.1:{port}", proc.pid)
+        finally:
+            stop(proc)
+
+
 @dataclass(frozen=True, slots=True)
 class Processes:
     """The mock provider and the gateway in front of it, as child processes."""
@@ -72,22 +153,5 @@ class Processes:
 def mock_and_gateway(mode: str) -> Iterator[Processes]:
     """``skillstate serve --mode MODE`` in front of ``skillstate.bench.mock_provider``, each in
     its own process (the gateway with a scratch data directory), stopped on exit."""
-    mock_port, gw_port = free_port(), free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLSTATE_")}
-    env["PYTHONUNBUFFERED"] = "1"
-    with tempfile.TemporaryDirectory(prefix="skillstate-bench-") as scratch:
-        env["SKILLSTATE_DATA_DIR"] = scratch
-        mock = subprocess.Popen(
-            [sys.executable, "-m", "skillstate.bench.mock_provider", str(mock_port)]
-        )
-        command = [sys.executable, "-m", "skillstate", "serve", "--port", str(gw_port)]
-        command += ["--upstream", f"http://127.0.0.1:{mock_port}", "--mode", mode]
-        gateway = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
-        try:
-            yield Processes(
-                f"http://127.0.0.1:{mock_port}", f"http://127.0.0.1:{gw_port}", gateway.pid
-            )
-        finally:
-            for proc in (gateway, mock):
-                proc.terminate()
-                proc.wait(timeout=10)
+    with mock_provider() as mock, gateway(mode, mock) as server:
+        yield Processes(mock, server.url, server.pid)

@@ -13,21 +13,18 @@ Run: ``python -m skillstate.bench.overhead [--seconds S] [--json PATH]``.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
-import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 
-import aiohttp
-
 from skillstate import __version__
-from skillstate.bench.harness import mock_and_gateway, percentile, rss_mb, wait_ready
+from skillstate.bench.harness import mock_and_gateway, rss_mb, wait_ready
+from skillstate.bench.load import Row, Sample, load, row
 from skillstate.eventloop import new_loop
 
 _SYSTEM = "You are a careful coding agent. Answer briefly. " * 8
-_BODY = {
+BODY = {  # the small request every arm sends
     "model": "bench-model",
     "messages": [
         {"role": "system", "content": _SYSTEM},
@@ -36,87 +33,18 @@ _BODY = {
 }
 
 
-@dataclass(slots=True)
-class Sample:
-    total: list[float] = field(default_factory=list)
-    first_byte: list[float] = field(default_factory=list)
-    elapsed: float = 0.0
-
-    def extend(self, other: Sample) -> None:
-        self.total += other.total
-        self.first_byte += other.first_byte
-        self.elapsed += other.elapsed
-
-
-@dataclass(slots=True)
-class Row:
-    arm: str
-    stream: bool
-    concurrency: int
-    requests: int
-    rps: float
-    p50_ms: float
-    p99_ms: float
-    ttfb_p50_ms: float | None
-    ttfb_p99_ms: float | None
-
-
-async def _one(session: aiohttp.ClientSession, url: str, body: bytes, sample: Sample) -> None:
-    started = time.perf_counter()
-    async with session.post(url, data=body, headers={"content-type": "application/json"}) as reply:
-        first = True
-        async for _ in reply.content.iter_any():
-            if first:
-                sample.first_byte.append(time.perf_counter() - started)
-                first = False
-        if reply.status != 200:
-            raise RuntimeError(f"{url} answered {reply.status}")
-    sample.total.append(time.perf_counter() - started)
-
-
-async def _load(url: str, stream: bool, concurrency: int, seconds: float) -> Sample:
-    body = json.dumps({**_BODY, "stream": stream}).encode()
-    sample = Sample()
-    deadline = time.perf_counter() + seconds
-    connector = aiohttp.TCPConnector(limit=concurrency)
-    async with aiohttp.ClientSession(connector=connector) as session:
-
-        async def worker() -> None:
-            while time.perf_counter() < deadline:
-                await _one(session, url, body, sample)
-
-        started = time.perf_counter()
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
-        sample.elapsed = time.perf_counter() - started
-    return sample
-
-
-def _row(arm: str, stream: bool, concurrency: int, sample: Sample) -> Row:
-    ttfb = sample.first_byte if stream else []
-    return Row(
-        arm=arm,
-        stream=stream,
-        concurrency=concurrency,
-        requests=len(sample.total),
-        rps=len(sample.total) / sample.elapsed if sample.elapsed else 0.0,
-        p50_ms=percentile(sample.total, 0.50),
-        p99_ms=percentile(sample.total, 0.99),
-        ttfb_p50_ms=percentile(ttfb, 0.50) if ttfb else None,
-        ttfb_p99_ms=percentile(ttfb, 0.99) if ttfb else None,
-    )
-
-
 async def _measure(direct: str, gateway: str, seconds: float, rounds: int) -> list[Row]:
     rows: list[Row] = []
     for stream in (False, True):
         for concurrency in (1, 64):
             samples = {"direct": Sample(), "gateway": Sample()}
-            await _load(direct, stream, concurrency, 0.3)  # warm both paths
-            await _load(gateway, stream, concurrency, 0.3)
+            body = json.dumps({**BODY, "stream": stream}).encode()
+            await load(direct, body, concurrency, 0.3)  # warm both paths
+            await load(gateway, body, concurrency, 0.3)
             for _ in range(rounds):
                 for arm, url in (("direct", direct), ("gateway", gateway)):
-                    samples[arm].extend(await _load(url, stream, concurrency, seconds / rounds))
-            rows += [_row(arm, stream, concurrency, s) for arm, s in samples.items()]
+                    samples[arm].extend(await load(url, body, concurrency, seconds / rounds))
+            rows += [row(arm, stream, concurrency, s) for arm, s in samples.items()]
     return rows
 
 
@@ -159,8 +87,8 @@ def main(argv: list[str] | None = None) -> None:
         with mock_and_gateway("off") as processes:
             direct = processes.mock_url + "/v1/chat/completions"
             through = processes.gateway_url + "/v1/chat/completions"
-            loop.run_until_complete(wait_ready(direct, _BODY))
-            loop.run_until_complete(wait_ready(through, _BODY))
+            loop.run_until_complete(wait_ready(direct, BODY))
+            loop.run_until_complete(wait_ready(through, BODY))
             rows = loop.run_until_complete(_measure(direct, through, args.seconds, args.rounds))
             rss = rss_mb(processes.gateway_pid)
     finally:
