@@ -142,6 +142,7 @@ class StateEngine:
                 state=record.state,
                 schema=self.config.schema,
                 task=task,
+                cache_markers=upstream is Wire.MESSAGES,
             )
             report: Json = {"mode": "paper", "step": record.step}
             prepared = Prepared(session, Mode.PAPER, request, outbound, record, None, report)

@@ -19,6 +19,22 @@ The observation and the task slot
 
 The task slot holds the newest instruction only, on every step, until a newer one replaces it.
 When the observation is that instruction itself, the slot is left out rather than repeat it.
+
+The prompt cache
+----------------
+
+The tools and P come first and are byte-identical on every request of a session (P is fixed at
+the session's first request; nothing that changes per step, no counter or timestamp, goes
+before Σ), so a provider's prefix cache can read them on every request after the first:
+
+* Anthropic (explicit breakpoints, ``cache_markers``): the last system part, the protocol,
+  carries the gateway's breakpoint, with the lifetime of the client's own system marker when it
+  had one. The client's markers inside the observation are dropped: a prefix that ends after Σ
+  changes every step, so such a marker only buys a cache write (1.25x) no later request reads.
+  The client's markers on its tools stay (their prefix is stable too), within the limit of
+  ``MAX_CACHE_BREAKPOINTS``.
+* OpenAI (automatic prefix caching): nothing is marked; the same stable prefix is read from the
+  cache once it reaches the provider's minimum (1,024 tokens).
 """
 
 from __future__ import annotations
@@ -27,17 +43,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from skillstate.conversation.model import (
+    CacheMark,
     Image,
     Json,
     Message,
     Opaque,
+    Part,
     Request,
     Text,
     ToolCall,
     ToolResult,
 )
 from skillstate.state.envelope import ENVELOPE_SHAPE
-from skillstate.state.render import state_json
+from skillstate.state.render import MARK, MAX_CACHE_BREAKPOINTS, state_json
 from skillstate.state.schema import StateSchema
 
 PAPER_PROTOCOL = (
@@ -68,12 +86,14 @@ def render_paper(
     state: Json,
     schema: StateSchema,
     task: str | None,
+    cache_markers: bool = False,
 ) -> Request:
     """The paper-mode request for ``request`` (left untouched): system = ``procedure`` and the
     protocol; messages = one user message with the task slot and Σ, then the observation (see
     the module docstring). ``task`` is the newest instruction the session knows, used when the
     messages hold none (a client that sends only its latest step). Tools and parameters are
-    the client's."""
+    the client's. ``cache_markers``: the upstream takes explicit breakpoints (Anthropic): one
+    closes the stable prefix (tools and P), none follows it ("The prompt cache" above)."""
     observed = observe(request.messages)
     instruction = newest_instruction(request.messages)
     slot = task if instruction is None else instruction
@@ -82,8 +102,42 @@ def render_paper(
         lines.append(f"{TASK_HEADING}\n{slot}")
     lines.append(f"{STATE_HEADING}\n```json\n{state_json(state)}\n```")
     slot_message = Message("user", [Text("\n\n".join(lines))])
-    system = [*procedure, Text(paper_protocol(schema))]
-    return replace(request, system=system, messages=[slot_message, *observed.messages])
+    protocol = Text(paper_protocol(schema))
+    observation = observed.messages
+    if cache_markers:
+        observation = [_unmarked(message) for message in observation]
+        tool_marks = sum(tool.cache is not None for tool in request.tools)
+        if tool_marks < MAX_CACHE_BREAKPOINTS:
+            protocol.cache = _procedure_mark(request.system)
+    system = [*procedure, protocol]
+    return replace(request, system=system, messages=[slot_message, *observation])
+
+
+def _procedure_mark(system: Sequence[Text]) -> CacheMark:
+    """The breakpoint after P: the client's own system marker when it had one (its lifetime
+    kept), else the provider's default."""
+    marks = [part.cache for part in system if part.cache is not None]
+    return marks[-1] if marks else MARK
+
+
+def _unmarked(message: Message) -> Message:
+    """``message`` with no cache markers on its parts or inside its tool results (a copy: the
+    client's request is left untouched)."""
+    return replace(message, parts=[_unmarked_part(part) for part in message.parts])
+
+
+def _unmarked_part(part: Part) -> Part:
+    if isinstance(part, ToolResult):
+        return replace(part, cache=None, content=[_unmarked_item(i) for i in part.content])
+    if isinstance(part, ToolCall) and part.cache is not None:
+        return replace(part, cache=None)
+    return _unmarked_item(part) if isinstance(part, Text | Image) else part
+
+
+def _unmarked_item(item: Text | Image | Opaque) -> Text | Image | Opaque:
+    if isinstance(item, Text | Image) and item.cache is not None:
+        return replace(item, cache=None)
+    return item
 
 
 def procedure_of(request: Request) -> list[Text]:
