@@ -14,9 +14,12 @@ from __future__ import annotations
 from typing import Any
 
 import aiohttp
+import pytest
 
-from skillstate.testing import Billing, Prices, ScriptedUpstream
+from skillstate import jsonio
+from skillstate.testing import Billing, Prices, Reply, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
+from skillstate.testing.recording import RecordedRequest
 from skillstate.testing.session_clients import MessagesAgent
 from skillstate.testing.session_model import PaperModel
 
@@ -74,3 +77,53 @@ async def test_paper_mode_reads_its_procedure_from_the_cache() -> None:
     print("PAPERCACHE", total, total.cost(PRICES))
     assert all(t.cached > 0 for t in charges[1:]), [t.cached for t in charges]
     assert total.cost(PRICES) < BEFORE_COST_USD
+
+
+def _answering(recorded: RecordedRequest) -> Reply:
+    """The model answers every step with an envelope: a finding for Σ, the answer as action."""
+    n = recorded.index + 1
+    envelope = {"state_patch": {"findings": {f"q{n}": f"asked {n}"}}, "action": f"Answer {n}."}
+    return Reply(text=jsonio.dumps_str(envelope))
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_tool_less_conversation_gets_the_action_as_its_answer(stream: bool) -> None:
+    headers = {"x-skillstate-mode": "paper", "x-skillstate-session": f"tool-less-{stream}"}
+    template: dict[str, Any] = {"model": MODEL, "max_tokens": 256, "system": "You answer."}
+    if stream:
+        template["stream"] = True
+    async with (
+        ScriptedUpstream(_answering) as up,
+        gateway_for(up.url) as gw,
+        aiohttp.ClientSession() as http,
+    ):
+        agent = MessagesAgent(http, gw.url, template, [{"role": "user", "content": []}], "Q1?")
+        agent.endpoint.headers = headers
+        first = await agent.send()
+        agent.add_instruction("Q2?")
+        second = await agent.send()
+
+    assert up.errors == []
+    assert (first.text, second.text) == ("Answer 1.", "Answer 2.")
+    assert agent.messages[1]["content"] == [{"type": "text", "text": "Answer 1."}]
+    assert '\\"q1\\":\\"asked 1\\"' in up.requests[1].body.decode()  # the patch was applied
+
+
+async def test_a_conversation_with_tools_still_gets_the_envelope() -> None:
+    headers = {"x-skillstate-mode": "paper", "x-skillstate-session": "with-tools"}
+    body = {
+        "model": MODEL,
+        "max_tokens": 256,
+        "tools": TOOLS,
+        "messages": [{"role": "user", "content": "Q1?"}],
+    }
+    async with (
+        ScriptedUpstream(_answering) as up,
+        gateway_for(up.url) as gw,
+        aiohttp.ClientSession() as http,
+    ):
+        async with http.post(gw.url + "/v1/messages", json=body, headers=headers) as reply:
+            got = await reply.json()
+
+    assert up.errors == []
+    assert '"action"' in got["content"][0]["text"]

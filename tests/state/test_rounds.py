@@ -281,3 +281,44 @@ def test_paper_streams_are_checked_once_and_never_retried() -> None:
     step = rounds.ended()
     assert isinstance(step, Check)
     assert isinstance(rounds.checked("reply with a JSON envelope"), Done)
+
+
+ACTION_POLICY = Policy(check=True, retries=1, answer_action=True)
+ENVELOPE = '{"state_patch": {"step": 2}, "action": "The table is clean."}'
+
+
+def test_paper_json_without_tools_answers_with_the_action() -> None:
+    rounds = Rounds(request(), ACTION_POLICY)
+    rounds.first()
+    assert isinstance(rounds.replied(reply([Text(ENVELOPE)], 0)), Check)
+    done = rounds.checked(None)
+    assert isinstance(done, Done)
+    assert done.response.message.parts == [Text("The table is clean.")]
+
+
+def test_a_json_action_is_answered_as_json_text_and_no_envelope_as_it_came() -> None:
+    rounds = Rounds(request(), ACTION_POLICY)
+    rounds.first()
+    rounds.replied(reply([Text('{"state_patch": {}, "action": {"rows": 3}}')], 0))
+    done = rounds.checked(None)
+    assert isinstance(done, Done) and done.response.message.parts == [Text('{"rows":3}')]
+    rounds = Rounds(request(), Policy(check=True, answer_action=True))
+    rounds.first()
+    rounds.replied(reply([Text("no envelope")], 0))
+    done = rounds.checked("reply with a JSON envelope")
+    assert isinstance(done, Done) and done.response.message.parts == [Text("no envelope")]
+
+
+def test_paper_streams_without_tools_hold_the_envelope_and_send_the_action() -> None:
+    rounds = Rounds(request(stream=True), ACTION_POLICY)
+    rounds.first()
+    rounds.begin(Wire.CHAT)
+    shown = [e for event in stream_events([Text(ENVELOPE)], 0) for e in rounds.view(event)]
+    assert not any(isinstance(e, PartStart | Delta) for e in shown)
+    assert isinstance(rounds.ended(), Check)
+    done = rounds.checked(None)
+    assert isinstance(done, Done)
+    accumulator = Accumulator(Wire.CHAT)
+    for event in [*shown, *rounds.closing()]:
+        accumulator.add(event)
+    assert accumulator.response().message.parts == [Text("The table is clean.")]

@@ -17,6 +17,9 @@ The rules, each kept on every path:
   once (its internal calls still answered first).
 * Paper mode: a JSON reply whose envelope is refused is retried with the correction note at
   most ``retries`` times; a streamed one is checked once, after it ended (its bytes are out).
+  With ``answer_action`` (a conversation without tools) the client gets the envelope's
+  ``action`` as the reply's text, not the envelope: a stream's text is held and the action sent
+  as one text part before ``Finish``. A reply that holds no envelope reaches it as it came.
 * What the client saw is one reply: the visible parts of every round (JSON keeps the earlier
   rounds' text only), the usage summed over the rounds, and a stop reason that never says
   "tool calls" when none is shown.
@@ -32,6 +35,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from skillstate import jsonio
 from skillstate.conversation import (
     Accumulator,
     Delta,
@@ -52,6 +56,7 @@ from skillstate.conversation import (
     Usage,
     Wire,
 )
+from skillstate.state.envelope import Envelope, parse_envelope
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,13 +92,15 @@ Step = Send | Answer | Check | Done
 
 @dataclass(frozen=True, slots=True)
 class Policy:
-    """What the loop may do: the internal tool names it answers, how many extra rounds, and
-    paper mode's envelope check with its retries."""
+    """What the loop may do: the internal tool names it answers, how many extra rounds,
+    paper mode's envelope check with its retries, and whether the client gets the envelope's
+    action as its answer (``answer_action``)."""
 
     internal: frozenset[str] = frozenset()
     max_rounds: int = 4
     check: bool = False
     retries: int = 0
+    answer_action: bool = False
 
 
 @dataclass(slots=True)
@@ -107,6 +114,7 @@ class Rounds:
     """One client request's loop. Start with ``first()``; feed what each step asks for."""
 
     __slots__ = (
+        "_action",
         "_finish",
         "_numbers",
         "_outbound",
@@ -141,6 +149,7 @@ class Rounds:
         self._start: Start | None = None
         self._started = False
         self._finish: Finish | None = None
+        self._action: str | None = None
 
     @property
     def rounds(self) -> int:
@@ -188,7 +197,8 @@ class Rounds:
 
     def _part_start(self, event: PartStart) -> list[Event]:
         part = event.part
-        if isinstance(part, ToolCall) and part.name in self._policy.internal:
+        hidden = isinstance(part, ToolCall) and part.name in self._policy.internal
+        if hidden or (isinstance(part, Text) and self._answers_action):
             self._round.hidden.add(event.index)
             return []
         number = self._numbers.setdefault((self._rounds, event.index), len(self._numbers))
@@ -223,8 +233,13 @@ class Rounds:
             return []
         reply = self._reply
         last = self._finish or Finish(reply.stop_reason)
+        action: list[Event] = []
+        if self._action is not None:
+            index = len(self._numbers)
+            action = [PartStart(index, Text("")), Delta(index, self._action), PartEnd(index)]
         return [
             *self._open(),
+            *action,
             dataclasses.replace(last, stop_reason=reply.stop_reason, usage=reply.usage),
         ]
 
@@ -273,7 +288,31 @@ class Rounds:
             self._retries -= 1
             self._outbound = _corrected(self._outbound, response.message.parts, note)
             return Send(self._outbound)
+        if self._answers_action:
+            return self._done(self._as_action(response))
         return self._done(response)
+
+    @property
+    def _answers_action(self) -> bool:
+        return self._policy.check and self._policy.answer_action
+
+    def _as_action(self, response: Response) -> Response:
+        """``response`` with its text replaced by its envelope's action (a string as it is,
+        any other JSON value as JSON text); as it is when its text holds no envelope, its
+        text then still owed to a stream (``closing`` sends it)."""
+        parts = response.message.parts
+        text = "".join(p.text for p in parts if isinstance(p, Text))
+        envelope = parse_envelope(text)
+        if isinstance(envelope, Envelope):
+            action = envelope.action
+            text = action if isinstance(action, str) else jsonio.dumps_str(action)
+        if self._stream:
+            self._action = text
+        if not isinstance(envelope, Envelope):
+            return response
+        others = [p for p in parts if not isinstance(p, Text)]
+        message = dataclasses.replace(response.message, parts=[*others, Text(text)])
+        return dataclasses.replace(response, message=message)
 
     def _done(self, response: Response) -> Done:
         reply = dataclasses.replace(
