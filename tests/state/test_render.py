@@ -455,33 +455,54 @@ def test_the_breakpoint_is_added_when_there_is_room() -> None:
     assert isinstance(sigma, Text) and sigma.cache == CacheMark()  # the provider's default
 
 
-def test_the_earliest_message_marker_gives_way_for_the_breakpoint() -> None:
+def test_the_earliest_tool_or_system_marker_gives_way_when_another_covers_it() -> None:
+    """Four client markers, two on tools and system: the tool's goes (the system one after it
+    caches the same prefix and more), the newest message keeps its own."""
     request = marked(1, 1, 2)
     before = markers(render(request, range(1), 13, cache_markers=False))
     assert before == ["system 0", "tool t0", "message 3 content", "message 5"]
     out = render(request, range(1), 13, cache_markers=True)
-    assert markers(out) == ["system 0", "tool t0", "message 1", "message 5"]
+    assert markers(out) == ["system 0", "message 1", "message 3 content", "message 5"]
     assert markers(request) == ["system 0", "tool t0", "message 14 content", "message 16"]
 
 
-def test_an_opaque_item_of_a_result_is_passed_over_when_a_marker_gives_way() -> None:
-    """An opaque item (a Claude Code ``tool_reference``) is the wire's JSON: left exactly as it
-    is, while the marker of the text after it gives way."""
-    request = marked(1, 1, 2)
-    result = request.messages[14].parts[0]
-    assert isinstance(result, ToolResult) and result.content[0].cache is not None
+def test_four_markers_on_tools_and_system_leave_the_latest_three_and_sigmas() -> None:
+    out = render(marked(2, 2, 0), range(1), 13, cache_markers=True)
+    assert markers(out) == ["system 0", "system 1", "tool t1", "message 1"]
+
+
+def test_a_client_marker_after_sigma_already_covers_it_and_none_is_added() -> None:
+    """One marker on tools and system and three in the tail: the tail's cache the prefix up
+    to Σ, so the gateway adds nothing and the request keeps the client's four."""
+    request = marked(1, 0, 2)
+    call = request.messages[13].parts[0]
+    assert isinstance(call, ToolCall)
+    call.cache = CacheMark()
+    out = render(request, range(1), 13, cache_markers=True)
+    assert markers(out) == ["system 0", "message 2", "message 3 content", "message 5"]
+    assert out.messages[2:6] == request.messages[13:]
+
+
+def test_with_every_marker_before_sigma_the_earliest_message_one_gives_way() -> None:
+    """Three markers on head messages and one on the system prompt: the earliest head marker
+    goes (the later ones cache its prefix); an opaque item before it (a Claude Code
+    ``tool_reference``) is the wire's JSON and is left exactly as it is."""
+    request = marked(1, 0, 0)
+    result = request.messages[2].parts[0]
+    assert isinstance(result, ToolResult)
+    result.content[0].cache = CacheMark()
     reference = Opaque(Wire.MESSAGES, {"type": "tool_reference", "tool_name": "mcp__x__y"})
     result.content.insert(0, reference)
-    out = render(request, range(1), 13, cache_markers=True)
-    assert markers(out) == ["system 0", "tool t0", "message 1", "message 5"]
-    changed = out.messages[3].parts[0]
+    for i in (3, 4):
+        part = request.messages[i].parts[0]
+        assert isinstance(part, ToolCall | ToolResult)
+        part.cache = CacheMark()
+    out = render(request, range(5), 13, cache_markers=True)
+    assert markers(out) == ["system 0", "message 3", "message 4", "message 5"]
+    changed = out.messages[2].parts[0]
     assert isinstance(changed, ToolResult) and changed.content[0] is reference
     assert changed.content[1] == replace(result.content[1], cache=None)
-
-
-def test_markers_on_system_and_tools_never_give_way() -> None:
-    out = render(marked(2, 2, 0), range(1), 13, cache_markers=True)
-    assert markers(out) == ["system 0", "system 1", "tool t0", "tool t1"]
+    assert result.content[1].cache is not None  # the client's request is left as it was
 
 
 def test_markers_on_collapsed_messages_do_not_count() -> None:

@@ -10,8 +10,9 @@ rebuilt on every request, so it must come out identical each time or the provide
 misses from the Σ message on. Hence sorted keys, no clock, no ids, no set iteration.
 
 Anthropic takes at most four explicit cache breakpoints per request. With ``cache_markers``
-the Σ message, which ends the stable prefix, carries one; the client's own markers are kept,
-except that one on a message part may give way so the total never passes the limit.
+the Σ message, which ends the stable prefix, carries one where the client's markers leave
+room or where one of them is covered by another; the client's marker on the newest message
+never gives way (see ``_place_marker`` for the rule).
 """
 
 from __future__ import annotations
@@ -191,19 +192,20 @@ def render_hybrid(
     names = (SKILL_STATE_TOOL, RECALL_TOOL)
     if len(internal_tools) == 2:  # as offered: renamed where the client has the name
         names = (internal_tools[0].name, internal_tools[1].name)
+    system, tools = request.system, request.tools
     if spans:
         sigma = sigma_message(snapshot, spans, schema, names)
         messages = [*request.messages[head.start : head.stop], sigma]
         messages += request.messages[tail.start : tail.stop]
         if cache_markers:
-            messages = _place_marker(request, messages, sigma)
+            system, tools, messages = _place_marker(request, messages, sigma)
     else:
         messages = list(request.messages)
     shown = None if spans else snapshot
     note = tail_note(changes, nudge=nudge, state=shown, skill_state=names[0])
     if note is not None and _may_append(messages):
         messages.append(note)
-    return replace(request, messages=messages, tools=[*request.tools, *internal_tools])
+    return replace(request, system=system, messages=messages, tools=[*tools, *internal_tools])
 
 
 def _check_ranges(
@@ -249,29 +251,68 @@ def _may_append(messages: Sequence[Message]) -> bool:
 # Cache breakpoints -------------------------------------------------------------------------
 
 
-def _place_marker(request: Request, messages: list[Message], sigma: Message) -> list[Message]:
-    """``messages`` with a breakpoint on the Σ message's text, within the provider's limit.
+def _place_marker(
+    request: Request, messages: list[Message], sigma: Message
+) -> tuple[list[Text], list[Tool], list[Message]]:
+    """The system, tools and ``messages`` of ``request`` with the gateway's breakpoint on the
+    Σ message's text, within ``MAX_CACHE_BREAKPOINTS``.
 
-    The client's markers on system texts, tools and the parts of the messages sent are counted
-    (those on collapsed messages are gone with them). If ours would pass the limit, the
-    earliest client marker on a message part is dropped (those on system and tools mark the
-    client's own stable prefix and stay); if that is still not enough, ours is not added.
+    The contract: the client's cache is never made worse. Anthropic caches in the order tools,
+    system, messages, and a breakpoint caches everything before it, so a marker whose prefix a
+    later marker also caches may go without losing a read while that later prefix is stable.
+    The client's markers on system texts, tools and the messages sent are counted (those on
+    collapsed messages are gone with them); then, first rule that applies:
+
+    1. room for one more: Σ's is added, every client marker kept;
+    2. the client already passes the limit: nothing is changed (the request is the client's);
+    3. two or more markers on tools and system: the earliest of them goes (the later one
+       caches its prefix, and tools and system do not change within a session) and Σ's is
+       added;
+    4. a client marker on the Σ message's position or after it (the tail, which only grows
+       within an epoch; the newest message's marker is there): it already caches the prefix
+       up to Σ, and the gateway adds none;
+    5. otherwise every marker sits before Σ, most on head messages: the earliest message
+       marker goes (a later head marker caches its prefix, and Σ's caches them all within
+       the epoch) and Σ's is added.
+
+    The client's marker on the newest message therefore always stays, and the prefix read
+    with this placement is never shorter than with the client's own (a property test of
+    ``tests/state/test_render_markers.py`` checks it against the simulated Anthropic cache).
     """
-    count = sum(t.cache is not None for t in request.system)
-    count += sum(t.cache is not None for t in request.tools)
-    count += sum(_message_markers(m) for m in messages)
-    if count + 1 > MAX_CACHE_BREAKPOINTS:
-        trimmed = _drop_first_marker(messages)
-        if trimmed is not None:
-            messages, count = trimmed, count - 1
-        if count + 1 > MAX_CACHE_BREAKPOINTS:
-            return messages
+    system, tools = list(request.system), list(request.tools)
     index = next(i for i, m in enumerate(messages) if m is sigma)
+    upper = sum(t.cache is not None for t in tools) + sum(t.cache is not None for t in system)
+    count = upper + sum(_message_markers(m) for m in messages)
+    if count > MAX_CACHE_BREAKPOINTS:
+        return system, tools, messages
+    if count == MAX_CACHE_BREAKPOINTS:
+        if upper >= 2:
+            system, tools = _drop_first_upper_marker(system, tools)
+        elif any(_message_markers(m) for m in messages[index:]):
+            return system, tools, messages
+        else:
+            trimmed = _drop_first_marker(messages)
+            assert trimmed is not None  # four markers, at most one upper, none after Σ
+            messages = trimmed
     parts: list[Part] = [
         replace(part, cache=MARK) if isinstance(part, Text) else part for part in sigma.parts
     ]
     messages[index] = replace(sigma, parts=parts)
-    return messages
+    return system, tools, messages
+
+
+def _drop_first_upper_marker(
+    system: list[Text], tools: list[Tool]
+) -> tuple[list[Text], list[Tool]]:
+    """``system`` and ``tools`` without the earliest marker in the provider's cache order
+    (tools, then system): new objects for the one changed."""
+    for i, tool in enumerate(tools):
+        if tool.cache is not None:
+            return system, [*tools[:i], replace(tool, cache=None), *tools[i + 1 :]]
+    for i, text in enumerate(system):
+        if text.cache is not None:
+            return [*system[:i], replace(text, cache=None), *system[i + 1 :]], tools
+    return system, tools
 
 
 def _message_markers(message: Message) -> int:
