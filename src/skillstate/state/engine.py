@@ -201,8 +201,9 @@ class StateEngine:
         # Until its first boundary a session is passed through as it came: no internal tools,
         # no Σ (the seed still keeps Σ in the store). They arrive with the boundary that pays
         # for them, and the one cache miss they cause is priced into that boundary.
+        passthrough = self.config.options.passthrough_until_boundary and stored is None
         opening = None
-        if stored is None:
+        if passthrough:
             system = sum(count_tokens(part.text) for part in request.system)
             opening = Opening(self._internal_tokens(), system)
         decision = decide(
@@ -221,7 +222,7 @@ class StateEngine:
             await self._clear_force(session)
         internal: dict[str, str] = {}
         outbound = request
-        if epoch is not None or stored is not None:
+        if epoch is not None or not passthrough:
             internal = internal_names(tool.name for tool in request.tools)
             outbound = self._render(request, record, epoch, upstream, internal)
         report = _report(decision, epoch, record, request, outbound)
