@@ -28,7 +28,8 @@ from skillstate.server.guard import Guard, check_exposure
 from skillstate.server.history import ResponseHistory
 from skillstate.server.listener import Listener
 from skillstate.server.runner import GatewayRunner, HeaderLimits
-from skillstate.state.engine import EngineConfig, StateEngine
+from skillstate.state.engine import EngineConfig, PriceLookup, StateEngine
+from skillstate.state.epochs import CachePrices, upstream_prices
 from skillstate.state.mode import Mode
 from skillstate.state.schema import Bounds, StateSchema
 from skillstate.storage.stores import Stores, open_stores
@@ -95,6 +96,25 @@ def build_guard(settings: Settings) -> Guard:
     )
 
 
+def build_cache_prices(settings: Settings) -> PriceLookup:
+    """The epoch rule's prices: a model's cache ratios from the catalog (with the config's
+    ``[prices]``) where it is listed, the upstream wire's defaults otherwise."""
+    catalog = builtin_catalog().merged(settings.prices, source=settings.sources["prices"])
+
+    def prices(model: str, wire: Wire) -> CachePrices:
+        price = catalog.price(model)
+        if price is None or price.input <= 0:
+            return upstream_prices(wire)
+        write = price.cache_write_5m
+        return upstream_prices(
+            wire,
+            cached_input=float(price.cached_input / price.input),
+            cache_write=None if write is None else float(write / price.input),
+        )
+
+    return prices
+
+
 def build_engine(settings: Settings, stores: Stores) -> StateEngine:
     bounds = Bounds(
         max_patch_bytes=settings.max_patch_bytes, max_state_bytes=settings.max_state_bytes
@@ -104,6 +124,7 @@ def build_engine(settings: Settings, stores: Stores) -> StateEngine:
         schema=schema,
         options=settings.collapse,
         initial_state=dict(settings.initial_state or {}),
+        prices=build_cache_prices(settings),
     )
     return StateEngine(stores.state, stores.archive, config)
 

@@ -88,7 +88,9 @@ def _batch(draw: st.DrawFn, ids: Iterator[int]) -> list[Message]:
 
 def _engine(keep: int, min_turns: int) -> StateEngine:
     options = CollapseOptions(min_turns=min_turns, keep_recent_turns=keep)
-    config = EngineConfig(schema=StateSchema.from_keys(None), options=options, prices=EAGER)
+    config = EngineConfig(
+        schema=StateSchema.from_keys(None), options=options, prices=lambda _model, _wire: EAGER
+    )
     return StateEngine(MemoryStateStore(), MemoryArchiveStore(), config)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
 
@@ -252,3 +252,86 @@ def test_same_content_tells_types_and_lengths_apart() -> None:
     assert not same_content(Text("a"), Message("user", [Text("a")]))
     assert not same_content([Text("a")], [Text("a"), Text("b")])
     assert same_content(Text("a", hints={"x": 1}), Text("a"))
+
+
+# The rule priced by the upstream -----------------------------------------------------------
+
+from skillstate.conversation import Wire  # noqa: E402
+from skillstate.state.epochs import (  # noqa: E402
+    NOISE_FLOOR,
+    boundary_verdict,
+    steady_horizon,
+    upstream_prices,
+)
+
+GPT_41 = upstream_prices(Wire.CHAT, cached_input=0.25)
+SONNET = upstream_prices(Wire.MESSAGES, cached_input=0.1, cache_write=1.25)
+FIRST = BoundaryShape(
+    kept_tokens=4_200, sigma_tokens=600, sigma_growth=600, added_tokens=500, prefix_miss=2_000
+)
+
+
+def test_each_wire_has_its_cache_style() -> None:
+    assert upstream_prices(Wire.CHAT) == CachePrices(1.0, 0.1)
+    assert upstream_prices(Wire.RESPONSES, cache_write=1.25).write == 1.0
+    assert upstream_prices(Wire.MESSAGES) == CachePrices(1.0, 0.1, 1.25)
+
+
+def test_the_worked_examples_of_the_docstring() -> None:
+    openai = boundary_verdict(16_000, GPT_41, FIRST, turns_so_far=14, window_turns=14)
+    assert openai.horizon == pytest.approx(2.51, abs=0.01)
+    assert openai.starts and openai.saving == pytest.approx(1_240, abs=15)
+    assert not boundary_verdict(7_000, GPT_41, FIRST, turns_so_far=6, window_turns=6).starts
+    anthropic = boundary_verdict(16_000, SONNET, FIRST, turns_so_far=14, window_turns=14)
+    assert anthropic.horizon == pytest.approx(4.9, abs=0.05)
+    assert not anthropic.starts
+    later = boundary_verdict(24_000, SONNET, FIRST, turns_so_far=21, window_turns=21)
+    assert later.starts and later.saving > later.margin
+
+
+@pytest.mark.parametrize("prices", [GPT_41, SONNET, OPENAI_LIKE], ids=["gpt", "sonnet", "auto"])
+def test_a_short_session_never_collapses_when_it_would_not_pay_back(prices: CachePrices) -> None:
+    for turns in range(1, 13):
+        window = 3_000 + 1_050 * turns  # the head and a tool loop's steps
+        shape = replace(FIRST, kept_tokens=1_050 * min(4, turns))
+        verdict = boundary_verdict(window, prices, shape, turns_so_far=turns, window_turns=turns)
+        if verdict.starts:
+            assert verdict.saving > max(NOISE_FLOOR, verdict.margin)
+        # Within its horizon, a boundary that starts earns back its miss and more.
+        assert not verdict.starts or verdict.saving > 0
+    tiny = boundary_verdict(6_000, SONNET, FIRST, turns_so_far=3, window_turns=3)
+    assert not tiny.starts and tiny.saving < 0
+
+
+@pytest.mark.parametrize("prices", [GPT_41, SONNET], ids=["gpt", "sonnet"])
+def test_a_long_session_with_bulky_tool_output_collapses(prices: CachePrices) -> None:
+    shape = BoundaryShape(kept_tokens=12_000, sigma_tokens=1_500, sigma_growth=200)
+    verdict = boundary_verdict(60_000, prices, shape, turns_so_far=40, window_turns=12)
+    assert verdict.starts and verdict.saving > verdict.margin
+
+
+def test_the_two_providers_ratios_decide_differently() -> None:
+    # The same window: the cheap write of automatic caching pays at once, Anthropic's write
+    # premium with its cheaper read does not yet.
+    verdicts = [
+        boundary_verdict(16_000, prices, FIRST, turns_so_far=14, window_turns=14)
+        for prices in (GPT_41, SONNET)
+    ]
+    assert [v.starts for v in verdicts] == [True, False]
+
+
+def test_the_horizon_is_half_the_cheapest_cycle_and_bounded_by_the_session() -> None:
+    assert steady_horizon(SONNET, FIRST, 1_143) == pytest.approx(4.9, abs=0.05)
+    assert steady_horizon(SONNET, FIRST, 0) == 32.0
+    short = boundary_verdict(16_000, SONNET, FIRST, turns_so_far=2, window_turns=14)
+    assert short.horizon == 2.0
+
+
+def test_a_saving_within_noise_is_not_taken() -> None:
+    shape = BoundaryShape(kept_tokens=4_000, sigma_tokens=500)
+    # Just past break-even: a positive saving, under the margin.
+    for window in range(4_000, 40_000, 50):
+        verdict = boundary_verdict(window, OPENAI_LIKE, shape, turns_so_far=30, window_turns=10)
+        if verdict.saving > 0:
+            break
+    assert 0 < verdict.saving <= verdict.margin and not verdict.starts

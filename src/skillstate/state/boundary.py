@@ -8,7 +8,7 @@ and, for a new boundary, which messages are newly collapsed.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from skillstate import jsonio
 from skillstate.conversation import Json, Message
@@ -19,11 +19,20 @@ from skillstate.state.epochs import (
     DEFAULT_PRICES,
     BoundaryShape,
     CachePrices,
-    expected_remaining_turns,
-    should_start_epoch,
+    boundary_verdict,
 )
 from skillstate.state.options import CollapseOptions
 from skillstate.state.turns import Turn, segment
+
+
+@dataclass(frozen=True, slots=True)
+class Opening:
+    """What a session's first boundary adds: ``tool_tokens`` of internal tool definitions,
+    and a cache miss over the ``system_tokens`` of the system prompt (and the head) since the
+    tool list changes before them."""
+
+    tool_tokens: int
+    system_tokens: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,22 +58,31 @@ def decide(
     force: bool = False,
     prices: CachePrices = DEFAULT_PRICES,
     subagent: bool = False,
+    opening: Opening | None = None,
 ) -> Decision:
+    """``opening``: the session has been passed through so far, so this boundary would be its
+    first (it adds the internal tools and re-sends what precedes the Σ message)."""
     turns = tuple(segment(messages))
     recomputed = stored is not None and not stored.holds(messages)
     epoch = None if recomputed else stored
     start = epoch.cut if epoch is not None else 0
-    window = sum(t.tokens for t in turns if t.start >= start)
+    in_window = [t for t in turns if t.start >= start]
+    window = sum(t.tokens for t in in_window)
     kept = sum(t.tokens for t in turns[-options.keep_recent_turns :])
     sigma = count_tokens(jsonio.dumps_str(state)) if state else 0
     previous = count_tokens(jsonio.dumps_str(epoch.snapshot)) if epoch and epoch.snapshot else 0
     shape = BoundaryShape(kept, sigma, max(0, sigma - previous))
-    remaining = expected_remaining_turns(len(turns))
-    hit = (
-        options.every_request
-        or window > options.max_window_tokens
-        or should_start_epoch(window, prices, remaining, shape, force=force)
+    collapsible = window
+    if opening is not None:
+        head = turns[0].tokens if turns and options.protect_first_user_message else 0
+        collapsible = max(0, window - head)
+        shape = replace(
+            shape, added_tokens=opening.tool_tokens, prefix_miss=opening.system_tokens + head
+        )
+    verdict = boundary_verdict(
+        collapsible, prices, shape, turns_so_far=len(turns), window_turns=len(in_window)
     )
+    hit = force or options.every_request or window > options.max_window_tokens or verdict.starts
     decision = Decision(turns, epoch, window, hit, recomputed)
     if not hit:
         return decision

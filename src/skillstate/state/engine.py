@@ -25,13 +25,13 @@ from typing import Any
 from skillstate import jsonio
 from skillstate.archive.store import Archive
 from skillstate.conversation import Json, Message, Request, Response, Text, Tool, ToolCall, Wire
-from skillstate.economics.tokenizer import prime
-from skillstate.state.boundary import Decision, decide
+from skillstate.economics.tokenizer import count_tokens, prime
+from skillstate.state.boundary import Decision, Opening, decide
 from skillstate.state.description import describe_session
 from skillstate.state.diff import state_changes
 from skillstate.state.envelope import EnvelopeError, correction_note, parse_envelope
 from skillstate.state.epoch_record import DOC_NAME, Epoch, Span, anchor
-from skillstate.state.epochs import DEFAULT_PRICES, CachePrices
+from skillstate.state.epochs import CachePrices, upstream_prices
 from skillstate.state.internal import PatchResult, answer_recall, answer_skill_state
 from skillstate.state.merge import apply_patch
 from skillstate.state.mode import Mode
@@ -46,6 +46,16 @@ from skillstate.storage.protocols import ArchiveStore, Change, StateRecord, Stat
 
 log = logging.getLogger("skillstate.state")
 
+PriceLookup = Callable[[str, Wire], CachePrices]
+"""The cache prices of a model on an upstream wire, relative to its input price: built from the
+price catalog by the composition root (``gateway.build_engine``), so the engine does no I/O."""
+
+
+def wire_prices(model: str, wire: Wire) -> CachePrices:
+    """The wire's default cache prices whatever the model (``epochs.upstream_prices``)."""
+    return upstream_prices(wire)
+
+
 LAST_REPORTS = 1024
 """Sessions whose last-request report and epoch are kept in memory (the report describes what
 the gateway did, for /state, and is worth a store write on no request's path; the epoch is
@@ -57,7 +67,7 @@ class EngineConfig:
     schema: StateSchema
     options: CollapseOptions
     initial_state: Json = field(default_factory=dict)
-    prices: CachePrices = DEFAULT_PRICES
+    prices: PriceLookup = wire_prices
     max_internal_rounds: int = 4
     paper_retries: int = 2
 
@@ -97,6 +107,7 @@ class StateEngine:
         self._tools: dict[str, Tool] = {
             tool.name: tool for tool in (skill_state_tool(config.schema), recall_tool())
         }
+        self._tool_tokens: int | None = None  # counted once the tokenizer is loaded
         self._last: OrderedDict[str, Json] = OrderedDict()
         # Write-through: this process is the only writer of its sessions' epochs.
         self._epochs: OrderedDict[str, Json | None] = OrderedDict()
@@ -188,23 +199,44 @@ class StateEngine:
         stored = Epoch.from_json(stored_doc) if stored_doc else None
         force = bool(record.meta.get("force_collapse"))
         await prime(request.messages)  # the decision counts them: off the event loop
+        # Until its first boundary a session is passed through as it came: no internal tools,
+        # no Σ (the seed still keeps Σ in the store). They arrive with the boundary that pays
+        # for them, and the one cache miss they cause is priced into that boundary.
+        passthrough = self.config.options.passthrough_until_boundary and stored is None
+        opening = None
+        if passthrough:
+            system = sum(count_tokens(part.text) for part in request.system)
+            opening = Opening(self._internal_tokens(), system)
         decision = decide(
             request.messages,
             stored,
             record.state,
             self.config.options,
             force=force,
-            prices=self.config.prices,
+            prices=self.config.prices(request.model, upstream),
+            opening=opening,
         )
         epoch = decision.epoch
         if decision.new_span is not None and decision.plan is not None:
             epoch = await self._boundary(session, record, request, decision)
         if force:
             await self._clear_force(session)
-        internal = internal_names(tool.name for tool in request.tools)
-        outbound = self._render(request, record, epoch, upstream, internal)
+        internal: dict[str, str] = {}
+        outbound = request
+        if epoch is not None or not passthrough:
+            internal = internal_names(tool.name for tool in request.tools)
+            outbound = self._render(request, record, epoch, upstream, internal)
         report = _report(decision, epoch, record, request, outbound)
         return Prepared(session, Mode.HYBRID, request, outbound, record, epoch, report, internal)
+
+    def _internal_tokens(self) -> int:
+        """Tokens the internal tools' definitions add to a request (about 500)."""
+        if self._tool_tokens is None:
+            self._tool_tokens = sum(
+                count_tokens(jsonio.dumps_str([t.name, t.description, t.parameters]))
+                for t in self._tools.values()
+            )
+        return self._tool_tokens
 
     async def _boundary(
         self, session: str, record: StateRecord, request: Request, decision: Decision

@@ -42,6 +42,55 @@ miss within 4 requests. tests/state/test_epochs.py simulates 100 such steps (a 3
 Σ growing to 2,500 tokens): the request at step 100 is about 21k tokens against a transcript of
 about 108k, and no request from step 70 on is a third of its transcript.
 
+The rule as the engine applies it: priced by the upstream, over a horizon, with a margin
+------------------------------------------------------------------------------------------
+
+``boundary_verdict`` is the rule above written as a comparison of two expected costs over the
+next ``H`` requests, with and without the boundary, in input-token units (so a ratio of prices
+is all it needs):
+
+    saving = H * c * (W - K - g - a)  -  (m + a + s + K) * (w - c)
+
+``a`` is what the boundary adds to every later request besides Σ's growth, and ``m`` the tokens
+before the Σ message the boundary makes the provider read afresh. Both are 0 for a later
+boundary. At a session's first boundary ``a`` is the internal tools (``skill_state`` and
+``recall``, about 500 tokens: until then the session is passed through untouched) and ``m`` the
+system prompt and the head, since the tool list changes before them. A boundary starts only
+when the saving is larger than the noise: ``NOISE_SHARE`` of what the window would cost over
+the horizon without it, and never less than ``NOISE_FLOOR`` tokens (token counts here are the
+gateway's estimate, not the provider's).
+
+The prices come from the upstream's wire and the catalog (``upstream_prices``): OpenAI-style
+automatic prefix caching (Chat, Responses) bills a write as plain input (``w = 1``); Anthropic's
+explicit breakpoints (Messages) bill it at the catalog's 5-minute write rate (1.25).
+
+The horizon ``H`` is the lesser of two figures taken from the session itself:
+
+* how long it will go on: a session that has run ``n`` turns is expected to run about ``n``
+  more (``expected_remaining_turns``), at most ``MAX_HORIZON``;
+* half the cycle that costs least per turn (``steady_horizon``). With the window growing by
+  ``r`` tokens a turn (measured over the current window) and each boundary re-sending
+  ``B = s + K`` at ``w - c`` extra, collapsing every ``L`` turns costs per turn
+  ``B (w - c) / L + c r L / 2`` plus what does not depend on ``L``; the least is at
+  ``L* = sqrt(2 B (w - c) / (c r))``, and the rule above fires at ``W - K = r L*`` exactly when
+  ``H = L* / 2``. A longer horizon would collapse too often (misses piling up), a shorter
+  one too late.
+
+Worked example, OpenAI (gpt-4.1: cached input 0.25 of input, writes at 1): a coding loop at
+turn 14, window ``W = 16,000`` tokens over 14 turns (``r`` = 1,143), first boundary: ``K =
+4,200``, ``s = 600`` (so ``g = 600``), ``a = 500``, ``m = 2,000``. ``B = 4,800``, ``L* =
+sqrt(2 * 4,800 * 0.75 / (0.25 * 1,143)) = 5.0``, ``H = min(14, 2.5) = 2.5``. Saving ``= 2.5 *
+0.25 * (16,000 - 4,200 - 600 - 500) - 7,300 * 0.75 = 6,687.5 - 5,475 = 1,212.5``; the noise bar
+is ``max(256, 0.05 * 2.5 * 0.25 * 16,000) = 500``: the boundary starts. At turn 6 with ``W =
+7,000`` (``H = min(6, 3.3)``) the saving is ``3.3 * 0.25 * 1,700 - 5,475 < 0``: it does not.
+
+Worked example, Anthropic (claude-sonnet-4-5: read 0.1, write 1.25), the same session:
+``w - c = 1.15``, ``L* = sqrt(2 * 4,800 * 1.15 / (0.1 * 1,143)) = 9.8``, ``H = min(14, 4.9) =
+4.9``. Saving ``= 4.9 * 0.1 * 10,700 - 7,300 * 1.15 = 5,243 - 8,395 < 0``: no boundary yet;
+the write premium and the cheaper read make Anthropic wait for a larger window (at ``W =
+24,000`` over 21 turns, ``r`` = 1,143, the saving is ``4.9 * 0.1 * 18,700 - 8,395 = 768``
+against a bar of ``max(256, 0.05 * 4.9 * 0.1 * 24,000) = 588``: it starts).
+
 Whether the epoch still holds
 -----------------------------
 
@@ -57,7 +106,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, is_dataclass
 
-from skillstate.conversation import Message
+from skillstate.conversation import Message, Wire
 
 #: Most requests a boundary may take to earn back its cache miss.
 DEFAULT_PAYBACK_TURNS = 4.0
@@ -85,6 +134,41 @@ class CachePrices:
 #: caching styles, so a boundary is never started on too optimistic a figure.
 DEFAULT_PRICES = CachePrices(input=1.0, cached_input=0.1, cache_write=1.25)
 
+#: The defaults per caching style, relative to the input price: automatic prefix caching
+#: (OpenAI's Chat and Responses) reads at 0.1 and writes at the input price; explicit
+#: breakpoints (Anthropic's Messages) read at 0.1 and write at 1.25.
+AUTOMATIC_PRICES = CachePrices(input=1.0, cached_input=0.1)
+BREAKPOINT_PRICES = DEFAULT_PRICES
+
+MAX_HORIZON = 32.0
+"""The longest horizon a boundary is priced over, whatever the session's length says."""
+
+NOISE_SHARE = 0.05
+"""A boundary's expected saving must pass this share of the window's cost over the horizon."""
+
+NOISE_FLOOR = 256.0
+"""... and this many input tokens' worth: smaller savings are within the error of the
+gateway's token estimate."""
+
+
+def upstream_prices(
+    wire: Wire, *, cached_input: float | None = None, cache_write: float | None = None
+) -> CachePrices:
+    """The cache prices of an upstream on ``wire``, relative to its input price.
+
+    ``cached_input`` and ``cache_write`` are the model's ratios to its input price where the
+    price catalog knows them (cached_input / input, cache_write_5m / input); the wire's
+    defaults otherwise. Chat and Responses upstreams cache automatically, so a write costs
+    plain input whatever ``cache_write`` says; Messages upstreams write at a premium.
+    """
+    if wire is Wire.MESSAGES:
+        base = BREAKPOINT_PRICES
+        write = base.cache_write if cache_write is None else cache_write
+        read = base.cached_input if cached_input is None else cached_input
+        return CachePrices(input=1.0, cached_input=read, cache_write=write)
+    read = AUTOMATIC_PRICES.cached_input if cached_input is None else cached_input
+    return CachePrices(input=1.0, cached_input=read)
+
 
 @dataclass(frozen=True, slots=True)
 class BoundaryShape:
@@ -95,6 +179,12 @@ class BoundaryShape:
     kept_tokens: int
     sigma_tokens: int
     sigma_growth: int = 0
+    added_tokens: int = 0
+    """``a``: tokens the boundary adds to every later request besides Σ's growth (the
+    internal tools, at a session's first boundary)."""
+    prefix_miss: int = 0
+    """``m``: tokens before the Σ message the boundary makes the provider read afresh (the
+    system prompt and the head, at a session's first boundary)."""
 
 
 def expected_remaining_turns(turns_so_far: int) -> float:
@@ -140,6 +230,53 @@ def should_start_epoch(
         return True
     threshold = boundary_threshold(prices, expected_remaining, shape, payback_turns=payback_turns)
     return window_tokens >= threshold
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What ``boundary_verdict`` found, in input-token units: the expected ``saving`` of a
+    boundary now over ``horizon`` requests, and the ``margin`` it had to pass."""
+
+    starts: bool
+    saving: float
+    margin: float
+    horizon: float
+
+
+def steady_horizon(prices: CachePrices, shape: BoundaryShape, growth_per_turn: float) -> float:
+    """Half the boundary cycle that costs least per turn, ``L* / 2`` with ``L* = sqrt(2 B (w -
+    c) / (c r))`` (the module docstring); ``MAX_HORIZON`` where nothing bounds it (no growth,
+    no cache discount)."""
+    extra = prices.write - prices.cached_input
+    rebuilt = shape.sigma_tokens + shape.kept_tokens
+    if growth_per_turn <= 0 or prices.cached_input <= 0 or extra <= 0:
+        return MAX_HORIZON
+    cycle = math.sqrt(2 * rebuilt * extra / (prices.cached_input * growth_per_turn))
+    return min(MAX_HORIZON, max(1.0, cycle / 2))
+
+
+def boundary_verdict(
+    window_tokens: int,
+    prices: CachePrices,
+    shape: BoundaryShape,
+    *,
+    turns_so_far: int,
+    window_turns: int,
+) -> Verdict:
+    """Whether a boundary on a window of ``window_tokens`` (over ``window_turns`` turns, in a
+    session of ``turns_so_far``) pays: its expected saving over the horizon against the
+    noise margin. The rule and a worked example per provider are the module docstring's."""
+    c = prices.cached_input / prices.input
+    w = prices.write / prices.input
+    growth = window_tokens / window_turns if window_turns > 0 else 0.0
+    horizon = min(
+        expected_remaining_turns(turns_so_far), MAX_HORIZON, steady_horizon(prices, shape, growth)
+    )
+    per_request = window_tokens - shape.kept_tokens - shape.sigma_growth - shape.added_tokens
+    rebuilt = shape.prefix_miss + shape.added_tokens + shape.sigma_tokens + shape.kept_tokens
+    saving = horizon * c * per_request - rebuilt * max(0.0, w - c)
+    margin = max(NOISE_FLOOR, NOISE_SHARE * horizon * min(c, w) * window_tokens)
+    return Verdict(saving > margin, saving, margin, horizon)
 
 
 def prefix_extends(previous: Sequence[Message], client: Sequence[Message]) -> bool:

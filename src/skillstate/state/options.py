@@ -42,6 +42,12 @@ class CollapseOptions:
       says (the cut still needs ``min_turns`` and moves only when a turn left the kept tail).
       This is cache-blind rewriting, kept for the benchmark's ``hybrid-no-epochs`` arm: it
       shows what rewriting the history on every turn costs against epochs. Never a default.
+    * ``passthrough_until_boundary`` (False): until its first boundary a session is passed
+      through as it came (no internal tools, no Σ message or note; the seed keeps Σ in the
+      store), so a short session costs what pass-through costs. The internal tools and Σ
+      arrive with the first boundary, whose cost rule prices their cache miss in. Meant to
+      become the default (issue 10) once the tests that expect the tools from the first
+      request are moved to it.
     """
 
     enabled: bool = True
@@ -55,6 +61,7 @@ class CollapseOptions:
     stale_after: int = 6
     max_window_tokens: int = 64_000
     every_request: bool = False
+    passthrough_until_boundary: bool = False
 
 
 class OptionsError(ValueError):
