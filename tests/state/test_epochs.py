@@ -4,8 +4,6 @@ the client's history only grows."""
 
 from __future__ import annotations
 
-import itertools
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -13,15 +11,11 @@ import pytest
 
 from skillstate.conversation import Json, Message, Text, ToolCall, ToolResult
 from skillstate.state.epochs import (
-    DEFAULT_PAYBACK_TURNS,
-    DEFAULT_PRICES,
     BoundaryShape,
     CachePrices,
-    boundary_threshold,
     expected_remaining_turns,
     prefix_extends,
     same_content,
-    should_start_epoch,
 )
 
 ANTHROPIC_LIKE = CachePrices(input=1.0, cached_input=0.1, cache_write=1.25)
@@ -92,7 +86,10 @@ def simulate(turns: int, prices: CachePrices, policy: Policy) -> list[Request]:
 
 def epoch_rule(prices: CachePrices) -> Policy:
     def decide(turn: int, window: int, shape: BoundaryShape) -> bool:
-        return should_start_epoch(window, prices, expected_remaining_turns(turn), shape)
+        verdict = boundary_verdict(
+            window, prices, shape, turns_so_far=turn, window_turns=window // STEP
+        )
+        return verdict.starts
 
     return decide
 
@@ -118,24 +115,6 @@ def test_a_long_tool_loop_stays_a_small_fraction_of_its_transcript(prices: Cache
 
 
 @PRICES
-def test_every_boundary_pays_for_its_cache_miss_within_a_few_turns(prices: CachePrices) -> None:
-    rule = epoch_rule(prices)
-    requests = simulate(100, prices, rule)
-    horizon = math.ceil(DEFAULT_PAYBACK_TURNS)
-    boundaries = [r.turn for r in requests if r.boundary]
-    assert all(b - a >= horizon for a, b in itertools.pairwise(boundaries))
-    for turn in boundaries:
-        # The same session with this one boundary held back for the payback horizon.
-        def held(t: int, window: int, shape: BoundaryShape, at: int = turn) -> bool:
-            return not at <= t < at + horizon and rule(t, window, shape)
-
-        without = simulate(turn + horizon - 1, prices, held)
-        span = slice(turn - 1, turn - 1 + horizon)
-        paid = sum(r.cost for r in requests[span])
-        assert paid < sum(r.cost for r in without[span]), f"boundary at turn {turn} did not pay"
-
-
-@PRICES
 def test_epochs_bill_less_than_never_collapsing_and_than_rewriting_every_turn(
     prices: CachePrices,
 ) -> None:
@@ -147,60 +126,7 @@ def test_epochs_bill_less_than_never_collapsing_and_than_rewriting_every_turn(
     assert with_epochs < billed(always)
 
 
-# The threshold ---------------------------------------------------------------------------
-
-
-def test_the_worked_example_of_the_docstring() -> None:
-    assert boundary_threshold(ANTHROPIC_LIKE, 10, SHAPE) == pytest.approx(20_687.5)
-    assert DEFAULT_PRICES == ANTHROPIC_LIKE
-
-
-def test_a_dearer_cache_read_lowers_the_threshold() -> None:
-    thresholds = [
-        boundary_threshold(CachePrices(1.0, cached, 1.25), 10, SHAPE)
-        for cached in (0.02, 0.05, 0.1, 0.25, 0.5, 1.0)
-    ]
-    assert thresholds == sorted(thresholds, reverse=True)
-    assert len(set(thresholds)) == len(thresholds)
-
-
-def test_more_remaining_turns_lower_the_threshold_up_to_the_payback_horizon() -> None:
-    def at(remaining: float) -> float:
-        return boundary_threshold(ANTHROPIC_LIKE, remaining, SHAPE)
-
-    shorter = [at(r) for r in (1, 2, 3, DEFAULT_PAYBACK_TURNS)]
-    assert shorter == sorted(shorter, reverse=True)
-    assert len(set(shorter)) == len(shorter)
-    assert at(DEFAULT_PAYBACK_TURNS) == at(50) == at(1_000)
-    assert boundary_threshold(ANTHROPIC_LIKE, 50, SHAPE, payback_turns=8) < at(50)
-
-
-def test_a_write_premium_and_a_bigger_rewrite_raise_the_threshold() -> None:
-    assert boundary_threshold(ANTHROPIC_LIKE, 10, SHAPE) > boundary_threshold(
-        OPENAI_LIKE, 10, SHAPE
-    )
-    bigger = BoundaryShape(kept_tokens=8_000, sigma_tokens=3_000, sigma_growth=100)
-    assert boundary_threshold(ANTHROPIC_LIKE, 10, bigger) > boundary_threshold(
-        ANTHROPIC_LIKE, 10, SHAPE
-    )
-
-
-def test_free_cache_reads_or_no_remaining_turns_never_pay() -> None:
-    assert boundary_threshold(CachePrices(1.0, 0.0), 10, SHAPE) == math.inf
-    assert boundary_threshold(ANTHROPIC_LIKE, 0, SHAPE) == math.inf
-    assert not should_start_epoch(10**9, ANTHROPIC_LIKE, 0, SHAPE)
-
-
-def test_without_a_cache_discount_any_saving_pays_at_once() -> None:
-    uncached = CachePrices(input=1.0, cached_input=1.0)
-    assert boundary_threshold(uncached, 10, SHAPE) == 4_200 + 100 + 1
-
-
-def test_should_start_epoch_compares_the_window_with_the_threshold() -> None:
-    threshold = boundary_threshold(ANTHROPIC_LIKE, 10, SHAPE)
-    assert should_start_epoch(math.ceil(threshold), ANTHROPIC_LIKE, 10, SHAPE)
-    assert not should_start_epoch(math.floor(threshold) - 1, ANTHROPIC_LIKE, 10, SHAPE)
-    assert should_start_epoch(0, ANTHROPIC_LIKE, 10, SHAPE, force=True)
+# The horizon ----------------------------------------------------------------------------
 
 
 def test_a_session_is_expected_to_run_about_as_long_again() -> None:

@@ -13,41 +13,13 @@ The rule (changing it changes when every session collapses)
 
 Let ``W`` be the verbatim window's tokens (everything after the Σ message), ``K`` the tokens of
 the turns a boundary keeps verbatim, ``s`` the tokens of the new Σ snapshot and ``g`` how much
-larger it is than the current one. Prices per token: ``c`` for cached input, ``w`` for input
-written to the cache (the input price where the provider caches automatically, 1.25 times it
-on Anthropic).
+larger it is than the current one. Prices per token, relative to the input price: ``c`` for
+cached input, ``w`` for input written to the cache. From the boundary request on, each request
+sends ``W - K - g`` fewer tokens, which would have been cache reads; the boundary request
+re-sends the new Σ and the kept turns once at the write price instead of the cached one.
 
-* From the boundary request on, each request sends ``S = W - K - g`` fewer tokens. They would
-  have been cache reads, so each request saves ``S * c``.
-* The boundary request re-sends the new Σ and the kept turns once at the write price instead
-  of the cached one: a one-off ``(s + K) * (w - c)``.
-* The boundary must pay for itself within ``H`` requests, where ``H`` is the expected number
-  of remaining turns, but never more than ``payback_turns`` (4 by default): a boundary that
-  needs longer to earn back its miss would let misses pile up faster than they are repaid
-  (thrashing), and an expectation of a session's length is weak past a few turns.
-
-So a boundary starts when ``H * S * c >= (s + K) * (w - c)``, that is when
-
-    W >= K + g + (s + K) * (w - c) / (H * c)
-
-With no cache discount (``c >= w``) any positive saving pays at once; with free cache reads
-(``c = 0``) collapsing never pays and the threshold is infinite.
-
-Worked example, an agent's tool loop on an Anthropic model: each step adds about 1,050 tokens
-(a short call and a 1,000-token result), four kept turns are ``K = 4,200``, the new Σ is
-``s = 1,500`` tokens, ``g = 100``; ``c = 0.1`` and ``w = 1.25`` (relative to the input price);
-``H = 4``. The threshold is ``4,200 + 100 + 5,700 * 1.15 / 0.4 = 20,687.5`` tokens: every 16 or
-so steps the window is collapsed back to its four newest turns, and each boundary earns back its
-miss within 4 requests. tests/state/test_epochs.py simulates 100 such steps (a 3,200-token head,
-Σ growing to 2,500 tokens): the request at step 100 is about 21k tokens against a transcript of
-about 108k, and no request from step 70 on is a third of its transcript.
-
-The rule as the engine applies it: priced by the upstream, over a horizon, with a margin
-------------------------------------------------------------------------------------------
-
-``boundary_verdict`` is the rule above written as a comparison of two expected costs over the
-next ``H`` requests, with and without the boundary, in input-token units (so a ratio of prices
-is all it needs):
+``boundary_verdict`` compares two expected costs over the next ``H`` requests, with and
+without the boundary, in input-token units (so a ratio of prices is all it needs):
 
     saving = H * c * (W - K - g - a)  -  (m + a + s + K) * (w - c)
 
@@ -107,9 +79,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields, is_dataclass
 
 from skillstate.conversation import Message, Wire
-
-#: Most requests a boundary may take to earn back its cache miss.
-DEFAULT_PAYBACK_TURNS = 4.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,45 +160,6 @@ def expected_remaining_turns(turns_so_far: int) -> float:
     """A session that has run ``n`` turns is taken to run about ``n`` more (the longer an
     agent loop has gone on, the longer it tends to go on); at least one."""
     return max(1.0, float(turns_so_far))
-
-
-def boundary_threshold(
-    prices: CachePrices,
-    expected_remaining: float,
-    shape: BoundaryShape,
-    *,
-    payback_turns: float = DEFAULT_PAYBACK_TURNS,
-) -> float:
-    """The verbatim-window size in tokens at which a new epoch pays for its cache miss
-    (``W`` in the module docstring's rule); ``math.inf`` when it never does."""
-    horizon = min(expected_remaining, payback_turns)
-    if horizon <= 0 or prices.cached_input <= 0:
-        return math.inf
-    floor = shape.kept_tokens + shape.sigma_growth
-    extra = prices.write - prices.cached_input
-    if extra <= 0:
-        # Nothing is cheaper for being cached: any token saved is saved at once.
-        return float(floor + 1)
-    miss = (shape.sigma_tokens + shape.kept_tokens) * extra
-    return floor + miss / (horizon * prices.cached_input)
-
-
-def should_start_epoch(
-    window_tokens: int,
-    prices: CachePrices,
-    expected_remaining: float,
-    shape: BoundaryShape,
-    *,
-    payback_turns: float = DEFAULT_PAYBACK_TURNS,
-    force: bool = False,
-) -> bool:
-    """Whether a window of ``window_tokens`` should be collapsed now. ``force`` (a collapse
-    asked for through the API) says yes whatever the cost; the planner still decides where
-    the cut may go, and may find none."""
-    if force:
-        return True
-    threshold = boundary_threshold(prices, expected_remaining, shape, payback_turns=payback_turns)
-    return window_tokens >= threshold
 
 
 @dataclass(frozen=True, slots=True)
