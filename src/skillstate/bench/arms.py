@@ -41,11 +41,7 @@ ARMS: dict[str, Arm] = {
         Arm("direct", None, note="the client straight to the provider"),
         Arm("passthrough", {"mode": "off", "lanes": _LANES_OFF}, note="the gateway, lanes off"),
         Arm("paper", {"mode": "paper"}, note="every request is (P, Σ, O)"),
-        Arm(
-            "hybrid",
-            {"mode": "hybrid", "collapse": {"passthrough_until_boundary": True}},
-            note="Σ and the archive, rewritten at epochs; passed through until the first",
-        ),
+        Arm("hybrid", {"mode": "hybrid"}, note="Σ and the archive, rewritten at epochs"),
         Arm(
             "hybrid-no-epochs",
             {"mode": "hybrid", "collapse": {"every_request": True}},
