@@ -37,6 +37,9 @@ class Exchange:
     usages: list[Usage] = field(default_factory=list)
     """Each upstream reply's usage, in order (the internal tool loop's rounds each have one);
     empty when no reply came."""
+    causes: list[str] = field(default_factory=list)
+    """Why each upstream request after the first was made (``state``: to continue after the
+    gateway answered internal calls; ``retry``: paper mode's correction)."""
     sent: Request | None = None
     """The request as the lanes left it, sent in the first round (None: the client's own)."""
     request_id: str = field(default_factory=lambda: uuid.uuid4().hex)

@@ -271,3 +271,19 @@ async def test_a_collapse_is_counted() -> None:
         await driver.call(gw.url, driver.body("Look up k1.", steps, stream=False), headers)
         _, metrics = await _get(gw.url + "/metrics")
         assert _metric(metrics, "skillstate_state_collapses_total") == 1
+
+
+@STREAMS
+async def test_a_round_spent_on_the_state_is_counted_as_state_overhead(stream: bool) -> None:
+    driver = DRIVERS["openai-chat"]
+    async with _rig("auto", Script(_script())) as (_, gw):
+        await driver.call(gw.url, driver.body("Look up k1.", [], stream=stream), {})
+        _, doc = await _get(gw.url + "/cost")
+        totals = doc["totals"]
+        assert totals["requests"] == 2
+        assert totals["state_overhead_requests"] == 1  # the round after skill_state
+        assert totals["state_overhead_input_tokens"] == 130
+        recorder = gw.context.recorder
+        assert recorder is not None
+        rows = await recorder.ledger.query("SELECT round, cause FROM ledger ORDER BY round")
+        assert rows == [(0, ""), (1, "state")]

@@ -126,3 +126,11 @@ def test_bad_recall_calls(arguments: str, says: str) -> None:
     result = parse_recall_call(arguments)
     assert isinstance(result, ToolCallError)
     assert says in result.reason
+
+
+def test_the_model_is_asked_to_write_the_state_alongside_a_real_call() -> None:
+    from skillstate.state.schema import StateSchema
+    from skillstate.state.tools import skill_state_tool
+
+    description = skill_state_tool(StateSchema.from_keys(None)).description or ""
+    assert "alongside your next real tool call, in the same turn" in description

@@ -168,6 +168,7 @@ class Recorder:
                     output=usage.output,
                     reasoning=usage.reasoning,
                     cost_usd=self._cost(model, usage),
+                    cause=_cause(exchange.causes, number),
                 )
             )
         first = self._with_estimate(rows[0], exchange, usages)
@@ -225,3 +226,8 @@ class Recorder:
         self._epochs.move_to_end(exchange.session)
         while len(self._epochs) > 4096:
             self._epochs.popitem(last=False)
+
+
+def _cause(causes: list[str], number: int) -> str:
+    """Why round ``number`` was sent (round 0: the client's request itself)."""
+    return causes[number - 1] if 0 < number <= len(causes) else ""

@@ -73,13 +73,16 @@ _SUMS = f"""
     SUM(cost_usd IS NULL), TOTAL(cost_usd),
     TOTAL(passthrough_input), TOTAL(passthrough_cached_input),
     SUM(round = 0 AND passthrough_cost_usd IS NULL), TOTAL(passthrough_cost_usd),
-    TOTAL(overhead_ms), SUM(overhead_ms IS NOT NULL)
+    TOTAL(overhead_ms), SUM(overhead_ms IS NOT NULL),
+    SUM(cause = 'state'), TOTAL(CASE WHEN cause = 'state' THEN cost_usd END),
+    TOTAL(CASE WHEN cause = 'state' THEN input END)
 """
 
 
 def _fields(row: tuple[Any, ...]) -> dict[str, Any]:
     (requests, clients, failed, inp, cached, written, out, reasoning) = row[:8]
     unpriced, cost, pt_input, pt_cached, pt_unpriced, pt_cost, overhead, timed = row[8:16]
+    state_requests, state_cost, state_input = row[16:19]
     actual = None if unpriced else round(cost, 6)
     passthrough = None if pt_unpriced else round(pt_cost, 6)
     saved = None if actual is None or passthrough is None else round(passthrough - actual, 6)
@@ -100,6 +103,9 @@ def _fields(row: tuple[Any, ...]) -> dict[str, Any]:
         "passthrough_cost_usd": passthrough,
         "saved_usd": saved,
         "overhead_ms_mean": round(overhead / timed, 3) if timed else None,
+        "state_overhead_requests": state_requests or 0,
+        "state_overhead_input_tokens": int(state_input),
+        "state_overhead_cost_usd": None if unpriced else round(state_cost, 6),
     }
 
 
@@ -107,8 +113,8 @@ async def report(ledger: Ledger, filters: Filters = Filters()) -> dict[str, Any]
     """The /cost document for the rows ``filters`` keep."""
     where, params = filters.where()
     (totals,) = await ledger.query(f"SELECT {_SUMS}, MIN(ts), MAX(ts) FROM ledger{where}", params)
-    since = filters.since if filters.since is not None else totals[16]
-    until = filters.until if filters.until is not None else totals[17]
+    since = filters.since if filters.since is not None else totals[19]
+    until = filters.until if filters.until is not None else totals[20]
     doc: dict[str, Any] = {
         "label": LABEL,
         "estimate": ESTIMATE,

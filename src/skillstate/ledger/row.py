@@ -39,6 +39,9 @@ class Row:
     passthrough_cost_usd: float | None = None
     overhead_ms: float | None = None
     upstream_ms: float | None = None
+    cause: str = ""
+    """Why this upstream request was made, for rounds after the first: ``state`` (the
+    gateway's own state tools: overhead a pass-through would not have) or ``retry``."""
     attempts: str = ""
     """The status of every upstream attempt the client request made, retries and fallbacks
     included, in order (``"503,200"``; 0 for no answer); on round 0 only."""

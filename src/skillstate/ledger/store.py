@@ -27,7 +27,7 @@ _TYPES = {
     "overhead_ms": "REAL",
     "upstream_ms": "REAL",
 }
-_TEXT = {"session", "client_wire", "upstream", "model", "mode", "lanes", "attempts"}
+_TEXT = {"session", "client_wire", "upstream", "model", "mode", "lanes", "attempts", "cause"}
 
 TABLE = (
     "CREATE TABLE IF NOT EXISTS ledger (id INTEGER PRIMARY KEY, "

@@ -74,6 +74,7 @@ class Turn:
         rounds = Rounds(outbound, policy)
         if self.forward.exchange is not None:
             self.forward.exchange.usages = rounds.usages  # each round's, as they come
+            self.forward.exchange.causes = rounds.causes
         try:
             if self.client.params.stream:
                 return await self._stream(rounds)

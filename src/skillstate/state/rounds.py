@@ -90,6 +90,12 @@ class Done:
 Step = Send | Answer | Check | Done
 
 
+STATE_ROUND = "state"
+"""A round sent to continue after the gateway answered the model's internal calls."""
+RETRY_ROUND = "retry"
+"""A round sent again with paper mode's correction."""
+
+
 @dataclass(frozen=True, slots=True)
 class Policy:
     """What the loop may do: the internal tool names it answers, how many extra rounds,
@@ -129,6 +135,7 @@ class Rounds:
         "_started",
         "_stream",
         "_usage",
+        "causes",
         "usages",
     )
 
@@ -141,6 +148,9 @@ class Rounds:
         self._shown: list[Part] = []
         self._usage = Usage()
         self.usages: list[Usage] = []
+        self.causes: list[str] = []
+        """Why each round after the first was sent: ``state`` (to continue after the
+        gateway answered the model's internal calls) or ``retry`` (paper mode's correction)."""
         """Each round's usage as its upstream reported it, in order: one per upstream reply."""
         self._reply: Response | None = None
         self._pending: Response | None = None
@@ -274,6 +284,7 @@ class Rounds:
                 self._shown += [p for p in visible if isinstance(p, Text) and p.text]
             self._outbound = _continued(self._outbound, response.message.parts, answers)
             self._rounds += 1
+            self.causes.append(STATE_ROUND)
             return Send(self._outbound)
         if self._policy.check:
             return Check(response)
@@ -287,6 +298,7 @@ class Rounds:
         if note is not None and self._retries > 0:
             self._retries -= 1
             self._outbound = _corrected(self._outbound, response.message.parts, note)
+            self.causes.append(RETRY_ROUND)
             return Send(self._outbound)
         if self._answers_action:
             return self._done(self._as_action(response))
