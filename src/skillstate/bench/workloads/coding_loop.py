@@ -8,8 +8,8 @@ about 60% of the horizon the user adds an instruction (check the retry limit of 
 client), which the agent follows on the next step. After about 80% the user asks, one probe at
 a time (below 12 steps, in one probe at the last step), for identifiers and numbers seen
 early: the server's port, the cache namespace, the expected value of the first failing
-assertion, the bulk-discount function's name, the retry limit. Each fact shows in exactly one tool result, so where the model found it says what the
-arm kept.
+assertion, the bulk-discount function's name, the retry limit. Each fact shows in exactly
+one tool result, so where the model found it says what the arm kept.
 
 Everything comes from ``seed``; the tools answer from their arguments alone, so every arm
 gets the same bytes for the same call.
