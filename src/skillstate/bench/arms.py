@@ -91,5 +91,17 @@ class Pricing(StrEnum):
         )
 
 
+class Markers(StrEnum):
+    """Where a Messages client puts its ``cache_control`` breakpoints (the other wires have
+    none: their caches are automatic, so the layout changes nothing there)."""
+
+    NONE = "none"
+    """No breakpoint: nothing is ever read from the cache."""
+    SYSTEM_NEWEST = "system-newest"
+    """The system prompt and the newest message, as Claude Code does."""
+    ALL_FOUR = "all-four"
+    """Anthropic's four: the last tool, the system prompt's two blocks, the newest message."""
+
+
 WIRES = {"chat": Wire.CHAT, "responses": Wire.RESPONSES, "anthropic": Wire.MESSAGES}
 """The ``--wire`` names."""

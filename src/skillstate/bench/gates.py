@@ -39,16 +39,19 @@ REFERENCE = "direct"
 
 @dataclass(frozen=True, slots=True)
 class Group:
-    """Runs that are compared with each other: one workload, horizon, pricing and wire."""
+    """Runs that are compared with each other: one workload, horizon, pricing, wire and
+    breakpoint layout."""
 
     workload: str
     horizon: int
     pricing: str
     wire: str
+    markers: str | None = None
 
 
 def group_of(run: RunRecord) -> Group:
-    return Group(run.key.workload, run.key.horizon, run.key.pricing, run.key.wire)
+    key = run.key
+    return Group(key.workload, key.horizon, key.pricing, key.wire, key.markers)
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,13 +33,15 @@ class RequestRecord:
 
 @dataclass(frozen=True, slots=True)
 class RunKey:
-    """What makes runs comparable: one workload at one horizon, seed and pricing."""
+    """What makes runs comparable: one workload at one horizon, seed and pricing, and the
+    client's breakpoint layout (``bench.arms.Markers``; None on a wire without breakpoints)."""
 
     workload: str
     horizon: int
     seed: int
     pricing: str
     wire: str
+    markers: str | None = None
 
 
 @dataclass(slots=True)

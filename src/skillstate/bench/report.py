@@ -53,6 +53,7 @@ class Row:
             "violations": self.violations,
             "claim": self.verdict.text,
             "wire": self.group.wire,
+            "markers": self.group.markers,
             "seeds": self.seeds,
             "cached_tokens": round(self.cached_tokens),
             "saving": self.verdict.saving,
@@ -124,8 +125,10 @@ def _markdown(
     for row in rows:
         groups[row.group].append(row)
     for group, mine in groups.items():
+        layout = f", markers {group.markers}" if group.markers else ""
         lines += [
-            f"## {group.workload}, horizon {group.horizon}, {group.pricing} pricing ({group.wire})",
+            f"## {group.workload}, horizon {group.horizon}, {group.pricing} pricing "
+            f"({group.wire}{layout})",
             "",
             "| arm | input tokens | cached | cost | score | recall | violations | retries "
             "| rejected | archive bytes | overhead ms | claim |",
@@ -164,6 +167,7 @@ def _plot(out: Path, runs: Sequence[RunRecord]) -> list[str] | str:
         first = min(run.key.seed for run in mine)
         shown = [run for run in mine if run.key.seed == first]
         stem = f"{group.workload}-h{group.horizon}-{group.pricing}-{group.wire}"
+        stem += f"-{group.markers}" if group.markers else ""
         series: dict[str, tuple[str, dict[str, list[float]]]] = {
             "cost": ("cumulative cost (USD)", {r.arm: _cumulative(r) for r in shown}),
             "prompt": ("prompt tokens", {r.arm: _prompts(r) for r in shown}),

@@ -24,7 +24,7 @@ from pathlib import Path
 import aiohttp
 
 from skillstate import jsonio
-from skillstate.bench.arms import Arm, Pricing
+from skillstate.bench.arms import Arm, Markers, Pricing
 from skillstate.bench.record import RequestRecord, RunKey, RunRecord
 from skillstate.bench.workload import Answer, Call, ToolSpec, Variant, Workload
 from skillstate.conversation import Json, Wire
@@ -100,6 +100,7 @@ def _agent(
     workload: Workload,
     model: str,
     headers: Mapping[str, str],
+    markers: Markers = Markers.SYSTEM_NEWEST,
 ) -> Agent:
     task = workload.instruction(0) or ""
     tools = [_tool(wire, spec) for spec in workload.tools]
@@ -110,12 +111,35 @@ def _agent(
         template: Json = {"model": model, "instructions": workload.system, "tools": tools}
         agent = ResponsesAgent(http, url, template, [], task)
     else:
-        system = [{"type": "text", "text": workload.system, "cache_control": {"type": "ephemeral"}}]
+        system, tools = _marked(workload.system, tools, markers)
         template = {"model": model, "max_tokens": 4096, "system": system, "tools": tools}
-        agent = MessagesAgent(http, url, template, [{"role": "user", "content": []}], task)
+        agent = MessagesAgent(
+            http,
+            url,
+            template,
+            [{"role": "user", "content": []}],
+            task,
+            mark_newest=markers is not Markers.NONE,
+        )
     old = agent.endpoint
     agent.endpoint = _Endpoint(http, old.url, dict(headers))
     return agent
+
+
+def _marked(system: str, tools: list[Json], markers: Markers) -> tuple[list[Json], list[Json]]:
+    """The Messages system blocks and tools with ``markers``' breakpoints (the newest
+    message's is the agent's). ``all-four`` splits the system prompt after its first
+    sentence, so it has two blocks to mark (the text sent is the same)."""
+    if markers is Markers.NONE:
+        return [{"type": "text", "text": system}], tools
+    if markers is Markers.SYSTEM_NEWEST:
+        return [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}], tools
+    head, dot, rest = system.partition(". ")
+    parts = [head + dot, rest] if rest else [system[: len(system) // 2], system[len(system) // 2 :]]
+    blocks = [{"type": "text", "text": t, "cache_control": {"type": "ephemeral"}} for t in parts]
+    if tools:
+        tools = [*tools[:-1], {**tools[-1], "cache_control": {"type": "ephemeral"}}]
+    return blocks, tools
 
 
 def _tool(wire: Wire, spec: ToolSpec) -> Json:
@@ -209,14 +233,18 @@ async def play(
     *,
     wire: Wire | None = None,
     variant: Variant = Variant.CAREFUL,
+    markers: Markers = Markers.SYSTEM_NEWEST,
     progress: Progress | None = None,
 ) -> RunRecord:
-    """Play ``workload`` on ``arm`` under ``pricing`` (its wire unless ``wire`` is given)."""
+    """Play ``workload`` on ``arm`` under ``pricing`` (its wire unless ``wire`` is given),
+    the client placing its breakpoints by ``markers`` (on the Messages wire; the record says
+    None on the others, where there are none)."""
     wire = wire or pricing.wire
+    layout = markers.value if wire is Wire.MESSAGES else None
     billing = Billing(style=pricing.value)
     prices = pricing.prices()
     session = f"bench-{workload.name}-{arm.name}-{workload.seed}"
-    key = RunKey(workload.name, workload.horizon, workload.seed, pricing.value, wire.value)
+    key = RunKey(workload.name, workload.horizon, workload.seed, pricing.value, wire.value, layout)
     policy = workload.model(variant)
     async with contextlib.AsyncExitStack() as stack:
         up = await stack.enter_async_context(
@@ -230,7 +258,7 @@ async def play(
                 {"x-skillstate-session": session},
             )
         http = await stack.enter_async_context(aiohttp.ClientSession())
-        agent = _agent(wire, http, url, workload, pricing.model, headers)
+        agent = _agent(wire, http, url, workload, pricing.model, headers, markers)
         turns = await _play_turns(workload, agent, arm, billing, prices, progress)
         archive = await _archive_bytes(http, url, session) if arm.gateway is not None else 0
         requests = [r for r in up.requests if r.wire is not None]

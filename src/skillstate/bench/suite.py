@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from skillstate.bench.arms import Arm, Pricing
+from skillstate.bench.arms import Arm, Markers, Pricing
 from skillstate.bench.record import RunRecord
 from skillstate.bench.run import Progress, play
 from skillstate.bench.workload import Variant
@@ -41,6 +41,7 @@ class Plan:
     pricings: Sequence[Pricing] = (Pricing.OPENAI, Pricing.ANTHROPIC)
     wire: Wire | None = None
     variant: Variant = Variant.CAREFUL
+    markers: Markers = Markers.SYSTEM_NEWEST
 
     def jobs(self) -> list[Job]:
         """Every run, grouped so the arms of one comparison run back to back."""
@@ -73,6 +74,7 @@ async def run_plan(
                 job.pricing,
                 wire=plan.wire,
                 variant=plan.variant,
+                markers=plan.markers,
                 progress=progress,
             )
         )

@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from skillstate.bench.arms import ARMS, WIRES, Pricing
+from skillstate.bench.arms import ARMS, WIRES, Markers, Pricing
 from skillstate.bench.record import RunRecord
 from skillstate.bench.report import Row, write_report
 from skillstate.bench.suite import Job, Plan, run_plan
@@ -89,7 +89,17 @@ def _names(text: str | None, known: Sequence[str], what: str) -> list[str]:
     default="openai,anthropic",
     show_default=True,
     help="openai: automatic prefix caching at gpt-4.1's rates; anthropic: explicit cache "
-    "breakpoints (system prompt and newest message) at claude-sonnet-4-5's.",
+    "breakpoints (where --markers says) at claude-sonnet-4-5's.",
+)
+@click.option(
+    "--markers",
+    type=click.Choice([m.value for m in Markers]),
+    default=Markers.SYSTEM_NEWEST.value,
+    show_default=True,
+    help="Where the Messages client puts its cache_control breakpoints: none; system-newest "
+    "(the system prompt and the newest message, as Claude Code does); all-four (the last "
+    "tool, the system prompt in two blocks, the newest message). No effect under openai "
+    "pricing, whose clients speak Chat and whose cache is automatic.",
 )
 @click.option(
     "--variant",
@@ -114,6 +124,7 @@ def run_command(
     seed: str,
     wire: str | None,
     pricing: str,
+    markers: str,
     variant: str,
     out: str,
 ) -> None:
@@ -136,6 +147,7 @@ def run_command(
         pricings=[Pricing(p) for p in _names(pricing, [p.value for p in Pricing], "pricing")],
         wire=WIRES[wire] if wire else None,
         variant=Variant(variant),
+        markers=Markers(markers),
     )
     console = Console()
     if not console.is_terminal:

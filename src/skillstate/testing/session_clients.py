@@ -172,16 +172,22 @@ class MessagesAgent:
         head: list[Json],
         task: str,
         headers: Mapping[str, str] | None = None,
+        *,
+        mark_newest: bool = True,
     ) -> None:
         self.endpoint = Endpoint(http, base_url + "/v1/messages?beta=true", dict(headers or {}))
         self.template = {k: v for k, v in template.items() if k != "messages"}
+        self.mark_newest = mark_newest
         self.messages: list[Json] = [_unmarked(m) for m in head]
         first = next(m for m in self.messages if m["role"] == "user")
         first["content"] = [*_blocks(first["content"]), {"type": "text", "text": task}]
 
     def body(self) -> Json:
-        """The messages with one cache marker, on the newest message's last block."""
+        """The messages with one cache marker, on the newest message's last block (none
+        unless ``mark_newest``)."""
         messages = list(self.messages)
+        if not self.mark_newest:
+            return {**self.template, "messages": messages}
         at = max(i for i, m in enumerate(messages) if m["role"] != "system")
         blocks = [dict(b) for b in _blocks(messages[at]["content"])]
         blocks[-1]["cache_control"] = dict(EPHEMERAL)

@@ -6,10 +6,10 @@ calls), greps, edits with ``apply_patch`` (a small diff; the result is ``applied
 the tests (pytest logs of 5 to 15 KB, some failing with an assertion and its numbers). At
 about 60% of the horizon the user adds an instruction (check the retry limit of the HTTP
 client), which the agent follows on the next step. After about 80% the user asks, one probe at
-a time, for identifiers and numbers seen early: the server's port, the cache namespace, the
-expected value of the first failing assertion, the bulk-discount function's name, the retry
-limit. Each fact shows in exactly one tool result, so where the model found it says what the
-arm kept.
+a time (below 12 steps, in one probe at the last step), for identifiers and numbers seen
+early: the server's port, the cache namespace, the expected value of the first failing
+assertion, the bulk-discount function's name, the retry limit. Each fact shows in exactly
+one tool result, so where the model found it says what the arm kept.
 
 Everything comes from ``seed``; the tools answer from their arguments alone, so every arm
 gets the same bytes for the same call.
@@ -37,7 +37,10 @@ from skillstate.bench.workloads.facts import (
 from skillstate.testing.policies import Policy
 
 DEFAULT_HORIZON = 120
-MIN_HORIZON = 12
+MIN_HORIZON = 5
+"""Steps 0 to 2 read the early facts, one step reads the retry limit, one probes."""
+SHORT_HORIZON = 12
+"""Below it the plan is the short one: a single probe of every fact at the last step."""
 MIN_FILE_BYTES, MAX_FILE_BYTES = 5_000, 50_000
 MIN_LOG_BYTES, MAX_LOG_BYTES = 5_000, 15_000
 
@@ -212,7 +215,13 @@ class CodingLoop:
 
 
 def build(horizon: int = DEFAULT_HORIZON, seed: int = 0) -> CodingLoop:
-    """The session of ``horizon`` steps for ``seed`` (at least ``MIN_HORIZON`` steps)."""
+    """The session of ``horizon`` steps for ``seed`` (at least ``MIN_HORIZON`` steps).
+
+    From ``SHORT_HORIZON`` steps on, probes come one fact at a time after 80% of the horizon
+    and a final answer closes the session; below it, the early facts are read at steps 0 to
+    2, the retry limit at about 60% (never before step 3), and one probe of all five facts is
+    the last step. Changing the long plan changes every published figure: the test pins
+    horizon 120's."""
     if horizon < MIN_HORIZON:
         raise ValueError(f"coding-loop needs a horizon of at least {MIN_HORIZON}")
     rng = random.Random(f"coding-loop:{seed}:plan")
@@ -225,7 +234,8 @@ def build(horizon: int = DEFAULT_HORIZON, seed: int = 0) -> CodingLoop:
         retries=rng.randrange(3, 17),
     )
     modules = tuple(f"src/shop/{rng.choice(_WORDS)}_{i:02d}.py" for i in range(40))
-    mid = round(horizon * 0.6)
+    short = horizon < SHORT_HORIZON
+    mid = min(max(round(horizon * 0.6), 3), horizon - 2) if short else round(horizon * 0.6)
     facts = _facts(truth, mid)
     steps: list[PlannedStep] = [
         PlannedStep(
@@ -237,20 +247,22 @@ def build(horizon: int = DEFAULT_HORIZON, seed: int = 0) -> CodingLoop:
     instructions = {0: TASK}
     remember = f"Also check the retry limit in {RETRY_FILE} before you finish."
     first_probe = max(mid + 2, math.ceil(horizon * 0.8))
-    slots = list(range(first_probe, horizon - 1, 2))
+    slots = [horizon - 1] if short else list(range(first_probe, horizon - 1, 2))
     probes = _probes(facts, slots)
     at = {probe.step: probe for probe in probes}
-    for n in range(3, horizon - 1):
+    for n in range(3, horizon if short else horizon - 1):
         if n in at:
             steps.append(PlannedStep(probe=at[n]))
             instructions[n] = at[n].text
-            instructions[n + 1] = CARRY_ON
+            if n + 1 < horizon:
+                instructions[n + 1] = CARRY_ON
         elif n == mid:
             steps.append(PlannedStep((Use("read_file", {"path": RETRY_FILE}),), remember=remember))
             instructions[n] = remember
         else:
             steps.append(PlannedStep(_uses(rng, modules)))
-    steps.append(PlannedStep(final="The checkout tests pass now; the rounding is fixed."))
+    if not short:  # a short session ends with its probe's answer
+        steps.append(PlannedStep(final="The checkout tests pass now; the rounding is fixed."))
     return CodingLoop(horizon, seed, tuple(steps), probes, instructions, truth, modules)
 
 
