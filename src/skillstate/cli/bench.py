@@ -96,7 +96,7 @@ def _names(text: str | None, known: Sequence[str], what: str) -> list[str]:
     type=click.Choice([m.value for m in Markers]),
     default=Markers.SYSTEM_NEWEST.value,
     show_default=True,
-    help="Where the Messages client puts its cache_control breakpoints: none; system-newest "
+    help="Where the Messages client puts its prompt-cache breakpoints: none; system-newest "
     "(the system prompt and the newest message, as Claude Code does); all-four (the last "
     "tool, the system prompt in two blocks, the newest message). No effect under openai "
     "pricing, whose clients speak Chat and whose cache is automatic.",
