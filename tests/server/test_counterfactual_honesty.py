@@ -108,7 +108,7 @@ WIRES = {
 }
 
 
-async def _run(wire: str, mode: str) -> tuple[dict[str, Any], float]:
+async def _run(wire: str, mode: str, stream: bool = False) -> tuple[dict[str, Any], float]:
     """The session through a gateway in ``mode``: its /cost totals and what the upstream
     billed for it, priced at the same rates."""
     path, body_of = WIRES[wire]
@@ -120,7 +120,8 @@ async def _run(wire: str, mode: str) -> tuple[dict[str, Any], float]:
     ):
         for turn in range(TURNS + 1):
             headers = {"x-skillstate-session": "honest"}
-            async with session.post(gw.url + path, json=body_of(turn), headers=headers) as reply:
+            body = {**body_of(turn), "stream": stream}
+            async with session.post(gw.url + path, json=body, headers=headers) as reply:
                 assert reply.status == 200, await reply.text()
                 await reply.read()
         async with session.get(gw.url + "/cost") as reply:
@@ -128,12 +129,13 @@ async def _run(wire: str, mode: str) -> tuple[dict[str, Any], float]:
     return doc["totals"], billing.bill().cost(BILLED_AT)
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
 @pytest.mark.parametrize("wire", list(WIRES))
 async def test_the_hybrid_estimate_of_pass_through_is_within_10_percent_of_pass_through(
-    wire: str,
+    wire: str, stream: bool
 ) -> None:
-    off, off_billed = await _run(wire, "off")
-    hybrid, hybrid_billed = await _run(wire, "hybrid")
+    off, off_billed = await _run(wire, "off", stream)
+    hybrid, hybrid_billed = await _run(wire, "hybrid", stream)
     # What each gateway recorded is what its upstream billed.
     assert off["cost_usd"] == pytest.approx(off_billed, abs=2e-6)
     assert hybrid["cost_usd"] == pytest.approx(hybrid_billed, abs=2e-6)

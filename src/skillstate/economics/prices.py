@@ -102,6 +102,9 @@ class Billed(Protocol):
     @property
     def cache_write(self) -> int: ...
 
+    @property
+    def cache_write_1h(self) -> int: ...
+
 
 def cost(price: Price, usage: Billed) -> Decimal:
     """What ``usage`` costs at ``price``, in USD, exactly (``Decimal``).
@@ -131,8 +134,7 @@ def cost(price: Price, usage: Billed) -> Decimal:
     rather than below it.
     """
     written = usage.cache_write
-    # Read by name so that a Usage without the 1-hour split (older or foreign) costs as before.
-    written_1h = min(int(getattr(usage, "cache_write_1h", 0)), written)
+    written_1h = min(usage.cache_write_1h, written)
     uncached = max(usage.input - usage.cached_input - written, 0)
     total = (
         uncached * price.input

@@ -164,7 +164,7 @@ class Recorder:
                     input=usage.input,
                     cached_input=usage.cached_input,
                     cache_write=usage.cache_write,
-                    cache_write_1h=getattr(usage, "cache_write_1h", 0),
+                    cache_write_1h=usage.cache_write_1h,
                     output=usage.output,
                     reasoning=usage.reasoning,
                     cost_usd=self._cost(model, usage),
@@ -183,13 +183,16 @@ class Recorder:
 
     def _with_estimate(self, row: Row, exchange: Exchange, usages: list[Usage]) -> Row:
         """``row`` with what a pass-through would have sent and paid for the client request."""
-        sent = exchange.sent or exchange.request
-        reported = usages[0].input
-        ratio = calibration(reported, tokenizer.count_request(sent)) if reported else 1.0
+        blocks = blocks_of(exchange.request)
+        sent = exchange.sent
+        # Where the client's own request went upstream, its blocks already hold its count.
+        if sent is None or sent is exchange.request:
+            local_sent = blocks.total
+        else:
+            local_sent = tokenizer.count_request(sent)
+        ratio = calibration(usages[0].input, local_sent)
         explicit = exchange.upstream_wire is Wire.MESSAGES
-        cached = self._cache.estimate(
-            exchange.session, blocks_of(exchange.request), explicit=explicit, ratio=ratio
-        )
+        cached = self._cache.estimate(exchange.session, blocks, explicit=explicit, ratio=ratio)
         answer = usages[-1]  # what the client got: a pass-through makes that call alone
         usage = Usage(
             input=cached.input,
@@ -197,9 +200,8 @@ class Recorder:
             cached_input=cached.cached,
             cache_write=cached.written,
             reasoning=answer.reasoning,
+            cache_write_1h=cached.written_1h,
         )
-        if hasattr(usage, "cache_write_1h"):
-            usage.cache_write_1h = cached.written_1h
         failed = exchange.status >= 400 and not exchange.usages
         cost = 0.0 if failed else self._cost(row.model, usage)
         overhead = exchange.overhead_s * 1000 if exchange.overhead_s is not None else None
