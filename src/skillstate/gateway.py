@@ -110,6 +110,7 @@ def build_cache_prices(settings: Settings) -> PriceLookup:
             wire,
             cached_input=float(price.cached_input / price.input),
             cache_write=None if write is None else float(write / price.input),
+            output=float(price.output / price.input),
         )
 
     return prices

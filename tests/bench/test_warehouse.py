@@ -366,7 +366,9 @@ async def test_hybrid_mode_scores_when_the_model_writes_sigma_across_collapses()
 @pytest.mark.parametrize("mode", ["paper", "hybrid"])
 async def test_the_faulty_models_bad_patches_are_rejected_and_sigma_stays_whole(mode: str) -> None:
     session = build(10, 1)
-    run = await play(session, Variant.FAULTY, mode)
+    # skill_state from the first step, so that each kind of bad patch is sent through it
+    tools_at_once = {"collapse": {"passthrough_until_boundary": False}}
+    run = await play(session, Variant.FAULTY, mode, **(tools_at_once if mode == "hybrid" else {}))
     assert session.score(run.answers).score == 1.0
     assert run.state["findings"] == sigma_through(session, 9)["findings"]
     assert run.state["done"] == {"events": "through step 9"}

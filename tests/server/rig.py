@@ -19,6 +19,9 @@ from skillstate.testing import ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
 from skillstate.testing.policies import Policy
 
+TOOLS_AT_ONCE = {"passthrough_until_boundary": False}
+"""``[collapse]`` for a session offered the internal tools from its first request."""
+
 over_pairs = pytest.mark.parametrize("pair", PAIRS, ids=PAIR_IDS)
 over_streams = pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
 over_modes = pytest.mark.parametrize("mode", ["off", "hybrid"])
@@ -73,6 +76,9 @@ async def rigged(
     """A rig for ``pair`` (client wire, upstream wire) whose upstream follows ``policy``;
     ``settings`` as ``gateway_for`` takes them (retries are off unless they say so)."""
     client, upstream = pair
+    # The internal tools from the first request: these tests drive the round loop, which
+    # runs the same way once a session's first boundary brought them.
+    settings.setdefault("collapse", TOOLS_AT_ONCE)
     async with (
         ScriptedUpstream(policy) as up,
         gateway_for(up.url, wire=upstream, settings=settings) as gw,

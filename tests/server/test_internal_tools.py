@@ -24,6 +24,7 @@ from internal_tools_clients import (
     Step,
     calls_and_results,
 )
+from rig import TOOLS_AT_ONCE
 
 from skillstate.conversation import Json, StopReason, Text, ToolCall
 from skillstate.exchange import Exchange
@@ -73,7 +74,13 @@ class Rig:
 @contextlib.asynccontextmanager
 async def rigged(pair: tuple[str, str], stream: bool, policy: Policy) -> AsyncIterator[Rig]:
     client, upstream = pair
-    async with ScriptedUpstream(policy) as up, gateway_for(up.url, wire=upstream) as gw:
+    # The internal tools from the first request: these tests drive the round loop, which
+    # runs the same way once a session's first boundary brought them.
+    settings = {"collapse": TOOLS_AT_ONCE}
+    async with (
+        ScriptedUpstream(policy) as up,
+        gateway_for(up.url, wire=upstream, settings=settings) as gw,
+    ):
         yield Rig(up, gw, DRIVERS[client], stream)
 
 

@@ -310,6 +310,10 @@ class FailingFollowup:
     """A lane's follow-up whose commit fails after the client's stream has begun."""
 
     policy: Any = None
+    handover: Any = None
+
+    async def handed_over(self, response: Any) -> Any:
+        raise AssertionError("no handover was asked for")
 
     async def answer(self, call: Any) -> str:
         return ""

@@ -279,7 +279,7 @@ def test_paper_json_retries_with_the_note_then_stops() -> None:
             step = rounds.checked("reply with a JSON envelope")
     assert sends == 3  # the first try and two retries
     assert isinstance(step, Done)
-    assert rounds.causes == [RETRY_ROUND, RETRY_ROUND]  # what the ledger says of each
+    assert rounds.causes == ["", RETRY_ROUND, RETRY_ROUND]  # what the ledger says of each
 
 
 def test_paper_streams_are_checked_once_and_never_retried() -> None:

@@ -190,7 +190,8 @@ class Recorder:
             local_sent = blocks.total
         else:
             local_sent = tokenizer.count_request(sent)
-        ratio = calibration(usages[0].input, local_sent)
+        main = _main_round(exchange.causes)
+        ratio = calibration(usages[min(main, len(usages) - 1)].input, local_sent)
         explicit = exchange.upstream_wire is Wire.MESSAGES
         cached = self._cache.estimate(exchange.session, blocks, explicit=explicit, ratio=ratio)
         answer = usages[-1]  # what the client got: a pass-through makes that call alone
@@ -231,5 +232,11 @@ class Recorder:
 
 
 def _cause(causes: list[str], number: int) -> str:
-    """Why round ``number`` was sent (round 0: the client's request itself)."""
-    return causes[number - 1] if 0 < number <= len(causes) else ""
+    """Why round ``number`` was sent (``""``: the client's request itself)."""
+    return causes[number] if number < len(causes) else ""
+
+
+def _main_round(causes: list[str]) -> int:
+    """The round that sent the client's request itself (after a handover round, not the
+    first)."""
+    return causes.index("") if "" in causes else 0

@@ -36,6 +36,13 @@ class StateFollowup:
             answer_action=paper and not self.prepared.client.tools,
         )
 
+    @property
+    def handover(self) -> Request | None:
+        return self.prepared.handover
+
+    async def handed_over(self, response: Response | None) -> Request:
+        return await self.engine.hand_over(self.prepared, response)
+
     async def answer(self, call: ToolCall) -> str:
         return await self.engine.answer(self.prepared, call)
 

@@ -28,6 +28,7 @@ from skillstate.conversation import (
     Request,
     Response,
     ToolCall,
+    Usage,
     Wire,
     events_of,
 )
@@ -37,6 +38,7 @@ from skillstate.protocols.portable import namespace_map, portable_request, resto
 from skillstate.server.client_stream import ClientGone, ClientStream
 from skillstate.server.errors import error_response, failure_response
 from skillstate.server.forward import Forward, Outbound, Reply, UpstreamFailure
+from skillstate.state.handover import HANDOVER_ROUND
 from skillstate.state.rounds import Answer, Check, Done, Policy, Rounds, Send, Step
 
 log = logging.getLogger("skillstate.turn")
@@ -71,7 +73,10 @@ class Turn:
 
     async def serve(self, outbound: Request) -> web.StreamResponse:
         policy = self.followup.policy if self.followup is not None else Policy()
-        rounds = Rounds(outbound, policy)
+        before: list[tuple[Usage, str]] = []
+        if self.followup is not None and self.followup.handover is not None:
+            outbound, before = await self._hand_over(self.followup, self.followup.handover)
+        rounds = Rounds(outbound, policy, before)
         if self.forward.exchange is not None:
             self.forward.exchange.usages = rounds.usages  # each round's, as they come
             self.forward.exchange.causes = rounds.causes
@@ -82,6 +87,23 @@ class Turn:
         except ProtocolError as exc:
             self.forward.done(exc.status, None, exc.message)
             return error_response(self.client.source, exc.status, exc.message, headers=self.headers)
+
+    async def _hand_over(
+        self, followup: Followup, request: Request
+    ) -> tuple[Request, list[tuple[Usage, str]]]:
+        """The handover round (``state.handover``), hidden from the client: the request to
+        send next, and the round's usage. A failed round is logged and left behind: the
+        boundary goes on without it."""
+        try:
+            async with self.forward.send(await self._outbound(request)) as reply:
+                response = await _whole(reply)
+        except UpstreamFailure as failure:
+            log.info("the handover round failed (%d %s); going on", failure.status, failure.kind)
+            return await followup.handed_over(None), []
+        outbound = await followup.handed_over(response)
+        if self.forward.exchange is not None:
+            self.forward.exchange.sent = outbound
+        return outbound, [(response.usage, HANDOVER_ROUND)]
 
     async def _outbound(self, request: Request) -> Outbound:
         encoded, dropped = _encoded(request, self.forward.wire)

@@ -19,10 +19,16 @@ from skillstate.state.epochs import (
     DEFAULT_PRICES,
     BoundaryShape,
     CachePrices,
+    Handover,
     boundary_verdict,
 )
 from skillstate.state.options import CollapseOptions
 from skillstate.state.turns import Turn, segment
+
+HANDOVER_INSTRUCTION_TOKENS = 400
+"""About what the handover instruction adds, Σ's keys included (``state.handover``)."""
+HANDOVER_REPLY_TOKENS = 300
+"""What the model's handover patch is expected to cost in output tokens."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +39,8 @@ class Opening:
 
     tool_tokens: int
     system_tokens: int
+    handover: bool = False
+    """Whether the boundary starts with a handover round (``state.handover``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,8 +84,15 @@ def decide(
     if opening is not None:
         head = turns[0].tokens if turns and options.protect_first_user_message else 0
         collapsible = max(0, window - head)
+        handover = None
+        if opening.handover:
+            reread = opening.system_tokens + window  # the client's tools left out: unknown here
+            handover = Handover(reread, HANDOVER_INSTRUCTION_TOKENS, HANDOVER_REPLY_TOKENS)
         shape = replace(
-            shape, added_tokens=opening.tool_tokens, prefix_miss=opening.system_tokens + head
+            shape,
+            added_tokens=opening.tool_tokens,
+            prefix_miss=opening.system_tokens + head,
+            handover=handover,
         )
     verdict = boundary_verdict(
         collapsible, prices, shape, turns_so_far=len(turns), window_turns=len(in_window)

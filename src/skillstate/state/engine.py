@@ -32,6 +32,7 @@ from skillstate.state.diff import state_changes
 from skillstate.state.envelope import EnvelopeError, correction_note, parse_envelope
 from skillstate.state.epoch_record import DOC_NAME, Epoch, Span, anchor
 from skillstate.state.epochs import CachePrices, upstream_prices
+from skillstate.state.handover import can_hand_over, handover_patch, handover_request
 from skillstate.state.internal import PatchResult, answer_recall, answer_skill_state
 from skillstate.state.merge import apply_patch
 from skillstate.state.mode import Mode
@@ -85,6 +86,11 @@ class Prepared:
     report: Json
     internal: dict[str, str] = field(default_factory=dict)
     """The internal tools as offered in ``request``: offered name -> which tool."""
+    upstream: Wire = Wire.CHAT
+    """The upstream's wire, which the request was rendered for."""
+    handover: Request | None = None
+    """The handover round to send before ``request``, at a passed-through session's first
+    boundary (``state.handover``); ``hand_over`` takes its reply and renders ``request`` anew."""
     rejected: str | None = None
     """Why a patch of this request was refused, when one was (for the client's
     ``x-skillstate-state`` and the ledger): paper mode's envelope, cleared when a retry fixed
@@ -206,7 +212,7 @@ class StateEngine:
         opening = None
         if passthrough:
             system = sum(count_tokens(part.text) for part in request.system)
-            opening = Opening(self._internal_tokens(), system)
+            opening = Opening(self._internal_tokens(), system, self._hands_over(request))
         decision = decide(
             request.messages,
             stored,
@@ -227,7 +233,50 @@ class StateEngine:
             internal = internal_names(tool.name for tool in request.tools)
             outbound = self._render(request, record, epoch, upstream, internal)
         report = _report(decision, epoch, record, request, outbound)
-        return Prepared(session, Mode.HYBRID, request, outbound, record, epoch, report, internal)
+        prepared = Prepared(
+            session, Mode.HYBRID, request, outbound, record, epoch, report, internal, upstream
+        )
+        if passthrough and epoch is not None and self._hands_over(request):
+            prepared.handover = handover_request(request, record.state, self.config.schema)
+            report["handover"] = "asked"
+        return prepared
+
+    def _hands_over(self, request: Request) -> bool:
+        return self.config.options.handover and can_hand_over(request)
+
+    async def hand_over(self, prepared: Prepared, response: Response | None) -> Request:
+        """The handover round's reply (None when the round failed): its patch applied to Σ
+        and the epoch's snapshot, the boundary request rendered with it. A reply that holds
+        no patch, or one Σ refuses, leaves Σ as it was (``state.handover``)."""
+        epoch = prepared.epoch
+        prepared.handover = None
+        if epoch is None:
+            return prepared.request
+        verdict = "failed"
+        if response is not None:
+            verdict = await self._apply_handover(prepared.session, response)
+        prepared.report["handover"] = verdict
+        if verdict != "applied":
+            log.info("session %s: the handover round was not used (%s)", prepared.session, verdict)
+            return prepared.request
+        record = await self.store.load(prepared.session)
+        epoch = replace(epoch, snapshot=record.state)
+        await self.store.put_doc(prepared.session, DOC_NAME, epoch.to_json())
+        self._remember(self._epochs, prepared.session, epoch.to_json())
+        prepared.record, prepared.epoch = record, epoch
+        prepared.request = self._render(
+            prepared.client, record, epoch, prepared.upstream, prepared.internal
+        )
+        return prepared.request
+
+    async def _apply_handover(self, session: str, response: Response) -> str:
+        text = "".join(p.text for p in response.message.parts if isinstance(p, Text))
+        patch = handover_patch(text)
+        if isinstance(patch, EnvelopeError):
+            return f"no patch: {patch.reason}"
+        arguments = jsonio.dumps_str({"patch": patch})
+        result = await answer_skill_state(self.store, self.config.schema, session, arguments)
+        return "applied" if result.applied else "refused: " + " ".join(result.text.split())[:200]
 
     def _internal_tokens(self) -> int:
         """Tokens the internal tools' definitions add to a request (about 500)."""

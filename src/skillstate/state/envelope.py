@@ -63,6 +63,22 @@ def parse_envelope(text: str) -> Envelope | EnvelopeError:
     return EnvelopeError("no_json", "the reply is neither a JSON object nor has a ```json block")
 
 
+def parse_json_object(text: str) -> Json | EnvelopeError:
+    """The JSON object in ``text``: the whole text if it is JSON, else its last fenced
+    ``json`` block (as ``parse_envelope`` finds it, without the envelope's keys)."""
+    whole = _decode(text.strip())
+    if isinstance(whole, EnvelopeError):
+        block = _last_json_block(text)
+        if block is None:
+            return EnvelopeError("no_json", "the reply is neither JSON nor has a ```json block")
+        whole = _decode(block)
+        if isinstance(whole, EnvelopeError):
+            return whole
+    if not isinstance(whole, dict):
+        return EnvelopeError("not_object", "the JSON is not an object")
+    return whole
+
+
 def _last_json_block(text: str) -> str | None:
     """The body of the last fenced code block whose info string is ``json``."""
     found: str | None = None

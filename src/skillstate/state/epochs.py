@@ -27,7 +27,10 @@ without the boundary, in input-token units (so a ratio of prices is all it needs
 before the Σ message the boundary makes the provider read afresh. Both are 0 for a later
 boundary. At a session's first boundary ``a`` is the internal tools (``skill_state`` and
 ``recall``, about 500 tokens: until then the session is passed through untouched) and ``m`` the
-system prompt and the head, since the tool list changes before them. A boundary starts only
+system prompt and the head, since the tool list changes before them. The first boundary also
+pays for its handover round (``state.handover``), ``h``, subtracted from the saving: the whole
+request read once more at the cached price, the instruction at the input price and the patch
+the model writes at the output price (``Handover``). A boundary starts only
 when the saving is larger than the noise: ``NOISE_SHARE`` of what the window would cost over
 the horizon without it, and never less than ``NOISE_FLOOR`` tokens (token counts here are the
 gateway's estimate, not the provider's).
@@ -92,11 +95,21 @@ class CachePrices:
     input: float
     cached_input: float
     cache_write: float | None = None
+    output: float | None = None
+    """What an output token costs; ``None``: ``DEFAULT_OUTPUT_RATIO`` times the input price."""
 
     @property
     def write(self) -> float:
         """What a token the cache does not yet hold costs when sent."""
         return self.input if self.cache_write is None else self.cache_write
+
+    @property
+    def output_price(self) -> float:
+        return DEFAULT_OUTPUT_RATIO * self.input if self.output is None else self.output
+
+
+DEFAULT_OUTPUT_RATIO = 4.0
+"""Output over input price where the catalog does not say (4 to 5 for the listed models)."""
 
 
 #: Used when the model's prices are unknown: Anthropic's ratios, the dearer write of the two
@@ -121,22 +134,27 @@ gateway's token estimate."""
 
 
 def upstream_prices(
-    wire: Wire, *, cached_input: float | None = None, cache_write: float | None = None
+    wire: Wire,
+    *,
+    cached_input: float | None = None,
+    cache_write: float | None = None,
+    output: float | None = None,
 ) -> CachePrices:
     """The cache prices of an upstream on ``wire``, relative to its input price.
 
     ``cached_input`` and ``cache_write`` are the model's ratios to its input price where the
     price catalog knows them (cached_input / input, cache_write_5m / input); the wire's
-    defaults otherwise. Chat and Responses upstreams cache automatically, so a write costs
-    plain input whatever ``cache_write`` says; Messages upstreams write at a premium.
+    defaults otherwise (``output`` likewise, output / input). Chat and Responses upstreams
+    cache automatically, so a write costs plain input whatever ``cache_write`` says; Messages
+    upstreams write at a premium.
     """
     if wire is Wire.MESSAGES:
         base = BREAKPOINT_PRICES
         write = base.cache_write if cache_write is None else cache_write
         read = base.cached_input if cached_input is None else cached_input
-        return CachePrices(input=1.0, cached_input=read, cache_write=write)
+        return CachePrices(input=1.0, cached_input=read, cache_write=write, output=output)
     read = AUTOMATIC_PRICES.cached_input if cached_input is None else cached_input
-    return CachePrices(input=1.0, cached_input=read)
+    return CachePrices(input=1.0, cached_input=read, output=output)
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +172,28 @@ class BoundaryShape:
     prefix_miss: int = 0
     """``m``: tokens before the Σ message the boundary makes the provider read afresh (the
     system prompt and the head, at a session's first boundary)."""
+    handover: Handover | None = None
+    """The handover round a session's first boundary starts with (``state.handover``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Handover:
+    """The handover round's cost: the whole request read once more (``reread_tokens``, at the
+    cached price: its prefix is the previous request's), the instruction sent uncached
+    (``instruction_tokens``) and the patch the model writes (``reply_tokens``, at the output
+    price)."""
+
+    reread_tokens: int
+    instruction_tokens: int
+    reply_tokens: int
+
+    def cost(self, prices: CachePrices) -> float:
+        """In input-token units."""
+        return (
+            self.reread_tokens * prices.cached_input
+            + self.instruction_tokens * prices.input
+            + self.reply_tokens * prices.output_price
+        ) / prices.input
 
 
 def expected_remaining_turns(turns_so_far: int) -> float:
@@ -205,6 +245,8 @@ def boundary_verdict(
     per_request = window_tokens - shape.kept_tokens - shape.sigma_growth - shape.added_tokens
     rebuilt = shape.prefix_miss + shape.added_tokens + shape.sigma_tokens + shape.kept_tokens
     saving = horizon * c * per_request - rebuilt * max(0.0, w - c)
+    if shape.handover is not None:
+        saving -= shape.handover.cost(prices)
     margin = max(NOISE_FLOOR, NOISE_SHARE * horizon * min(c, w) * window_tokens)
     return Verdict(saving > margin, saving, margin, horizon)
 

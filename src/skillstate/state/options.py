@@ -42,12 +42,14 @@ class CollapseOptions:
       says (the cut still needs ``min_turns`` and moves only when a turn left the kept tail).
       This is cache-blind rewriting, kept for the benchmark's ``hybrid-no-epochs`` arm: it
       shows what rewriting the history on every turn costs against epochs. Never a default.
-    * ``passthrough_until_boundary`` (False): until its first boundary a session is passed
+    * ``passthrough_until_boundary`` (True): until its first boundary a session is passed
       through as it came (no internal tools, no Σ message or note; the seed keeps Σ in the
       store), so a short session costs what pass-through costs. The internal tools and Σ
-      arrive with the first boundary, whose cost rule prices their cache miss in. Meant to
-      become the default (issue 10) once the tests that expect the tools from the first
-      request are moved to it.
+      arrive with the first boundary, whose cost rule prices their cache miss in. Off, the
+      tools and the Σ note are offered from the session's first request.
+    * ``handover`` (True): that first boundary starts with a hidden round in which the model
+      writes Σ from the whole history it still sees, at the cached price
+      (``state.handover``). Off, Σ holds only what the seed found when the history collapses.
     """
 
     enabled: bool = True
@@ -61,7 +63,8 @@ class CollapseOptions:
     stale_after: int = 6
     max_window_tokens: int = 64_000
     every_request: bool = False
-    passthrough_until_boundary: bool = False
+    passthrough_until_boundary: bool = True
+    handover: bool = True
 
 
 class OptionsError(ValueError):

@@ -139,19 +139,27 @@ class Rounds:
         "usages",
     )
 
-    def __init__(self, request: Request, policy: Policy = Policy()) -> None:
+    def __init__(
+        self,
+        request: Request,
+        policy: Policy = Policy(),
+        before: Sequence[tuple[Usage, str]] = (),
+    ) -> None:
+        """``before``: the usage and cause of rounds the turn sent before this loop (the
+        handover, ``state.handover``), counted in the reply's usage."""
         self._policy = policy
         self._outbound = request
         self._stream = request.params.stream
         self._retries = policy.retries if policy.check and not self._stream else 0
         self._rounds = 0
         self._shown: list[Part] = []
-        self._usage = Usage()
-        self.usages: list[Usage] = []
-        self.causes: list[str] = []
-        """Why each round after the first was sent: ``state`` (to continue after the
-        gateway answered the model's internal calls) or ``retry`` (paper mode's correction)."""
+        self.usages: list[Usage] = [usage for usage, _ in before]
         """Each round's usage as its upstream reported it, in order: one per upstream reply."""
+        self.causes: list[str] = [cause for _, cause in before]
+        """Why each round was sent, one per round in order: ``""`` for the client's request
+        itself, ``state`` to continue after the gateway answered the model's internal calls,
+        ``retry`` for paper mode's correction, ``handover`` for the handover round."""
+        self._usage = sum(self.usages, Usage())
         self._reply: Response | None = None
         self._pending: Response | None = None
         self._round = _Round()
@@ -172,6 +180,7 @@ class Rounds:
         return self._started
 
     def first(self) -> Send:
+        self.causes.append("")
         return Send(self._outbound)
 
     # --- streams --------------------------------------------------------------------------

@@ -63,6 +63,21 @@ def read_request(recorded: RecordedRequest) -> list[Seen]:
     return list(_chat(body))
 
 
+HANDOVER_HEADING = NOTE_PREFIX + " The conversation above is about to be condensed."
+"""How the gateway's handover instruction starts (``state.handover``), spelled here so that
+the scripted models read requests as a model would, without the gateway's code."""
+
+
+def handing_over(seen: Sequence[Seen]) -> bool:
+    """Whether the request ends in the gateway's handover instruction: the model is asked to
+    reply with a patch of Σ before the history is collapsed."""
+    return (
+        bool(seen)
+        and seen[-1].role == "user"
+        and any(t.startswith(HANDOVER_HEADING) for t in seen[-1].texts)
+    )
+
+
 def tool_names(recorded: RecordedRequest) -> frozenset[str]:
     """The names of the function tools the request offers, on any wire."""
     body = recorded.json if isinstance(recorded.json, dict) else {}

@@ -9,8 +9,9 @@ the generator's truth, which the model never reads.
 The model (``FactModel``) answers a probe from its input only, in this order: the fact in the
 conversation (``context``), in a gateway message, the Σ message or the tail note (``state``),
 in the answer to a ``recall`` call with the fact's query (``recall``), else ``unknown``
-(``lost``). Each answer line reads ``- key: value [source]``; ``score`` reads those lines
-back against the truth.
+(``lost``). At the gateway's handover (its instruction to write Σ before the history is
+collapsed) it replies with a patch of everything it noticed so far. Each answer line reads
+``- key: value [source]``; ``score`` reads those lines back against the truth.
 
 Where the model is comes from its own call ids (``workload.call_id``): the newest result of
 the client's tools is of step ``s - 1``; each text answer after it (a probe's) moves one step
@@ -30,7 +31,14 @@ from skillstate import jsonio
 from skillstate.bench.workload import Answer, Score, Variant, call_id, step_of
 from skillstate.testing.recording import RecordedRequest
 from skillstate.testing.replies import Reply, ScriptedCall
-from skillstate.testing.session_view import NOTE_PREFIX, Call, Seen, read_request, tool_names
+from skillstate.testing.session_view import (
+    NOTE_PREFIX,
+    Call,
+    Seen,
+    handing_over,
+    read_request,
+    tool_names,
+)
 
 SKILL_STATE = "skill_state"
 RECALL = "recall"
@@ -121,6 +129,8 @@ class FactModel:
         step = current_step(seen)
         internal = _internal_results(seen)
         planned = self.steps[step] if 0 <= step < len(self.steps) else None
+        if handing_over(seen):
+            return Reply(text=jsonio.dumps_str(self._handover(step, seen)))
         if planned is None:
             return Reply(text="Done.")
         if planned.probe is not None:
@@ -165,6 +175,21 @@ class FactModel:
             value, source = hit or (UNKNOWN, "lost")
             lines.append(f"- {fact.key}: {value} [{source}]")
         return Reply(text="Here is what I found:\n" + "\n".join(lines))
+
+    def _handover(self, step: int, seen: Sequence[Seen]) -> Any:
+        """The handover's patch (the gateway asks for Σ before it collapses the history):
+        what the model noticed in every step's results the request shows, and the
+        instructions it was asked to remember; ``{}`` from CARELESS."""
+        if self.variant is Variant.CARELESS:
+            return {}
+        patch: dict[str, Any] = {"step": step}
+        noted = dict(pair for s in range(step) for pair in self.notice(s, _results_of(seen, s)))
+        if noted:
+            patch["findings"] = noted
+        remembered = [p.remember for p in self.steps[: step + 1] if p.remember]
+        if remembered:
+            patch["decisions"] = {"user-note": remembered[-1]}
+        return patch
 
     def _patch(self, step: int, noted: list[tuple[str, str]], planned: PlannedStep) -> Any:
         """The ``skill_state`` arguments for this step, or None: CAREFUL and FAULTY note what

@@ -12,6 +12,10 @@ Per request it reads (``testing.session_view.read_request``):
 The inventory is Σ's ``findings`` with every visible event after Σ's step applied, in order.
 Then: if the newest observed step is before ``s``, call ``observe`` for ``s``; else answer.
 
+At the gateway's handover (the request ends in its instruction to write Σ before the history
+is collapsed) CAREFUL and FAULTY reply with the patch that brings Σ up to every event the
+request shows; CARELESS with ``{}``.
+
 Writing Σ, by ``Variant``: CAREFUL patches Σ at each answer with the shelves that differ from
 Σ and ``done.events`` (hybrid: a ``skill_state`` call first, then the answer in the round
 after its result; paper: the answer envelope's ``state_patch``; off: nothing to write with).
@@ -46,7 +50,13 @@ from skillstate.conversation import Json
 from skillstate.state.merge import merge
 from skillstate.testing.recording import RecordedRequest
 from skillstate.testing.replies import Reply, ScriptedCall
-from skillstate.testing.session_view import NOTE_PREFIX, Seen, read_request, tool_names
+from skillstate.testing.session_view import (
+    NOTE_PREFIX,
+    Seen,
+    handing_over,
+    read_request,
+    tool_names,
+)
 
 SKILL_STATE = "skill_state"
 _PAPER_STATE = re.compile(r"State Σ:\n```json\n(.*?)\n```", re.S)
@@ -216,6 +226,11 @@ class WarehouseModel:
         asked = instruction(seen)
         reading = read(seen)
         paper = any(_PAPER_STATE.search(t) for m in seen if m.role == "user" for t in m.texts)
+        if handing_over(seen):  # Σ from the whole history, just before it is collapsed
+            careless = self.variant is Variant.CARELESS
+            return Reply(
+                text=jsonio.dumps_str({} if careless else good_patch(reading.observed, reading))
+            )
         if asked is None:
             return _reply(paper, {}, "No step to work on.")
         if reading.observed < asked.step:
