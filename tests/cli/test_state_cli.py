@@ -119,7 +119,8 @@ def _serving(more: dict[str, str]) -> Iterator[Served]:
 
     async def start() -> Served:
         upstream = await stack.enter_async_context(ScriptedUpstream(patching))
-        environ = {"SKILLSTATE_COLLAPSE": '{"keep_recent_turns": 1}', **more}
+        collapse = '{"keep_recent_turns": 1, "passthrough_until_boundary": false}'
+        environ = {"SKILLSTATE_COLLAPSE": collapse, **more}
         gateway = await stack.enter_async_context(gateway_for(upstream.url, environ=environ))
         return Served(loop, upstream, gateway.url)
 

@@ -39,6 +39,8 @@ def _script() -> list[Reply]:
 async def _rig(
     upstream_wire: str, policy: Policy, **settings: Any
 ) -> AsyncIterator[tuple[ScriptedUpstream, RunningGateway]]:
+    # skill_state from the first request, so that its hidden rounds are counted from there
+    settings.setdefault("collapse", {"passthrough_until_boundary": False})
     async with (
         ScriptedUpstream(policy) as up,
         gateway_for(up.url, wire=upstream_wire, settings=settings) as gw,

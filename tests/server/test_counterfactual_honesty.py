@@ -35,13 +35,13 @@ TOOL = {
 def _file(n: int) -> str:
     """A file's text: some code, different for every turn."""
     return "\n".join(
-        f"def handler_{n}_{i}(value):\n    return value * {i} + {n}" for i in range(40)
+        f"def handler_{n}_{i}(value):\n    return value * {i} + {n}" for i in range(80)
     )
 
 
 def _policy(request: RecordedRequest) -> Reply:
     """Each turn the model reads the next file, until the last one, where it answers."""
-    seen = request.body.count(b"def handler_") // 40
+    seen = request.body.count(b"def handler_") // 80
     if seen >= TURNS:
         return Reply(text="All files read; the handlers are linear.", output_tokens=20)
     call = ScriptedCall("read_file", {"path": f"src/mod{seen}.py"}, id=f"call_{seen}")

@@ -143,7 +143,11 @@ async def test_a_continuation_through_a_hybrid_session_with_tools(
         ]
     )
     hybrid = {"x-skillstate-mode": "hybrid"}
-    async with ScriptedUpstream(script) as up, gateway_for(up.url, wire=upstream) as gw:
+    tools_at_once = {"collapse": {"passthrough_until_boundary": False}}
+    async with (
+        ScriptedUpstream(script) as up,
+        gateway_for(up.url, wire=upstream, settings=tools_at_once) as gw,
+    ):
         base = {"model": "test-model", "stream": stream, "tools": TOOLS}
         status, first = await _respond(gw.url, {**base, "input": "Look up k1."}, hybrid)
         assert status == 200, first

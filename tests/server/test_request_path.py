@@ -311,6 +311,7 @@ class FailingFollowup:
 
     policy: Any = None
     handover: Any = None
+    untouched: bool = False
 
     async def handed_over(self, response: Any) -> Any:
         raise AssertionError("no handover was asked for")

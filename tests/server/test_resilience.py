@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from internal_tools_clients import DRIVERS, calls_and_results
-from rig import Rig, over_modes, over_pairs, over_streams
+from rig import TOOLS_AT_ONCE, Rig, over_modes, over_pairs, over_streams
 from rig import rigged as rigged_without_retries
 
 from skillstate.exchange import Exchange
@@ -284,7 +284,8 @@ async def test_a_continuation_round_falls_back_when_the_upstream_goes_down(
     ):
         config = _fallback_config(tmp_path, primary.url, backup.url, other)
         exchanges: list[Exchange] = []
-        async with gateway_for(config_path=config, settings={"retries": 2}) as gw:
+        settings = {"retries": 2, "collapse": TOOLS_AT_ONCE}
+        async with gateway_for(config_path=config, settings=settings) as gw:
             gw.context.observers.append(exchanges.append)
             got = await Rig(primary, gw, DRIVERS["openai-chat"], stream).post("hybrid")
         assert len(primary.requests) == 4 and len(backup.requests) == 1

@@ -18,7 +18,11 @@ from skillstate.testing.policies import Script
 INITIAL = {"objective": "ship the parser fix"}
 PATCH = {"findings": {"lexer": "tabs break the lexer"}}
 NOTE = "[skillstate] The session state Σ so far"
-ENVIRON = {"SKILLSTATE_INITIAL_STATE": jsonio.dumps_str(INITIAL)}
+ENVIRON = {
+    "SKILLSTATE_INITIAL_STATE": jsonio.dumps_str(INITIAL),
+    # Σ and skill_state from the first request, not from the first boundary (the default)
+    "SKILLSTATE_COLLAPSE": '{"passthrough_until_boundary": false}',
+}
 
 CHAT_TOOLS = [{"type": "function", "function": {"name": "shell", "parameters": {"type": "object"}}}]
 MESSAGES_TOOLS = [{"name": "shell", "input_schema": {"type": "object"}}]

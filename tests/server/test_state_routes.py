@@ -31,7 +31,7 @@ TOOLS = [
     }
 ]
 #: One verbatim turn after a boundary, so that a short session has something to collapse.
-COLLAPSE = '{"keep_recent_turns": 1}'
+COLLAPSE = '{"keep_recent_turns": 1, "passthrough_until_boundary": false}'
 SIGMA_MARK = "[skillstate] Session state"
 
 

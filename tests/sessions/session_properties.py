@@ -47,7 +47,8 @@ def check_epochs(run: HybridRun, *, least: int) -> None:
     assert epochs[0] is None and None not in epochs[boundaries[0] :]
     same = [(a, b) for a, b in pairwise(run.requests) if epoch_of(a) == epoch_of(b)]
     assert len(same) == len(run.requests) - 1 - len(boundaries)
-    assert [why for a, b in same if (why := prefix_break(a, b))] == []
+    breaks = [why for a, b in same if (why := prefix_break(a, b))]
+    assert breaks == [], breaks
 
 
 def check_pairs_and_head(run: HybridRun) -> None:

@@ -80,6 +80,8 @@ def _free_port() -> int:
 async def _start(upstream: str, data_dir: Path) -> tuple[asyncio.subprocess.Process, str]:
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLSTATE_")}
+    # skill_state from the first request: every reply patches Σ through it
+    env["SKILLSTATE_COLLAPSE"] = '{"passthrough_until_boundary": false}'
     proc = await asyncio.create_subprocess_exec(
         *(sys.executable, "-m", "skillstate", "serve", "--port", str(port)),
         *("--upstream", upstream + "/v1", "--data-dir", str(data_dir)),

@@ -44,7 +44,8 @@ async def test_a_hybrid_session_collapses_past_a_tool_search_result() -> None:
     session = "tool-search-hybrid"
     headers = {"x-skillstate-session": session, "x-skillstate-mode": "hybrid"}
     async with (
-        ScriptedUpstream(Script([Reply(text="Issue #42 is filed.")])) as up,
+        # The first reply answers the handover round (the session's first boundary).
+        ScriptedUpstream(Script([Reply(text="{}"), Reply(text="Issue #42 is filed.")])) as up,
         gateway_for(up.url, wire="anthropic-messages", settings=EAGER) as gw,
     ):
         engine = gw.context.engine
@@ -57,7 +58,8 @@ async def test_a_hybrid_session_collapses_past_a_tool_search_result() -> None:
         epoch = Epoch.from_json(epoch_doc)
         (span,) = epoch.spans
         restored = await engine.archive.span(span.ref)
-    sent = dumps_str(up.requests[0].json["messages"])
+    assert len(up.requests) == 2
+    sent = dumps_str(up.requests[1].json["messages"])
     assert "toolu_search1" not in sent and "tool_reference" not in sent
     assert "toolu_issue1" not in sent and "toolu_bash1" in sent
     # The search step and the call it made possible were collapsed, the first instruction kept.

@@ -185,6 +185,7 @@ def test_same_content_tells_types_and_lengths_apart() -> None:
 from skillstate.conversation import Wire  # noqa: E402
 from skillstate.state.epochs import (  # noqa: E402
     NOISE_FLOOR,
+    Handover,
     boundary_verdict,
     steady_horizon,
     upstream_prices,
@@ -213,6 +214,26 @@ def test_the_worked_examples_of_the_docstring() -> None:
     assert not anthropic.starts
     later = boundary_verdict(24_000, SONNET, FIRST, turns_so_far=21, window_turns=21)
     assert later.starts and later.saving > later.margin
+
+
+def test_the_handover_example_of_the_docstring() -> None:
+    gpt = upstream_prices(Wire.CHAT, cached_input=0.25, output=4.0)
+    sonnet = upstream_prices(Wire.MESSAGES, cached_input=0.1, cache_write=1.25, output=5.0)
+    for window, turns, costs, starts in [
+        (16_000, 14, (6_100, 3_700), False),
+        (40_000, 35, (12_100, 6_100), True),
+    ]:
+        handover = Handover(2_000 + window, 400, 300)
+        shape = replace(FIRST, handover=handover)
+        for prices, cost in zip((gpt, sonnet), costs, strict=True):
+            assert handover.cost(prices) == pytest.approx(cost)
+            verdict = boundary_verdict(
+                window, prices, shape, turns_so_far=turns, window_turns=turns
+            )
+            plain = boundary_verdict(window, prices, FIRST, turns_so_far=turns, window_turns=turns)
+            assert verdict.saving == pytest.approx(plain.saving - cost)
+            assert verdict.starts is starts
+    assert CachePrices(1.0, 0.1).output_price == 4.0  # no catalog figure: 4x the input
 
 
 @pytest.mark.parametrize("prices", [GPT_41, SONNET, OPENAI_LIKE], ids=["gpt", "sonnet", "auto"])

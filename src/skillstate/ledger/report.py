@@ -74,8 +74,9 @@ _SUMS = f"""
     TOTAL(passthrough_input), TOTAL(passthrough_cached_input),
     SUM(round = 0 AND passthrough_cost_usd IS NULL), TOTAL(passthrough_cost_usd),
     TOTAL(overhead_ms), SUM(overhead_ms IS NOT NULL),
-    SUM(cause = 'state'), TOTAL(CASE WHEN cause = 'state' THEN cost_usd END),
-    TOTAL(CASE WHEN cause = 'state' THEN input END)
+    SUM(cause IN ('state', 'handover')),
+    TOTAL(CASE WHEN cause IN ('state', 'handover') THEN cost_usd END),
+    TOTAL(CASE WHEN cause IN ('state', 'handover') THEN input END)
 """
 
 

@@ -49,6 +49,12 @@ class Followup(Protocol):
     def policy(self) -> Policy: ...
 
     @property
+    def untouched(self) -> bool:
+        """Whether the request goes upstream as the client sent it and nothing of the round
+        loop is needed: the client's bytes may be forwarded, ``finish`` called after."""
+        ...
+
+    @property
     def handover(self) -> Request | None:
         """A round to send before the turn's own, whose reply goes to ``handed_over``."""
         ...

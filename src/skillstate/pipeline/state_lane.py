@@ -37,6 +37,16 @@ class StateFollowup:
         )
 
     @property
+    def untouched(self) -> bool:
+        prepared = self.prepared
+        return (
+            prepared.request is prepared.client
+            and prepared.mode is Mode.HYBRID
+            and not prepared.internal
+            and prepared.handover is None
+        )
+
+    @property
     def handover(self) -> Request | None:
         return self.prepared.handover
 

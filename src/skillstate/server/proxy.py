@@ -88,8 +88,12 @@ async def handle_generation(http: web.Request, wire: Wire) -> web.StreamResponse
     exchange.sent = lanes.request
     forward = Forward(gateway, http, upstream, wire, target, exchange)
     forward.fallbacks = gateway.router.fallbacks(upstream)
-    if same and lanes.followup is None:
-        return await relay.pass_through(forward, inbound.raw, client, ours, http.query_string)
+    followup = lanes.followup
+    if same and (followup is None or followup.untouched):
+        finish = followup.finish if followup is not None else None
+        return await relay.pass_through(
+            forward, inbound.raw, client, ours, http.query_string, finish
+        )
     turn = Turn(forward, client, ours, lanes.followup, http.query_string)
     turn.big = len(inbound.raw) >= jsonio.CUT_FROM
     if wire is Wire.RESPONSES and target is not wire and gateway.history is not None:

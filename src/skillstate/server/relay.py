@@ -4,7 +4,9 @@ an observer rebuilds the canonical reply from what the client got, after it got 
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
@@ -19,15 +21,25 @@ from skillstate.server.forward import Forward, Outbound, Reply, UpstreamFailure
 log = logging.getLogger("skillstate.relay")
 
 
+Finish = Callable[[Response | None], Awaitable[None]]
+"""What a lane that left the request as it came commits once the reply is known (the state
+lane's seed), before the client has the reply's last byte so that its next request sees it."""
+
+
 async def pass_through(
-    forward: Forward, raw: bytes, client: Request, headers: dict[str, str], query: str
+    forward: Forward,
+    raw: bytes,
+    client: Request,
+    headers: dict[str, str],
+    query: str,
+    finish: Finish | None = None,
 ) -> web.StreamResponse:
     outbound = Outbound(adapter(forward.wire).path, raw, query)
     try:
         async with forward.send(outbound) as reply:
             headers.update(reply.headers)
             if reply.streamed:
-                return await _stream(forward, reply, client, headers)
+                return await _stream(forward, reply, client, headers, finish)
             body = await reply.read()
     except UpstreamFailure as failure:
         forward.done(failure.status, None, failure.message)
@@ -35,12 +47,18 @@ async def pass_through(
     out = web.Response(status=reply.status, body=body, headers=headers)
     out.content_type = reply.raw.content_type or "application/json"
     response, note = _observe(body, forward.wire)
+    if finish is not None and reply.status < 400:
+        await asyncio.shield(finish(response))
     forward.done(reply.status, response, note)
     return out
 
 
 async def _stream(
-    forward: Forward, reply: Reply, client: Request, headers: dict[str, str]
+    forward: Forward,
+    reply: Reply,
+    client: Request,
+    headers: dict[str, str],
+    finish: Finish | None,
 ) -> web.StreamResponse:
     stream = ClientStream(forward.http, client.source, client, headers)
     observer = StreamObserver(forward.wire)
@@ -59,6 +77,8 @@ async def _stream(
         forward.done(reply.status, response, message)
         return await stream.fail(502, ErrorKind.UPSTREAM, message, relayed=True)
     note = f"stream observer stopped: {observer.broken}" if observer.broken else None
+    if finish is not None:
+        await asyncio.shield(finish(response))
     forward.done(reply.status, response, note)
     return await stream.end()
 

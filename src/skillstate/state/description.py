@@ -31,7 +31,15 @@ from skillstate.storage.protocols import ArchiveEntry, SessionInfo, StateRecord
 
 WHERE = ("head", "collapsed", "verbatim")
 
-_CONTEXT_KEYS = ("mode", "step", "messages", "outbound_messages", "window_tokens", "recomputed")
+_CONTEXT_KEYS = (
+    "mode",
+    "step",
+    "messages",
+    "outbound_messages",
+    "window_tokens",
+    "recomputed",
+    "handover",
+)
 
 
 def describe_session(

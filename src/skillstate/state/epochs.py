@@ -66,6 +66,14 @@ the write premium and the cheaper read make Anthropic wait for a larger window (
 24,000`` over 21 turns, ``r`` = 1,143, the saving is ``4.9 * 0.1 * 18,700 - 8,395 = 768``
 against a bar of ``max(256, 0.05 * 4.9 * 0.1 * 24,000) = 588``: it starts).
 
+The handover at the first boundary, the same session: it re-reads the whole request once at the
+cached price (``2,000 + W`` tokens: the system prompt and the window), adds about 400 tokens of
+instruction and 300 of the model's patch at the output price (gpt-4.1: 4x input; Sonnet: 5x).
+At ``W = 16,000`` that is ``h = 0.25 * 18,000 + 400 + 4 * 300 = 6,100`` on OpenAI and ``0.1 *
+18,000 + 400 + 5 * 300 = 3,700`` on Anthropic: neither boundary starts. The first one waits for
+a larger window: at ``W = 40,000`` over 35 turns (``h`` = 12,100 and 6,100) the savings are
+4,199 and 2,557 against bars of 1,255 and 983; both start.
+
 Whether the epoch still holds
 -----------------------------
 

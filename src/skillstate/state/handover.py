@@ -57,14 +57,14 @@ def can_hand_over(request: Request) -> bool:
 
 def handover_request(request: Request, state: Json, schema: StateSchema) -> Request:
     """``request`` with the handover instruction appended as a user message, Σ now and its
-    keys in it; a JSON reply (not streamed), whatever the client asked."""
+    keys in it; nothing else changes (a streamed request stays one: the reply is read whole,
+    and the provider's cache does not care)."""
     text = (
         f"{_INSTRUCTION}\nΣ now:\n```json\n{state_json(state)}\n```\n"
         f"State keys:\n{schema.describe()}"
     )
     messages = [*request.messages, Message("user", [Text(text)])]
-    params = dataclasses.replace(request.params, stream=False)
-    return dataclasses.replace(request, messages=messages, params=params)
+    return dataclasses.replace(request, messages=messages)
 
 
 def handover_patch(text: str) -> Json | EnvelopeError:

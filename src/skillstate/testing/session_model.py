@@ -4,7 +4,9 @@
 is from the call ids in the request (``<prefix>_s<step>_<k>``: the newest result tells the
 step), so it needs no memory of its own, and it answers the plan's probe from its input only:
 the fact verbatim, in a gateway message (the Σ message or the tail note), or, when the request
-holds it nowhere, by calling ``recall`` with a query and reading the gateway's answer.
+holds it nowhere, by calling ``recall`` with a query and reading the gateway's answer. At the
+gateway's handover (its instruction to write Σ before the history collapses) it replies with
+every patch it made so far, merged.
 
 ``PaperModel`` plays paper mode: each request carries Σ and the latest observation only, and
 the model's step and counter come from the Σ it reads, so a lost patch shows in the result.
@@ -19,12 +21,14 @@ from typing import Any
 
 from skillstate import jsonio
 from skillstate.conversation import Json
+from skillstate.state.merge import merge
 from skillstate.testing.recording import RecordedRequest
 from skillstate.testing.replies import Reply, ScriptedCall
 from skillstate.testing.session_tools import Dialect
 from skillstate.testing.session_view import (
     NOTE_PREFIX,
     Seen,
+    handing_over,
     read_request,
     tool_names,
 )
@@ -65,6 +69,8 @@ class CodingModel:
         patching = SKILL_STATE in offered  # only the tools offered are ever called
         step = _done_step(seen) + 1
         internal = _internal_results(seen)
+        if handing_over(seen):
+            return Reply(text=jsonio.dumps_str(self._handover(step, seen)))
         if RECALL in internal:
             match = FACT_PATTERN.search(internal[RECALL])
             value = match.group(1) if match else None
@@ -97,6 +103,25 @@ class CodingModel:
         if patch is not None:
             calls.insert(0, state_call)
         return Reply(text=text, calls=calls, reasoning=step.reasoning)
+
+    def _handover(self, step: int, seen: Sequence[Seen]) -> Json:
+        """The gateway's handover (it asks for Σ before it collapses the history): every
+        patch of the plan's steps so far merged, the fact when it notes facts and the request
+        shows it, and the newest instruction."""
+        patch: Json = {}
+        for n in range(1, step):
+            planned = self.plan.step(n)
+            if planned is not None and planned.patch:
+                merged = merge(patch, planned.patch)
+                patch = merged if isinstance(merged, dict) else patch
+        texts = "\n".join(out for m in seen for _, out in m.results)
+        if self.plan.note_fact and (match := FACT_PATTERN.search(texts)):
+            noted = {"release-key": f"{FACT_PHRASE}: {match.group(1)}"}
+            patch["findings"] = {**patch.get("findings", {}), **noted}
+        instruction = _pending_instruction(seen[:-1])
+        if instruction is not None and instruction != self.plan.probe:
+            patch["decisions"] = {"user-note": instruction}
+        return patch
 
     def _patch(self, n: int, seen: Sequence[Seen]) -> Json | None:
         step = self.plan.step(n)

@@ -1,0 +1,196 @@
+"""Hybrid mode's default: a session goes upstream as pass-through would send it until its first
+boundary, which starts with the handover round (the model writes Σ from the whole history) and
+then brings Σ and the internal tools. Every client wire against its own and another upstream
+wire, JSON and streams (``state.handover``)."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+import pytest
+from internal_tools_clients import DRIVERS, PAIR_IDS, PAIRS, Driver, Step, upstream_messages
+
+from skillstate import jsonio
+from skillstate.conversation import Text
+from skillstate.gateway import RunningGateway
+from skillstate.state.engine import StateEngine
+from skillstate.state.handover import HANDOVER_HEADING
+from skillstate.testing import Reply, ScriptedError, ScriptedUpstream
+from skillstate.testing.gateway import gateway_for
+from skillstate.testing.policies import Policy, Script
+from skillstate.testing.recording import RecordedRequest
+from skillstate.testing.session_view import tool_names
+
+over_pairs = pytest.mark.parametrize("pair", PAIRS, ids=PAIR_IDS)
+over_streams = pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
+#: A boundary as soon as one is asked for (``request_collapse``), keeping the newest turn.
+EAGER = {"min_turns": 0, "keep_recent_turns": 1}
+HISTORY = [Step(f"call_k{n}", f"k{n}", f"value of k{n} is v{n}") for n in range(1, 4)]
+SIGMA = "Session state Σ"
+INTERNAL = {"skill_state", "recall"}
+_sessions = itertools.count()
+
+
+@contextlib.asynccontextmanager
+async def rigged(
+    pair: tuple[str, str], policy: Policy, **collapse: Any
+) -> AsyncIterator[tuple[ScriptedUpstream, RunningGateway, Driver]]:
+    client, upstream = pair
+    settings = {"collapse": collapse} if collapse else {}
+    async with (
+        ScriptedUpstream(policy) as up,
+        gateway_for(up.url, wire=upstream, settings=settings) as gw,
+    ):
+        yield up, gw, DRIVERS[client]
+
+
+def engine_of(gw: RunningGateway) -> StateEngine:
+    engine = gw.context.engine
+    assert isinstance(engine, StateEngine)
+    return engine
+
+
+def texts(recorded: RecordedRequest) -> list[str]:
+    return [
+        part.text
+        for message in upstream_messages(recorded)
+        for part in message.parts
+        if isinstance(part, Text)
+    ]
+
+
+async def cost(gw: RunningGateway) -> Any:
+    async with aiohttp.ClientSession() as http, http.get(gw.url + "/cost") as reply:
+        return (await reply.json())["totals"]
+
+
+@over_pairs
+@over_streams
+async def test_until_its_first_boundary_a_session_goes_upstream_as_pass_through_sends_it(
+    pair: tuple[str, str], stream: bool
+) -> None:
+    """Byte for byte what mode off sends, request after request: no internal tools, no Σ."""
+    sent: dict[str, list[bytes]] = {}
+    for mode in ("off", "hybrid"):
+        async with rigged(pair, Script([Reply(text="ok")] * 3)) as (up, gw, driver):
+            headers = {"x-skillstate-session": "same", "x-skillstate-mode": mode}
+            for n in range(3):
+                await driver.call(
+                    gw.url, driver.body("Look up k1.", HISTORY[:n], stream=stream), headers
+                )
+            sent[mode] = [r.body for r in up.requests]
+            if mode == "hybrid":
+                assert all(not INTERNAL & tool_names(r) for r in up.requests)
+    assert len(sent["hybrid"]) == 3
+    assert sent["hybrid"] == sent["off"]
+
+
+@over_pairs
+@over_streams
+async def test_the_first_boundary_hands_over_then_collapses_with_the_models_sigma(
+    pair: tuple[str, str], stream: bool
+) -> None:
+    patch = {"findings": {"k2": "k2 is v2, read at step 2"}}
+    script = Script(
+        [
+            Reply(text=jsonio.dumps_str(patch), input_tokens=100, output_tokens=20),
+            Reply(text="Done.", input_tokens=30, output_tokens=5),
+        ]
+    )
+    async with rigged(pair, script, **EAGER) as (up, gw, driver):
+        session = f"handover-{next(_sessions)}"
+        await engine_of(gw).request_collapse(session)
+        body = driver.body("Look up k1.", HISTORY, stream=stream)
+        seen = await driver.call(gw.url, body, {"x-skillstate-session": session})
+        state = (await engine_of(gw).store.load(session)).state
+        totals = await cost(gw)
+    assert seen.text == "Done." and seen.calls == []
+    assert seen.usage == (130, 25)  # both rounds, as the provider billed them
+    handover, boundary = up.requests
+    # The handover: the client's request as it came, the instruction appended last.
+    assert texts(handover)[-1].startswith(HANDOVER_HEADING)
+    assert not INTERNAL & tool_names(handover)
+    assert len(upstream_messages(handover)) >= len(upstream_messages(boundary))
+    # The boundary request: Σ with the model's patch, the internal tools, no instruction.
+    assert SIGMA in boundary.body.decode() and "k2 is v2, read at step 2" in boundary.body.decode()
+    assert tool_names(boundary) >= INTERNAL
+    assert not any(t.startswith(HANDOVER_HEADING) for t in texts(boundary))
+    assert state["findings"]["k2"] == "k2 is v2, read at step 2"
+    # The ledger: two upstream requests for one client request, the handover state overhead.
+    assert (totals["requests"], totals["client_requests"]) == (2, 1)
+    assert totals["state_overhead_requests"] == 1
+    assert totals["state_overhead_input_tokens"] == 100
+
+
+@over_pairs
+@pytest.mark.parametrize(
+    "handover",
+    [
+        Reply(text="I will look at k3 next."),
+        Reply(text='{"findings": ["a list where Σ keeps an object"]}'),
+        Reply(error=ScriptedError(500, "the model fell over", "api_error")),
+    ],
+    ids=["prose", "refused-patch", "upstream-error"],
+)
+@over_streams
+async def test_a_handover_that_brings_no_patch_leaves_the_boundary_to_the_seed(
+    pair: tuple[str, str], handover: Reply, stream: bool
+) -> None:
+    """Not retried, never the reason the request fails: the boundary goes on with the Σ the
+    seed made and the archive behind it."""
+    async with rigged(pair, Script([handover, Reply(text="Done.")]), **EAGER) as (up, gw, driver):
+        session = f"quiet-{next(_sessions)}"
+        engine = engine_of(gw)
+        await engine.request_collapse(session)
+        body = driver.body("Look up k1.", HISTORY, stream=stream)
+        seen = await driver.call(gw.url, body, {"x-skillstate-session": session})
+        state = (await engine.store.load(session)).state
+        report = await engine.describe(session)
+    assert seen.text == "Done."
+    assert len(up.requests) == 2
+    boundary = up.requests[1]
+    assert SIGMA in boundary.body.decode() and tool_names(boundary) >= INTERNAL
+    assert "findings" not in state or isinstance(state["findings"], dict)
+    assert report is not None
+    assert report["context"]["handover"] not in ("applied", "asked")
+
+
+@over_pairs
+async def test_no_handover_when_the_client_forces_a_tool_call(pair: tuple[str, str]) -> None:
+    client, _ = pair
+    forced = {"anthropic-messages": {"type": "any"}}.get(client, "required")
+    async with rigged(pair, Script([Reply(text="Done.")]), **EAGER) as (up, gw, driver):
+        session = f"forced-{next(_sessions)}"
+        await engine_of(gw).request_collapse(session)
+        body = {**driver.body("Look up k1.", HISTORY, stream=False), "tool_choice": forced}
+        await driver.call(gw.url, body, {"x-skillstate-session": session})
+    (boundary,) = up.requests
+    assert SIGMA in boundary.body.decode()
+    assert not any(t.startswith(HANDOVER_HEADING) for t in texts(boundary))
+
+
+@over_pairs
+@over_streams
+async def test_a_later_boundary_does_not_hand_over_again(
+    pair: tuple[str, str], stream: bool
+) -> None:
+    replies = [Reply(text="{}"), Reply(text="First."), Reply(text="Second.")]
+    async with rigged(pair, Script(replies), **EAGER) as (up, gw, driver):
+        session = f"later-{next(_sessions)}"
+        engine = engine_of(gw)
+        headers = {"x-skillstate-session": session}
+        await engine.request_collapse(session)
+        await driver.call(gw.url, driver.body("Look up k1.", HISTORY[:2], stream=stream), headers)
+        await engine.request_collapse(session)
+        seen = await driver.call(
+            gw.url, driver.body("Look up k1.", HISTORY, stream=stream), headers
+        )
+        epoch = (await engine.describe(session) or {}).get("epoch") or {}
+    assert seen.text == "Second."
+    assert len(up.requests) == 3
+    assert sum(any(t.startswith(HANDOVER_HEADING) for t in texts(r)) for r in up.requests) == 1
+    assert epoch.get("number") == 2
