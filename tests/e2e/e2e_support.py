@@ -168,12 +168,15 @@ async def round_trip(
     mode: str = "hybrid",
     limit_s: float = TIMEOUT_S,
     policy: AgentPolicy | None = None,
+    collapse: dict[str, Any] | None = None,
 ) -> Trip:
     """Start the upstream (playing ``policy``, an ``AgentPolicy()`` by default) and a gateway
     in front of it (``wire`` as ``gateway_for`` takes it, in state ``mode``), run the CLI built
     by ``invocation(gateway_url)``, and stop both. The state engine's description of each
     session is taken before the gateway stops (its data directory goes with it); everything
-    else is asserted after, so its last exchange has been reported."""
+    else is asserted after, so its last exchange has been reported. ``collapse``: the
+    ``[collapse]`` options (``TOOLS_AT_ONCE`` offers the internal tools from the first
+    request, where the default waits for the session's first boundary)."""
     policy = AgentPolicy() if policy is None else policy
     states: dict[str, Any] = {}
     exchanges: list[Exchange] = []
@@ -182,7 +185,9 @@ async def round_trip(
     logger.addHandler(collector)
     try:
         async with ScriptedUpstream(policy) as upstream:
-            settings = {"mode": mode}
+            settings: dict[str, Any] = {"mode": mode}
+            if collapse is not None:
+                settings["collapse"] = collapse
             async with gateway_for(upstream.url, wire=wire, settings=settings) as gateway:
                 gateway.context.observers.append(exchanges.append)
                 finished = await run_cli(invocation(gateway.url), limit_s)
@@ -275,6 +280,10 @@ def _exchange(exchange: Exchange) -> str:
         f"status={exchange.status} streamed={exchange.streamed} "
         f"original={exchange.forwarded_original} note={exchange.note}"
     )
+
+
+TOOLS_AT_ONCE = {"passthrough_until_boundary": False}
+"""``[collapse]`` for a session offered the internal tools from its first request."""
 
 
 def assert_state_lane(trip: Trip) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from e2e_support import (
+    TOOLS_AT_ONCE,
     Invocation,
     Trip,
     assert_round_trip,
@@ -66,7 +67,9 @@ async def test_claude_code_round_trip_on_its_own_wire(claude: Path, tmp_path: Pa
 
 
 async def test_claude_code_round_trip_to_a_chat_upstream(claude: Path, tmp_path: Path) -> None:
-    trip = await round_trip(claude_print(claude, tmp_path), wire="openai-chat")
+    trip = await round_trip(
+        claude_print(claude, tmp_path), wire="openai-chat", collapse=TOOLS_AT_ONCE
+    )
     assert_round_trip(trip, source="claude-code")
     assert_state_lane(trip)
     assert_translated(trip, Wire.MESSAGES, Wire.CHAT)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from e2e_support import (
+    TOOLS_AT_ONCE,
     Invocation,
     Trip,
     assert_round_trip,
@@ -73,7 +74,9 @@ async def test_codex_round_trip_on_its_own_wire(codex: Path, tmp_path: Path) -> 
 
 
 async def test_codex_round_trip_to_an_anthropic_upstream(codex: Path, tmp_path: Path) -> None:
-    trip = await round_trip(codex_exec(codex, tmp_path), wire="anthropic-messages")
+    trip = await round_trip(
+        codex_exec(codex, tmp_path), wire="anthropic-messages", collapse=TOOLS_AT_ONCE
+    )
     assert_round_trip(trip, source="codex")
     assert_state_lane(trip)
     assert_translated(trip, Wire.RESPONSES, Wire.MESSAGES)

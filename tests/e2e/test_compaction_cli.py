@@ -11,7 +11,8 @@ the CLI carries on with.
 * OpenCode, whose model is given a small context limit so that the same large prompt makes it
   compact before it continues.
 
-The scripted model patches Σ through ``skill_state`` on its first tool call, so Σ has content.
+The scripted model patches Σ through ``skill_state`` on its first tool call, so Σ has content
+(the gateway offers it from the first request here, not from the session's first boundary).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_support import Finished, Invocation, Trip, base_env, run_cli
+from e2e_support import TOOLS_AT_ONCE, Finished, Invocation, Trip, base_env, run_cli
 
 from skillstate.exchange import Exchange
 from skillstate.gateway import RunningGateway
@@ -101,7 +102,9 @@ class _Lines(logging.Handler):
 async def rigged() -> AsyncIterator[Rig]:
     policy = PatchingPolicy()
     async with ScriptedUpstream(policy) as upstream:
-        async with gateway_for(upstream.url, settings={"mode": "hybrid"}) as gateway:
+        # skill_state from the first request, so that the model's first patch fills Σ
+        settings = {"mode": "hybrid", "collapse": TOOLS_AT_ONCE}
+        async with gateway_for(upstream.url, settings=settings) as gateway:
             rig = Rig(upstream, gateway, policy)
             gateway.context.observers.append(rig.exchanges.append)
             handler = _Lines(rig.log)

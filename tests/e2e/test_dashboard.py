@@ -117,7 +117,8 @@ async def test_the_dashboard_shows_the_ledger_and_opens_a_session() -> None:
     from playwright.async_api import async_playwright, expect
 
     environ = {"SKILLSTATE_COLLAPSE": COLLAPSE}
-    settings = {"mode": "hybrid"}
+    # skill_state from the first request: the scripted model patches Σ through it at once
+    settings = {"mode": "hybrid", "collapse": {"passthrough_until_boundary": False}}
     async with (
         ScriptedUpstream(model) as upstream,
         gateway_for(upstream.url, settings=settings, environ=environ) as gateway,

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from e2e_support import (
+    TOOLS_AT_ONCE,
     Invocation,
     Trip,
     assert_round_trip,
@@ -83,7 +84,9 @@ async def test_opencode_round_trip_on_its_own_wire(opencode: Path, tmp_path: Pat
 
 
 async def test_opencode_round_trip_to_a_responses_upstream(opencode: Path, tmp_path: Path) -> None:
-    trip = await round_trip(opencode_run(opencode, tmp_path), wire="openai-responses")
+    trip = await round_trip(
+        opencode_run(opencode, tmp_path), wire="openai-responses", collapse=TOOLS_AT_ONCE
+    )
     assert_round_trip(trip, source="opencode")
     assert_state_lane(trip)
     assert_translated(trip, Wire.CHAT, Wire.RESPONSES)

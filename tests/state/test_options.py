@@ -40,6 +40,7 @@ def test_the_options_are_the_ones_the_issue_names_the_window_cap_and_the_bench_s
         "max_window_tokens",
         "every_request",
         "passthrough_until_boundary",
+        "handover",
     ]
 
 

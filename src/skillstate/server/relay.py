@@ -23,7 +23,8 @@ log = logging.getLogger("skillstate.relay")
 
 Finish = Callable[[Response | None], Awaitable[None]]
 """What a lane that left the request as it came commits once the reply is known (the state
-lane's seed), before the client has the reply's last byte so that its next request sees it."""
+lane's seed): a JSON reply's before the client has its body, a stream's just after its last
+chunk (holding chunks back would delay every token)."""
 
 
 async def pass_through(
@@ -77,9 +78,12 @@ async def _stream(
         forward.done(reply.status, response, message)
         return await stream.fail(502, ErrorKind.UPSTREAM, message, relayed=True)
     note = f"stream observer stopped: {observer.broken}" if observer.broken else None
-    if finish is not None:
-        await asyncio.shield(finish(response))
     forward.done(reply.status, response, note)
+    if finish is not None:
+        # The client has every byte already: a client that leaves now cancels this handler,
+        # not the commit. What it commits (the seed) is read again from the next request's
+        # window, so that request loses nothing if it comes first.
+        await asyncio.shield(finish(response))
     return await stream.end()
 
 

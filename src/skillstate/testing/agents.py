@@ -27,6 +27,7 @@ from skillstate.conversation import Wire
 from skillstate.testing.outcome import resolve
 from skillstate.testing.recording import RecordedRequest
 from skillstate.testing.replies import Reply, ScriptedCall
+from skillstate.testing.session_view import HANDOVER_HEADING
 
 #: What the shell command prints, and what a test looks for in the tool result.
 MARKER = "skillstate-e2e"
@@ -212,6 +213,9 @@ class LoopPolicy(AgentPolicy):
     come back, then ``final_text``. Turn ``n`` runs ``command_for(n)`` (``command`` every turn
     when it is None).
 
+    At the gateway's handover (its ask for Σ before the history collapses) it replies with a
+    patch saying how far the loop is, as a model would, and no call.
+
     With ``recall_query``, the policy calls the gateway's ``recall`` tool once with that query,
     instead of a shell call, at the first request whose body holds ``recall_cue`` (the text of
     the gateway's state message, say) and offers ``recall``. The gateway answers that call
@@ -228,12 +232,19 @@ class LoopPolicy(AgentPolicy):
     recall_tool: str = "recall"
     recalls: list[IssuedCall] = field(default_factory=list)
     recalled: list[ToolOutput] = field(default_factory=list)
+    handovers: list[int] = field(default_factory=list)
+    """Indexes of the gateway's handover requests (its ask for Σ before it collapses the
+    history), answered with a patch naming how far the loop is."""
 
     def __call__(self, request: RecordedRequest) -> Reply:
         wire, body = request.wire, request.json
         if wire is None or not isinstance(body, dict):
             raise ValueError(f"request #{request.index} is not a model request")
         self._collect(request.index, tool_outputs(wire, body))
+        if HANDOVER_HEADING.encode() in request.body:
+            self.handovers.append(request.index)
+            done = f"{len(self.outputs)} of {self.turns} commands ran"
+            return Reply(text=jsonio.dumps_str({"findings": {"loop": done}}))
         tools = dict(tool_schemas(wire, body))
         if not tools:
             self.side.append(request.index)
