@@ -94,3 +94,14 @@ def test_shared_prefix_bytes_counts_the_leading_bytes_in_common() -> None:
     assert shared_prefix_bytes(b"abcdef", b"abcxyz") == 3
     assert shared_prefix_bytes(b"abc", b"abcdef") == 3
     assert shared_prefix_bytes(b"", b"a") == 0
+
+
+def test_the_order_of_an_objects_keys_does_not_break_the_prefix_but_a_list_order_does() -> None:
+    """A request forwarded as the client's bytes orders its keys as the client did; the
+    gateway's own encoding of the next one orders them its way. The prompt is the same."""
+    first = responses(0, [user("task"), call("a"), output("a")])
+    reordered = [dict(reversed(list(item.items()))) for item in first.json["input"]]
+    second = recorded(1, Wire.RESPONSES, {"tools": [], "input": reordered, "model": "m"})
+    assert prefix_break(first, second) is None
+    swapped = responses(1, [call("a"), user("task"), output("a")])
+    assert "message 0 differs" in (prefix_break(first, swapped) or "")

@@ -89,7 +89,11 @@ async def handle_generation(http: web.Request, wire: Wire) -> web.StreamResponse
     forward = Forward(gateway, http, upstream, wire, target, exchange)
     forward.fallbacks = gateway.router.fallbacks(upstream)
     followup = lanes.followup
-    if same and (followup is None or followup.untouched):
+    # A lane that left the request as it came (hybrid before its first boundary) still has it
+    # forwarded as the client's bytes, unless a fallback of another wire may have to serve it:
+    # relayed bytes cannot be translated, the round loop's can.
+    relayable = followup is None or (followup.untouched and not _cross_wire(forward))
+    if same and relayable:
         finish = followup.finish if followup is not None else None
         return await relay.pass_through(
             forward, inbound.raw, client, ours, http.query_string, finish
@@ -101,6 +105,11 @@ async def handle_generation(http: web.Request, wire: Wire) -> web.StreamResponse
             gateway.history.keep, inbound.request, session=inbound.session.id
         )
     return await turn.serve(lanes.request)
+
+
+def _cross_wire(forward: Forward) -> bool:
+    """Whether a fallback of ``forward`` speaks another wire than its upstream."""
+    return any(f.wire_for(forward.client_wire) is not forward.wire for f in forward.fallbacks)
 
 
 async def _continue(history: ResponseHistory, inbound: Inbound) -> None:

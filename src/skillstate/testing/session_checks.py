@@ -6,11 +6,14 @@ gateway's own code, so a test of the gateway built on them is not circular:
 * ``epoch_of``: which epoch a request belongs to, told by its Σ message (fixed for an epoch);
 * ``prefix_break``: whether a request extends the previous one: the previous request's
   messages, less what the gateway added at their end (the tail note, internal rounds), are a
-  prefix of the next one's, message by message in compact JSON (block by block for the
+  prefix of the next one's, message by message as JSON values (block by block for the
   newest one, where the upstream wire merged the tail note into it), and every other
-  top-level key is the same, in the same order. Anthropic cache markers are left out of the
-  comparison: the client moves its marker to the newest block on every request, and a marker
-  does not change the content a provider caches;
+  top-level key is the same. The order of an object's keys is not compared: it does not reach
+  the prompt a provider caches, and a request forwarded as the client's bytes (hybrid before
+  its first boundary) orders them as the client did, while the gateway's own encoding has an
+  order of its own. Anthropic cache markers are left out of the comparison too: the client
+  moves its marker to the newest block on every request, and a marker does not change the
+  content a provider caches;
 * ``unpaired``: call ids without a result and results without their call;
 * ``shared_prefix_bytes``: how many leading bytes two bodies share (what a prefix cache of
   the raw body would serve).
@@ -115,9 +118,7 @@ def prefix_break(previous: RecordedRequest, current: RecordedRequest) -> str | N
     old = [_unmarked(m) for m in messages_of(previous)]
     new = [_unmarked(m) for m in messages_of(current)]
     common = 0
-    while common < min(len(old), len(new)) and jsonio.dumps(old[common]) == jsonio.dumps(
-        new[common]
-    ):
+    while common < min(len(old), len(new)) and old[common] == new[common]:
         common += 1
     internal = _internal_ids(old)
     rest = old[common:]
@@ -131,9 +132,9 @@ def prefix_break(previous: RecordedRequest, current: RecordedRequest) -> str | N
                 f"#{previous.index}'s and is not the gateway's: {jsonio.dumps_str(message)[:300]}"
             )
     mine, theirs = _others(previous), _others(current)
-    if list(mine) != list(theirs) or jsonio.dumps(mine) != jsonio.dumps(theirs):
+    if mine != theirs:
         changed = sorted(k for k in {*mine, *theirs} if mine.get(k) != theirs.get(k))
-        return f"request #{current.index}: top-level keys changed: {changed or 'their order'}"
+        return f"request #{current.index}: top-level keys changed: {changed}"
     return None
 
 
@@ -153,7 +154,7 @@ def _block_prefix(old: Json, new: Json) -> bool:
         kept.pop()
     if len(kept) == len(blocks) or len(kept) > len(later):
         return False
-    return all(jsonio.dumps(a) == jsonio.dumps(b) for a, b in zip(kept, later, strict=False))
+    return all(a == b for a, b in zip(kept, later, strict=False))
 
 
 def _others(recorded: RecordedRequest) -> dict[str, Any]:
