@@ -35,9 +35,11 @@ class CollapseOptions:
     * ``nudge_when_stale`` (True): the tail note reminds the model to update Σ when it has not
       patched it for ``stale_after`` steps.
     * ``stale_after`` (6): steps without a patch before that reminder (at least 1).
-    * ``max_window_tokens`` (64,000): a verbatim window this large starts a boundary whatever
-      the cost rule says. The rule's threshold grows with the kept turns, so a few huge tool
-      outputs could otherwise push a request past the model's context window.
+    * ``max_window_tokens`` (160,000): a verbatim window this large starts a boundary whatever
+      the cost rule says, so that a session can outgrow the model's context window (the cost
+      rule alone could wait past it when a few huge tool outputs sit in the kept turns). Set
+      it below the model's window; forced boundaries below what the cost rule would choose
+      cost money (at 64,000 a 20-turn coding loop paid 8% more than pass-through).
     * ``every_request`` (False): every request is a boundary candidate, whatever the cost rule
       says (the cut still needs ``min_turns`` and moves only when a turn left the kept tail).
       This is cache-blind rewriting, kept for the benchmark's ``hybrid-no-epochs`` arm: it
@@ -61,7 +63,7 @@ class CollapseOptions:
     track_tools: bool = True
     nudge_when_stale: bool = True
     stale_after: int = 6
-    max_window_tokens: int = 64_000
+    max_window_tokens: int = 160_000
     every_request: bool = False
     passthrough_until_boundary: bool = True
     handover: bool = True
