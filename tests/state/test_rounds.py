@@ -332,3 +332,23 @@ def test_paper_streams_without_tools_hold_the_envelope_and_send_the_action() -> 
     for event in [*shown, *rounds.closing()]:
         accumulator.add(event)
     assert accumulator.response().message.parts == [Text("The table is clean.")]
+
+
+def test_paper_streams_with_a_client_call_stream_the_call_and_send_the_action_last() -> None:
+    """The envelope stays upstream on every path: beside the client's own call, the text the
+    client gets is the action, after the call's parts (which were not held)."""
+    call = ToolCall("call_1", "shell", '{"cmd":"ls"}')
+    rounds = Rounds(request(stream=True), ACTION_POLICY)
+    rounds.first()
+    rounds.begin(Wire.CHAT)
+    shown = [e for event in stream_events([Text(ENVELOPE), call], 0) for e in rounds.view(event)]
+    assert any(isinstance(e, PartStart) and isinstance(e.part, ToolCall) for e in shown)
+    assert not any(isinstance(e, PartStart) and isinstance(e.part, Text) for e in shown)
+    assert isinstance(rounds.ended(), Check)
+    assert isinstance(rounds.checked(None), Done)
+    accumulator = Accumulator(Wire.CHAT)
+    for event in [*shown, *rounds.closing()]:
+        accumulator.add(event)
+    parts = accumulator.response().message.parts
+    assert [type(p) for p in parts] == [ToolCall, Text]
+    assert parts[1] == Text("The table is clean.")

@@ -33,7 +33,7 @@ class StateFollowup:
             max_rounds=config.max_internal_rounds,
             check=paper,
             retries=config.paper_retries if paper else 0,
-            answer_action=paper and not self.prepared.client.tools,
+            answer_action=paper,
         )
 
     @property

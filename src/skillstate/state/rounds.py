@@ -17,7 +17,7 @@ The rules, each kept on every path:
   once (its internal calls still answered first).
 * Paper mode: a JSON reply whose envelope is refused is retried with the correction note at
   most ``retries`` times; a streamed one is checked once, after it ended (its bytes are out).
-  With ``answer_action`` (a conversation without tools) the client gets the envelope's
+  With ``answer_action`` (every paper request) the client gets the envelope's
   ``action`` as the reply's text, not the envelope: a stream's text is held and the action sent
   as one text part before ``Finish``. A reply that holds no envelope reaches it as it came.
 * What the client saw is one reply: the visible parts of every round (JSON keeps the earlier
