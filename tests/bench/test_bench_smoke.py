@@ -51,7 +51,7 @@ def test_every_file_is_written_and_parses(bench: Path) -> None:
 
 
 def test_every_arm_gets_a_claim_or_a_reason(bench: Path) -> None:
-    starts = ("baseline", "reference (no gateway)", "saves ", "loss: ", "no claim: ")
+    starts = ("baseline", "reference (no gateway)", "saves ", "loss: ", "no change: ", "no claim: ")
     for (arm, _), row in summary(bench).items():
         claim = str(row["claim"])
         assert claim.startswith(starts), (arm, claim)

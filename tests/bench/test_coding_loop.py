@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 import re
 
+import pytest
 from hand_requests import answered, output, request, user
 from workload_client import play
 
@@ -163,3 +164,19 @@ async def test_a_short_run_with_the_lanes_off_finds_every_fact_in_context() -> N
     assert played.errors == [] and played.violations() == []
     assert score.score == 1.0 and set(score.sources.values()) == {"context"}
     assert len(played.requests) == workload.horizon  # no internal rounds with the lanes off
+
+
+async def test_a_short_run_in_paper_mode_answers_every_fact_from_state() -> None:
+    """Paper sends Σ and the latest observation only: the model finds its step from Σ and
+    the facts in it. A streamed envelope is checked once: a spoiled patch is lost, and with it
+    the facts only that step's observation showed (never a wrong value)."""
+    workload = coding_loop.build(16, 2)
+    played = await play(workload, Variant.CAREFUL, mode="paper")
+    score = workload.score(played.answers)
+    assert played.errors == [] and played.violations() == []
+    assert score.score == 1.0 and set(score.sources.values()) == {"state"}
+    careless = workload.score((await play(workload, Variant.CARELESS, mode="paper")).answers)
+    assert careless.score < 1.0 and set(careless.sources.values()) == {"lost"}
+    faulty_run = await play(workload, Variant.FAULTY, mode="paper")
+    faulty = workload.score(faulty_run.answers)
+    assert faulty_run.errors == [] and faulty.score == faulty.recall < 1.0

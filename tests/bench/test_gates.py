@@ -57,6 +57,12 @@ def test_a_loss_is_printed_as_it_is() -> None:
     assert not verdict.claim and verdict.text.startswith("loss: costs 50.0% more")
 
 
+def test_the_same_cost_is_neither_a_saving_nor_a_loss() -> None:
+    same = run("hybrid", 1.0, digest="passthrough-1")
+    verdict = judge_arm("hybrid", arms(run("passthrough", 1.0), same))
+    assert not verdict.claim and verdict.text.startswith("no change: costs what passthrough")
+
+
 def test_an_arm_that_changed_nothing_claims_nothing() -> None:
     group = arms(run("passthrough", 1.0), run("paper", 0.5, digest="passthrough-1"))
     verdict = judge_arm("paper", group)

@@ -79,6 +79,11 @@ def judge(
     return verdicts
 
 
+SAME_COST = 1e-9
+"""A saving smaller than this share is no saving and no loss: the arm cost what the baseline
+did (hybrid before its first boundary sends pass-through's requests)."""
+
+
 def judge_arm(
     arm: str, arms: Mapping[str, Sequence[RunRecord]], tolerance: float = TOLERANCE
 ) -> Verdict:
@@ -99,7 +104,9 @@ def judge_arm(
     if arm == REFERENCE:
         ratio = 1.0 - saving
         return Verdict(f"reference (no gateway): {ratio:.3f}x {BASELINE}'s cost", saving)
-    if saving <= 0:
+    if abs(saving) < SAME_COST:
+        return Verdict(f"no change: costs what {BASELINE} costs{tokens}", saving)
+    if saving < 0:
         return Verdict(f"loss: costs {_percent(-saving)} more than {BASELINE}{tokens}", saving)
     reason = _failed_gate(mine, base, savings, tolerance)
     if reason is not None:

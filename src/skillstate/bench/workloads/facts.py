@@ -45,6 +45,7 @@ RECALL = "recall"
 SOURCES = ("context", "state", "recall", "lost")
 UNKNOWN = "unknown"
 _INTERNAL_ID = re.compile(r"_s(\d+)_(state|recall)(\d*)\Z")
+_PAPER_STATE = re.compile(r"State Σ:\n```json\n(.*?)\n```", re.S)
 _ANSWER_LINE = re.compile(r"^- (\S+): (.*?) \[(context|state|recall|lost)\]$", re.M)
 
 
@@ -125,6 +126,9 @@ class FactModel:
 
     def __call__(self, recorded: RecordedRequest) -> Reply:
         seen = read_request(recorded)
+        sigma = paper_state(seen)
+        if sigma is not None:
+            return self._paper(seen, sigma)
         offered = tool_names(recorded)
         step = current_step(seen)
         internal = _internal_results(seen)
@@ -176,6 +180,42 @@ class FactModel:
             lines.append(f"- {fact.key}: {value} [{source}]")
         return Reply(text="Here is what I found:\n" + "\n".join(lines))
 
+    def _paper(self, seen: Sequence[Seen], sigma: Mapping[str, Any]) -> Reply:
+        """Paper mode: the request holds Σ and the latest observation only, so the step is one
+        past Σ's ``step`` when that is further than the observation shows (a probe's answer
+        leaves no result behind), and every reply is an envelope whose patch notes the step
+        (and, but for CARELESS, what the model noticed). FAULTY spoils some patches, and
+        sends the good one when the gateway's correction comes back."""
+        done = sigma.get("step")
+        step = max(observed_step(seen), done + 1 if isinstance(done, int) else 0)
+        planned = self.steps[step] if 0 <= step < len(self.steps) else None
+        if planned is None:
+            return _envelope({"step": step}, "Done.")
+        noted = self.notice(step - 1, _results_of(seen, step - 1)) if step > 0 else []
+        patch: Any = {"step": step}
+        if self.variant is not Variant.CARELESS:
+            if noted:
+                patch["findings"] = dict(noted)
+            if planned.remember:
+                patch["decisions"] = {"user-note": planned.remember}
+            if self.variant is Variant.FAULTY and not _corrected(seen):
+                patch = spoiled(patch, random.Random(f"faulty:{self.seed}:{step}"))
+        if planned.probe is not None:
+            found = {fact.key: find(fact, seen) for fact in planned.probe.facts}
+            lines = [
+                "- {}: {} [{}]".format(f.key, *(found[f.key] or (UNKNOWN, "lost")))
+                for f in planned.probe.facts
+            ]
+            return _envelope(patch, "Here is what I found:\n" + "\n".join(lines))
+        if planned.final and not planned.uses:
+            return _envelope(patch, planned.final)
+        calls = [
+            ScriptedCall(use.name, use.arguments, id=call_id(step, k))
+            for k, use in enumerate(planned.uses)
+        ]
+        names = ", ".join(use.name for use in planned.uses)
+        return _envelope(patch, f"step {step}: {names}", calls)
+
     def _handover(self, step: int, seen: Sequence[Seen]) -> Any:
         """The handover's patch (the gateway asks for Σ before it collapses the history):
         what the model noticed in every step's results the request shows, and the
@@ -206,6 +246,39 @@ class FactModel:
         return {"patch": patch}
 
 
+def paper_state(seen: Sequence[Seen]) -> dict[str, Any] | None:
+    """Σ as paper mode shows it (its ``State Σ:`` block), or None outside paper mode."""
+    for message in seen:
+        for text in message.texts if message.role == "user" else ():
+            if match := _PAPER_STATE.search(text):
+                try:
+                    value = jsonio.loads(match.group(1))
+                except ValueError:
+                    return {}
+                return value if isinstance(value, dict) else {}
+    return None
+
+
+def _corrected(seen: Sequence[Seen]) -> bool:
+    """Whether the request is paper mode's retry: the model's own reply, then the gateway's
+    note on why it could not be used (a paper request otherwise ends in results or the
+    user's words after Σ, never after a reply of the model's)."""
+    return (
+        len(seen) >= 2
+        and seen[-2].role == "assistant"
+        and seen[-1].role == "user"
+        and not seen[-1].results
+    )
+
+
+def _envelope(patch: Any, action: str, calls: Sequence[ScriptedCall] = ()) -> Reply:
+    """A paper reply: the envelope as the text (a patch that is a string is sent as broken
+    JSON, as FAULTY's cut-off patches are), the calls beside it."""
+    if isinstance(patch, str):
+        return Reply(text='{"state_patch": ' + patch, calls=list(calls))
+    return Reply(text=jsonio.dumps_str({"state_patch": patch, "action": action}), calls=list(calls))
+
+
 def spoiled(patch: dict[str, Any], rng: random.Random) -> Any:
     """``patch`` as a small open model may send it: unchanged two times in five, else with
     one of the three usual faults: the collection resent whole as a list (an overwrite), a
@@ -228,7 +301,7 @@ def find(fact: Fact, seen: Sequence[Seen]) -> tuple[str, str] | None:
     internal calls are not counted here."""
     sources: dict[str, str] = {}
     for message in seen:
-        pieces = [(t, "state" if t.startswith(NOTE_PREFIX) else "context") for t in message.texts]
+        pieces = [(t, "state" if _from_state(t) else "context") for t in message.texts]
         pieces += [(c.arguments, "context") for c in message.calls]
         pieces += [(out, "context") for cid, out in message.results if not _is_internal(cid)]
         for text, source in pieces:
@@ -240,15 +313,32 @@ def find(fact: Fact, seen: Sequence[Seen]) -> tuple[str, str] | None:
     return None
 
 
-def current_step(seen: Sequence[Seen]) -> int:
-    """The step the request asks for: one past the newest step whose client results it holds
-    (0: none), plus one per text answer the model gave since."""
+def _from_state(text: str) -> bool:
+    """A gateway message (the Σ message, the tail note) or paper mode's Σ block."""
+    return text.startswith(NOTE_PREFIX) or _PAPER_STATE.search(text) is not None
+
+
+def observed_step(seen: Sequence[Seen]) -> int:
+    """One past the newest step whose client results the request holds (0: none)."""
+    return _newest_results(seen)[0] + 1
+
+
+def _newest_results(seen: Sequence[Seen]) -> tuple[int, int]:
+    """The newest step whose client results the request holds, and the message holding them
+    (-1, -1: none)."""
     done, at = -1, -1
     for i, message in enumerate(seen):
         for cid, _ in message.results:
             step = step_of(cid)
             if step is not None and step >= done:
                 done, at = step, i
+    return done, at
+
+
+def current_step(seen: Sequence[Seen]) -> int:
+    """The step the request asks for: one past the newest step whose client results it holds
+    (0: none), plus one per text answer the model gave since."""
+    done, at = _newest_results(seen)
     answers = sum(
         1
         for message in seen[at + 1 :]
