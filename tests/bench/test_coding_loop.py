@@ -6,7 +6,6 @@ from __future__ import annotations
 import random
 import re
 
-import pytest
 from hand_requests import answered, output, request, user
 from workload_client import play
 
