@@ -194,3 +194,15 @@ async def test_a_later_boundary_does_not_hand_over_again(
     assert len(up.requests) == 3
     assert sum(any(t.startswith(HANDOVER_HEADING) for t in texts(r)) for r in up.requests) == 1
     assert epoch.get("number") == 2
+
+
+async def test_without_the_handover_the_first_boundary_is_one_request() -> None:
+    pair = ("openai-chat", "openai-chat")
+    async with rigged(pair, Script([Reply(text="Done.")]), **EAGER, handover=False) as rig:
+        up, gw, driver = rig
+        session = f"no-handover-{next(_sessions)}"
+        await engine_of(gw).request_collapse(session)
+        body = driver.body("Look up k1.", HISTORY, stream=False)
+        await driver.call(gw.url, body, {"x-skillstate-session": session})
+    (boundary,) = up.requests
+    assert SIGMA in boundary.body.decode() and INTERNAL <= tool_names(boundary)
