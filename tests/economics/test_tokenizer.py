@@ -125,3 +125,35 @@ async def test_prime_counts_messages_off_the_event_loop(monkeypatch: pytest.Monk
     calls = len(spy.lengths)
     assert message_tokens(message) > MESSAGE_OVERHEAD
     assert len(spy.lengths) == calls  # found in the memo
+
+
+def test_the_vocabulary_is_loaded_once_when_two_threads_ask_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The gateway warms the encoding on a worker at start; a request that counts tokens
+    meanwhile waits for that load rather than loading the vocabulary a second time."""
+    from skillstate.economics import tokenizer
+
+    loads: list[int] = []
+    started = threading.Event()
+    release = threading.Event()
+    real = tokenizer._load
+
+    def slow_load() -> object:
+        loads.append(1)
+        started.set()
+        release.wait(5)
+        return real()
+
+    monkeypatch.setattr(tokenizer, "_ENCODING", [])
+    monkeypatch.setattr(tokenizer, "_load", slow_load)
+    got: list[object] = []
+    first = threading.Thread(target=lambda: got.append(tokenizer.encoding()))
+    second = threading.Thread(target=lambda: got.append(tokenizer.encoding()))
+    first.start()
+    assert started.wait(5)
+    second.start()
+    release.set()
+    first.join(10)
+    second.join(10)
+    assert loads == [1] and len(got) == 2 and got[0] is got[1]

