@@ -15,11 +15,13 @@ import pytest
 from internal_tools_clients import DRIVERS, PAIR_IDS, PAIRS, Driver, Step, upstream_messages
 
 from skillstate import jsonio
-from skillstate.conversation import Text
+from skillstate.conversation import Text, Wire
+from skillstate.economics.counterfactual import blocks_of
 from skillstate.gateway import RunningGateway
+from skillstate.protocols import adapter
 from skillstate.state.engine import StateEngine
 from skillstate.state.handover import HANDOVER_HEADING
-from skillstate.testing import Reply, ScriptedError, ScriptedUpstream
+from skillstate.testing import Reply, ScriptedCall, ScriptedError, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
 from skillstate.testing.policies import Policy, Script
 from skillstate.testing.recording import RecordedRequest
@@ -206,3 +208,80 @@ async def test_without_the_handover_the_first_boundary_is_one_request() -> None:
         await driver.call(gw.url, body, {"x-skillstate-session": session})
     (boundary,) = up.requests
     assert SIGMA in boundary.body.decode() and tool_names(boundary) >= INTERNAL
+
+
+async def rows(gw: RunningGateway) -> list[Any]:
+    async with aiohttp.ClientSession() as http, http.get(gw.url + "/cost/requests") as reply:
+        found: list[Any] = (await reply.json())["requests"]
+    return sorted(found, key=lambda row: row["round"])
+
+
+@over_pairs
+@over_streams
+async def test_a_handover_then_an_internal_round_are_each_a_row_with_its_cause(
+    pair: tuple[str, str], stream: bool
+) -> None:
+    state = ScriptedCall("skill_state", {"patch": {"step": 3}}, id="call_state1")
+    script = Script([Reply(text="{}"), Reply(calls=[state]), Reply(text="Done.")])
+    async with rigged(pair, script, **EAGER) as (up, gw, driver):
+        session = f"causes-{next(_sessions)}"
+        await engine_of(gw).request_collapse(session)
+        body = driver.body("Look up k1.", HISTORY, stream=stream)
+        seen = await driver.call(gw.url, body, {"x-skillstate-session": session})
+        found = await rows(gw)
+    assert seen.text == "Done." and len(up.requests) == 3
+    assert [(row["round"], row["cause"]) for row in found] == [
+        (0, "handover"),
+        (1, ""),
+        (2, "state"),
+    ]
+
+
+async def test_a_failing_handover_is_tried_once_and_the_clients_round_keeps_its_retries() -> None:
+    """The handover is optional: one attempt, no retry schedule, no fallback, no move of the
+    circuit breaker; the client's own round then gets the retries it always had."""
+    overloaded = ScriptedError(503, "overloaded", "overloaded_error")
+    script = Script([Reply(error=overloaded), Reply(error=overloaded), Reply(text="Done.")])
+    pair = ("openai-chat", "openai-chat")
+    async with (
+        ScriptedUpstream(script) as up,
+        gateway_for(
+            up.url, settings={"collapse": EAGER, "retries": 1, "retry_max_wait": 0.01}
+        ) as gw,
+    ):
+        driver = DRIVERS[pair[0]]
+        session = f"overloaded-{next(_sessions)}"
+        await engine_of(gw).request_collapse(session)
+        body = driver.body("Look up k1.", HISTORY, stream=False)
+        seen = await driver.call(gw.url, body, {"x-skillstate-session": session})
+        async with aiohttp.ClientSession() as http, http.get(gw.url + "/health") as health:
+            circuit = (await health.json())["upstreams"][0]["circuit"]
+    generation = [r for r in up.requests if r.wire is not None]
+    assert seen.text == "Done."
+    assert len(generation) == 3  # the handover once; the client's round, retried once
+    handovers = [texts(r)[-1].startswith(HANDOVER_HEADING) for r in generation]
+    assert handovers == [True, False, False]
+    assert circuit == "closed"
+
+
+async def test_a_failed_round_after_a_handover_estimates_pass_through_by_the_request() -> None:
+    """With no reply to the client's own round, its pass-through estimate is not calibrated by
+    the handover's count (which holds the whole history and the instruction)."""
+    failed = ScriptedError(400, "bad request", "invalid_request_error")
+    script = Script([Reply(text="{}", input_tokens=50_000), Reply(error=failed)])
+    pair = ("openai-chat", "openai-chat")
+    async with rigged(pair, script, **EAGER) as (_, gw, driver):
+        session = f"failed-{next(_sessions)}"
+        await engine_of(gw).request_collapse(session)
+        body = driver.body("Look up k1.", HISTORY, stream=False)
+        async with (
+            aiohttp.ClientSession() as http,
+            http.post(
+                gw.url + driver.path, json=body, headers={"x-skillstate-session": session}
+            ) as reply,
+        ):
+            assert reply.status == 400
+        found = await rows(gw)
+    client = adapter(Wire.CHAT).decode_request(body)
+    assert [row["cause"] for row in found] == ["handover"]
+    assert found[0]["passthrough_input"] == pytest.approx(blocks_of(client).total, rel=0.01)

@@ -352,3 +352,21 @@ def test_paper_streams_with_a_client_call_stream_the_call_and_send_the_action_la
     parts = accumulator.response().message.parts
     assert [type(p) for p in parts] == [ToolCall, Text]
     assert parts[1] == Text("The table is clean.")
+
+
+def test_a_paper_stream_of_a_call_alone_ends_without_an_empty_text_part() -> None:
+    """No envelope, no text: nothing is added after the call (an empty text block is refused
+    by Anthropic when the client sends its history back)."""
+    call = ToolCall("call_1", "shell", '{"cmd":"ls"}')
+    rounds = Rounds(request(stream=True), ACTION_POLICY)
+    rounds.first()
+    rounds.begin(Wire.CHAT)
+    shown = [e for event in stream_events([call], 0) for e in rounds.view(event)]
+    assert isinstance(rounds.ended(), Check)
+    assert isinstance(rounds.checked("reply with a JSON envelope"), Done)
+    closing = rounds.closing()
+    assert not any(isinstance(e, PartStart) for e in closing)
+    accumulator = Accumulator(Wire.CHAT)
+    for event in [*shown, *closing]:
+        accumulator.add(event)
+    assert [type(p) for p in accumulator.response().message.parts] == [ToolCall]

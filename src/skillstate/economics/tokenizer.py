@@ -208,13 +208,24 @@ def head(request: Request) -> tuple[tuple[tuple[int, int], int], list[CacheMark]
             marks.append(tool.cache)
     if not pieces:
         return ((0, 0), 0), marks
-    text = "\n".join(pieces)
+    return _memoized("\n".join(pieces)), marks
+
+
+def system_tokens(request: Request) -> int:
+    """The system prompt's tokens, memoized like ``head`` (it is re-sent on every request)."""
+    if not request.system:
+        return 0
+    return _memoized("\n".join(part.text for part in request.system))[1]
+
+
+def _memoized(text: str) -> tuple[tuple[int, int], int]:
+    """``text``'s (length, hash) key and its tokens, counted once while the memo keeps it."""
     key = (len(text), hash(text))
     tokens = _memo.get(key)
     if tokens is None:
         tokens = count_tokens(text)
         _memo.put(key, tokens)
-    return (key, tokens), marks
+    return key, tokens
 
 
 _MEMO_SIZE = 8192

@@ -191,7 +191,9 @@ class Recorder:
         else:
             local_sent = tokenizer.count_request(sent)
         main = _main_round(exchange.causes)
-        ratio = calibration(usages[min(main, len(usages) - 1)].input, local_sent)
+        # Without a reply to the client's own round (it failed after a handover) there is
+        # nothing to calibrate the local count by.
+        ratio = calibration(usages[main].input, local_sent) if main < len(usages) else 1.0
         explicit = exchange.upstream_wire is Wire.MESSAGES
         cached = self._cache.estimate(exchange.session, blocks, explicit=explicit, ratio=ratio)
         answer = usages[-1]  # what the client got: a pass-through makes that call alone

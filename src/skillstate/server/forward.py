@@ -86,6 +86,9 @@ class Outbound:
     probe: bool = False
     """A health probe: tried once, outside the circuit breaker (it neither waits for it nor
     moves it, so /health reports the circuit as the requests left it)."""
+    optional: bool = False
+    """A round the turn can do without (the handover): tried once, outside the circuit
+    breaker, never on a fallback, so its failure costs the client's own round nothing."""
     render: Callable[[Wire], tuple[str, bytes]] | None = None
     """The call for an upstream of another wire (path, body), so a fallback of that wire can
     serve it; None: only fallbacks of the same wire can."""
@@ -208,6 +211,8 @@ class Forward:
             except UpstreamFailure as failure:
                 if failure.local or (failure.status < 500 and failure.status != 429):
                     raise  # the provider answered (or our own limit did): nothing to route
+                if outbound.optional:
+                    raise
                 switched = self._fall_back(outbound, failure)
                 if switched is None:
                     raise
@@ -239,10 +244,9 @@ class Forward:
 
     async def _attempts(self, outbound: Outbound) -> Reply:
         await self._admit(outbound)
-        policy = RetryPolicy(attempts=1) if outbound.probe else self.gateway.retry
-        circuit = (
-            Circuit(time.monotonic) if outbound.probe else self.gateway.circuit(self.upstream.name)
-        )
+        alone = outbound.probe or outbound.optional
+        policy = RetryPolicy(attempts=1) if alone else self.gateway.retry
+        circuit = Circuit(time.monotonic) if alone else self.gateway.circuit(self.upstream.name)
         attempt = 0
         while True:
             attempt += 1

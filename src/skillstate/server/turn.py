@@ -94,16 +94,20 @@ class Turn:
         """The handover round (``state.handover``), hidden from the client: the request to
         send next, and the round's usage. A failed round is logged and left behind: the
         boundary goes on without it."""
+        outbound = dataclasses.replace(await self._outbound(request), optional=True)
         try:
-            async with self.forward.send(await self._outbound(request)) as reply:
-                response = await _whole(reply)
+            async with self.forward.send(outbound) as reply:
+                response: Response | None = await _whole(reply)
         except UpstreamFailure as failure:
             log.info("the handover round failed (%d %s); going on", failure.status, failure.kind)
-            return await followup.handed_over(None), []
-        outbound = await followup.handed_over(response)
-        if self.forward.exchange is not None:
-            self.forward.exchange.sent = outbound
-        return outbound, [(response.usage, HANDOVER_ROUND)]
+            response = None
+        # Shielded: a client that leaves now must not leave Σ patched and the epoch not.
+        sent = await asyncio.shield(followup.handed_over(response))
+        exchange = self.forward.exchange
+        if exchange is not None:  # what the client's own round brings, not the hidden one's
+            exchange.sent, exchange.first_byte_s = sent, None
+        self.forward.relayed = {}
+        return sent, [] if response is None else [(response.usage, HANDOVER_ROUND)]
 
     async def _outbound(self, request: Request) -> Outbound:
         encoded, dropped = _encoded(request, self.forward.wire)
@@ -156,7 +160,7 @@ class Turn:
             self.headers["x-skillstate-state"] = _header_safe(verdict)
         encoded = adapter(self.client.source).encode_response(response, self.client)
         self.headers.update(self.forward.relayed)
-        self.forward.exchange_rounds(rounds.rounds + 1)
+        self.forward.exchange_rounds(len(rounds.causes))
         self.forward.done(200, response, verdict)
         body = jsonio.dumps(encoded)
         return web.Response(
@@ -195,7 +199,7 @@ class Turn:
                 step = await self._step(step, rounds)
         await self._finish(step.response)
         await stream.send(rounds.closing())
-        self.forward.exchange_rounds(rounds.rounds + 1)
+        self.forward.exchange_rounds(len(rounds.causes))
         # A stream's headers are long gone: the verdict reaches the ledger only.
         verdict = self.followup.verdict() if self.followup is not None else None
         self.forward.done(200, step.response, verdict)

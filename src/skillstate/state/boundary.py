@@ -41,6 +41,9 @@ class Opening:
     system_tokens: int
     handover: bool = False
     """Whether the boundary starts with a handover round (``state.handover``)."""
+    head_tokens: int = 0
+    """The client's system prompt and tool definitions together: what the handover re-reads
+    before the history."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +89,7 @@ def decide(
         collapsible = max(0, window - head)
         handover = None
         if opening.handover:
-            reread = opening.system_tokens + window  # the client's tools left out: unknown here
+            reread = max(opening.head_tokens, opening.system_tokens) + window
             handover = Handover(reread, HANDOVER_INSTRUCTION_TOKENS, HANDOVER_REPLY_TOKENS)
         shape = replace(
             shape,

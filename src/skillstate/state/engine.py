@@ -25,6 +25,7 @@ from typing import Any
 from skillstate import jsonio
 from skillstate.archive.store import Archive
 from skillstate.conversation import Json, Message, Request, Response, Text, Tool, ToolCall, Wire
+from skillstate.economics import tokenizer
 from skillstate.economics.tokenizer import count_tokens, prime
 from skillstate.state.boundary import Decision, Opening, decide
 from skillstate.state.description import describe_session
@@ -211,8 +212,13 @@ class StateEngine:
         passthrough = self.config.options.passthrough_until_boundary and stored is None
         opening = None
         if passthrough:
-            system = sum(count_tokens(part.text) for part in request.system)
-            opening = Opening(self._internal_tokens(), system, self._hands_over(request))
+            (_, head), _ = tokenizer.head(request)
+            opening = Opening(
+                self._internal_tokens(),
+                tokenizer.system_tokens(request),
+                self._hands_over(request),
+                head_tokens=head,
+            )
         decision = decide(
             request.messages,
             stored,
@@ -267,6 +273,7 @@ class StateEngine:
         prepared.request = self._render(
             prepared.client, record, epoch, prepared.upstream, prepared.internal
         )
+        prepared.report["outbound_messages"] = len(prepared.request.messages)
         return prepared.request
 
     async def _apply_handover(self, session: str, response: Response) -> str:

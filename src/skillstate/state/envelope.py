@@ -50,33 +50,32 @@ class EnvelopeError:
 def parse_envelope(text: str) -> Envelope | EnvelopeError:
     """The envelope in ``text``: the whole reply if it is JSON, else the last fenced ``json``
     block; an ``EnvelopeError`` when neither holds a valid envelope."""
-    stripped = text.strip()
-    whole = _decode(stripped)
-    if not isinstance(whole, EnvelopeError):
-        return _envelope(whole)
-    block = _last_json_block(text)
-    if block is not None:
-        value = _decode(block)
-        return value if isinstance(value, EnvelopeError) else _envelope(value)
-    if stripped.startswith(("{", "[")):
-        return whole
-    return EnvelopeError("no_json", "the reply is neither a JSON object nor has a ```json block")
+    value = _json_in(text)
+    return value if isinstance(value, EnvelopeError) else _envelope(value)
 
 
 def parse_json_object(text: str) -> Json | EnvelopeError:
-    """The JSON object in ``text``: the whole text if it is JSON, else its last fenced
-    ``json`` block (as ``parse_envelope`` finds it, without the envelope's keys)."""
-    whole = _decode(text.strip())
-    if isinstance(whole, EnvelopeError):
-        block = _last_json_block(text)
-        if block is None:
-            return EnvelopeError("no_json", "the reply is neither JSON nor has a ```json block")
-        whole = _decode(block)
-        if isinstance(whole, EnvelopeError):
-            return whole
-    if not isinstance(whole, dict):
-        return EnvelopeError("not_object", "the JSON is not an object")
-    return whole
+    """The JSON object in ``text``, found as ``parse_envelope`` finds it, without the
+    envelope's keys."""
+    value = _json_in(text)
+    if isinstance(value, EnvelopeError | dict):
+        return value
+    return EnvelopeError("not_object", "the JSON is not an object")
+
+
+def _json_in(text: str) -> Any:
+    """The whole reply if it is JSON, else its last fenced ``json`` block; an
+    ``EnvelopeError`` when neither parses."""
+    stripped = text.strip()
+    whole = _decode(stripped)
+    if not isinstance(whole, EnvelopeError):
+        return whole
+    block = _last_json_block(text)
+    if block is not None:
+        return _decode(block)
+    if stripped.startswith(("{", "[")):
+        return whole
+    return EnvelopeError("no_json", "the reply is neither a JSON object nor has a ```json block")
 
 
 def _last_json_block(text: str) -> str | None:

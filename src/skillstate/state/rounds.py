@@ -253,7 +253,7 @@ class Rounds:
         reply = self._reply
         last = self._finish or Finish(reply.stop_reason)
         action: list[Event] = []
-        if self._action is not None:
+        if self._action:  # an empty text part would be refused when the client sends it back
             index = len(self._numbers)
             action = [PartStart(index, Text("")), Delta(index, self._action), PartEnd(index)]
         return [

@@ -8,6 +8,7 @@ items, cache markers, signatures) are left out; reasoning is read as text.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -66,6 +67,23 @@ def read_request(recorded: RecordedRequest) -> list[Seen]:
 HANDOVER_HEADING = NOTE_PREFIX + " The conversation above is about to be condensed."
 """How the gateway's handover instruction starts (``state.handover``), spelled here so that
 the scripted models read requests as a model would, without the gateway's code."""
+
+
+PAPER_STATE = re.compile(r"State Σ:\n```json\n(.*?)\n```", re.S)
+"""Σ as paper mode shows it, in a user message of the request."""
+
+
+def paper_state(seen: Sequence[Seen]) -> dict[str, Any] | None:
+    """Σ as paper mode shows it (its ``State Σ:`` block), or None outside paper mode."""
+    for message in seen:
+        for text in message.texts if message.role == "user" else ():
+            if match := PAPER_STATE.search(text):
+                try:
+                    value = jsonio.loads(match.group(1))
+                except ValueError:
+                    return {}
+                return value if isinstance(value, dict) else {}
+    return None
 
 
 def handing_over(seen: Sequence[Seen]) -> bool:

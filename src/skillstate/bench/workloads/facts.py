@@ -33,9 +33,11 @@ from skillstate.testing.recording import RecordedRequest
 from skillstate.testing.replies import Reply, ScriptedCall
 from skillstate.testing.session_view import (
     NOTE_PREFIX,
+    PAPER_STATE,
     Call,
     Seen,
     handing_over,
+    paper_state,
     read_request,
     tool_names,
 )
@@ -45,7 +47,6 @@ RECALL = "recall"
 SOURCES = ("context", "state", "recall", "lost")
 UNKNOWN = "unknown"
 _INTERNAL_ID = re.compile(r"_s(\d+)_(state|recall)(\d*)\Z")
-_PAPER_STATE = re.compile(r"State Σ:\n```json\n(.*?)\n```", re.S)
 _ANSWER_LINE = re.compile(r"^- (\S+): (.*?) \[(context|state|recall|lost)\]$", re.M)
 
 
@@ -246,19 +247,6 @@ class FactModel:
         return {"patch": patch}
 
 
-def paper_state(seen: Sequence[Seen]) -> dict[str, Any] | None:
-    """Σ as paper mode shows it (its ``State Σ:`` block), or None outside paper mode."""
-    for message in seen:
-        for text in message.texts if message.role == "user" else ():
-            if match := _PAPER_STATE.search(text):
-                try:
-                    value = jsonio.loads(match.group(1))
-                except ValueError:
-                    return {}
-                return value if isinstance(value, dict) else {}
-    return None
-
-
 def _corrected(seen: Sequence[Seen]) -> bool:
     """Whether the request is paper mode's retry: the model's own reply, then the gateway's
     note on why it could not be used (a paper request otherwise ends in results or the
@@ -315,7 +303,7 @@ def find(fact: Fact, seen: Sequence[Seen]) -> tuple[str, str] | None:
 
 def _from_state(text: str) -> bool:
     """A gateway message (the Σ message, the tail note) or paper mode's Σ block."""
-    return text.startswith(NOTE_PREFIX) or _PAPER_STATE.search(text) is not None
+    return text.startswith(NOTE_PREFIX) or PAPER_STATE.search(text) is not None
 
 
 def observed_step(seen: Sequence[Seen]) -> int:

@@ -52,6 +52,7 @@ from skillstate.testing.recording import RecordedRequest
 from skillstate.testing.replies import Reply, ScriptedCall
 from skillstate.testing.session_view import (
     NOTE_PREFIX,
+    PAPER_STATE,
     Seen,
     handing_over,
     read_request,
@@ -59,7 +60,6 @@ from skillstate.testing.session_view import (
 )
 
 SKILL_STATE = "skill_state"
-_PAPER_STATE = re.compile(r"State Σ:\n```json\n(.*?)\n```", re.S)
 _JSON_BLOCK = re.compile(r"```json\n(.*?)\n```", re.S)
 _CHANGES = "Σ changes since the state message"
 _THROUGH = re.compile(r"through step (-?\d+)")
@@ -118,7 +118,7 @@ def _sigma(seen: Sequence[Seen]) -> Json | None:
         if message.role != "user":
             continue
         for text in message.texts:
-            paper = _PAPER_STATE.search(text)
+            paper = PAPER_STATE.search(text)
             if paper is not None:
                 sigma = _object(paper.group(1))
                 continue
@@ -225,7 +225,7 @@ class WarehouseModel:
         seen = read_request(recorded)
         asked = instruction(seen)
         reading = read(seen)
-        paper = any(_PAPER_STATE.search(t) for m in seen if m.role == "user" for t in m.texts)
+        paper = any(PAPER_STATE.search(t) for m in seen if m.role == "user" for t in m.texts)
         if handing_over(seen):  # Σ from the whole history, just before it is collapsed
             careless = self.variant is Variant.CARELESS
             return Reply(
