@@ -1,0 +1,45 @@
+"""The history curve benchmark, small: a few turns of one session through a real gateway in
+front of the mock provider (both on 127.0.0.1), and the rows it reports."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+
+from skillstate.bench.history import History, main, measure
+
+
+def test_each_turn_appends_about_three_kilobytes() -> None:
+    history = History()
+    sizes = [len(history.advance()) for _ in range(10)]
+    steps = [b - a for a, b in itertools.pairwise(sizes)]
+    assert all(2600 < step < 3100 for step in steps)
+    assert len(history.messages) == 2 + 2 * 10
+    ids = [m["tool_calls"][0]["id"] for m in history.messages if m["role"] == "assistant"]
+    assert len(set(ids)) == 10
+
+
+@pytest.mark.slow
+def test_measure_reports_well_formed_rows() -> None:
+    rows = measure(["off"], [2, 5], repeat=1)
+    assert [(row.mode, row.turns) for row in rows] == [("off", 2), ("off", 5)]
+    assert rows[0].body_bytes < rows[1].body_bytes
+    for row in rows:
+        assert row.cpu_ms > 0 and row.loads_ms > 0 and row.ratio > 0
+        assert len(row.cpu_samples_ms) == 1
+
+
+@pytest.mark.slow
+def test_main_prints_the_table_and_writes_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "history.json"
+    main(["--turns", "1,3", "--modes", "hybrid", "--repeat", "2", "--json", str(out)])
+    printed = capsys.readouterr().out
+    assert "gateway CPU ms/req" in printed and "hybrid" in printed
+    rows = json.loads(out.read_text())
+    assert [row["turns"] for row in rows] == [1, 3]
+    assert all(len(row["cpu_samples_ms"]) == 2 and row["ratio"] > 0 for row in rows)
