@@ -141,12 +141,19 @@ class ArchiveRef:
 Part = Text | Image | ToolCall | ToolResult | Reasoning | Opaque | ArchiveRef
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, weakref_slot=True)
 class Message:
     role: Role
     parts: list[Part]
     extra: Json = field(default_factory=dict)
     hints: Json = field(default_factory=dict)
+    counted: tuple[tuple[int, int, int], int] | None = field(
+        default=None, init=False, compare=False, repr=False
+    )
+    """What ``economics.tokenizer.message_key`` found for this message, kept on it: a message
+    is not changed once built (a changed one is a new object, ``dataclasses.replace``), and a
+    session's re-sent history is the same objects from request to request
+    (``protocols.memo``), so each is counted once. Not part of the message's value."""
 
 
 @dataclass(slots=True)

@@ -245,31 +245,34 @@ def message_tokens(message: Message) -> int:
 
 def message_key(message: Message) -> tuple[tuple[int, int, int], int]:
     """``message``'s (length, hash, images) key of what is counted, and its tokens as
-    ``message_tokens`` counts them."""
+    ``message_tokens`` counts them; found once per message object (``Message.counted``)."""
+    if message.counted is not None:
+        return message.counted
     text, images = _counted(message)
     key = (len(text), hash(text))
     tokens = _memo.get(key)
     if tokens is None:
         tokens = count_tokens(text)
         _memo.put(key, tokens)
-    return (*key, images), tokens + images * IMAGE_TOKENS + MESSAGE_OVERHEAD
+    found = (*key, images), tokens + images * IMAGE_TOKENS + MESSAGE_OVERHEAD
+    message.counted = found
+    return found
 
 
 async def prime(messages: Sequence[Message]) -> None:
-    """Count the messages ``message_tokens`` has not seen yet on a worker thread, so that it
-    then finds them in its memo. A request holds any number of texts, each costing up to
-    ``EXACT_CHARS`` characters of encoding; tiktoken releases the GIL while it encodes, so
-    the event loop keeps serving other clients meanwhile."""
-    if messages:
-        await asyncio.to_thread(_count_new, list(messages))
+    """Count the messages not counted yet (``Message.counted``) on a worker thread, so that
+    ``message_tokens`` then finds them. A request holds any number of texts, each costing up
+    to ``EXACT_CHARS`` characters of encoding; tiktoken releases the GIL while it encodes, so
+    the event loop keeps serving other clients meanwhile. A request whose messages were all
+    counted before (a re-sent history) makes no trip to the thread."""
+    new = [message for message in messages if message.counted is None]
+    if new:
+        await asyncio.to_thread(_count_new, new)
 
 
 def _count_new(messages: list[Message]) -> None:
     for message in messages:
-        text, _ = _counted(message)
-        key = (len(text), hash(text))
-        if key not in _memo:
-            _memo.put(key, count_tokens(text))
+        message_key(message)
 
 
 def _counted(message: Message) -> tuple[str, int]:

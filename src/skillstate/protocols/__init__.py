@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from skillstate.conversation import ErrorKind, Event, Json, Request, Response, Wire
+from skillstate.protocols.memo import ItemMemo
 from skillstate.protocols.sse import SSEEvent
 
 #: The canonical error kinds; each adapter names them in its own wire's words.
@@ -30,6 +31,14 @@ class StreamEncoder(Protocol):
     def close(self) -> bytes: ...
 
 
+class RequestDecoder(Protocol):
+    """A wire's request body to a canonical ``Request``; ``memo`` holds the session's
+    previous messages, so those the client re-sent are not decoded again
+    (``protocols.memo``)."""
+
+    def __call__(self, body: Json, memo: ItemMemo | None = None) -> Request: ...
+
+
 def _as_is(request: Request) -> Request:
     return request
 
@@ -50,7 +59,7 @@ class Adapter:
 
     wire: Wire
     path: str
-    decode_request: Callable[[Json], Request]
+    decode_request: RequestDecoder
     encode_request: Callable[[Request], Json]
     decode_response: Callable[[Json], Response]
     encode_response: Callable[[Response, Request | None], Json]

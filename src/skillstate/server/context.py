@@ -10,6 +10,7 @@ from aiohttp import web
 from skillstate.exchange import Observer
 from skillstate.ledger.recorder import Recorder
 from skillstate.pipeline.lane import Lane
+from skillstate.protocols.memo import SessionMemos
 from skillstate.server.history import ResponseHistory
 from skillstate.state.engine import StateEngine
 from skillstate.state.mode import Mode
@@ -43,6 +44,8 @@ class GatewayContext:
     limits: dict[str, RateLimit] = field(default_factory=dict)
     recorder: Recorder | None = None
     """Writes the ledger (/cost, /metrics); None: nothing is recorded."""
+    memos: SessionMemos = field(default_factory=SessionMemos)
+    """Each session's previous messages, decoded (``protocols.memo``)."""
 
     def circuit(self, upstream: str) -> Circuit:
         """The circuit breaker of ``upstream`` (one per upstream, made on first use)."""

@@ -14,6 +14,7 @@ from aiohttp import web
 from skillstate import jsonio
 from skillstate.conversation import ErrorKind, ProtocolError, Request, ToolResult, Wire
 from skillstate.protocols import adapter
+from skillstate.protocols.memo import SessionMemos
 from skillstate.server.context import GATEWAY
 from skillstate.server.sessions import SessionId, resolve_session
 from skillstate.state.mode import Mode, parse_mode
@@ -71,16 +72,25 @@ async def read_inbound(request: web.Request, wire: Wire) -> Inbound:
         raise Refusal(400, f"request body is not valid JSON: {exc}") from exc
     if not isinstance(body, dict):
         raise Refusal(400, f"request body must be a JSON object, not {type(body).__name__}")
-    decoded, session = _decode(request, wire, body)
+    decoded, session = _decode(request, wire, body, gateway.memos, len(raw))
     _check_counts(decoded, gateway.max_messages, gateway.max_parts)
     decoded.received = int(time.time())  # dates a reply from a wire that gives no time
     return Inbound(wire, raw, body, decoded, session)
 
 
-def _decode(request: web.Request, wire: Wire, body: dict[str, Any]) -> tuple[Request, SessionId]:
+def _decode(
+    request: web.Request, wire: Wire, body: dict[str, Any], memos: SessionMemos, size: int
+) -> tuple[Request, SessionId]:
+    """The canonical request and its session. The session's previous messages are not
+    decoded again (``protocols.memo``)."""
     try:
-        decoded = adapter(wire).decode_request(body)
-        session = resolve_session(request.headers, body, wire)
+        session = _session(request, wire, body)
+        key = f"{wire.value}:{session.id}"
+        memo = memos.get(key)
+        memo.start()
+        decoded = adapter(wire).decode_request(body, memo)
+        memo.finish()
+        memos.keep(key, memo, size)
     except ProtocolError as exc:
         raise Refusal(exc.status, exc.message) from exc
     except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
@@ -90,6 +100,16 @@ def _decode(request: web.Request, wire: Wire, body: dict[str, Any]) -> tuple[Req
         message = f"request body is not a valid {wire.value} request ({type(exc).__name__})"
         raise Refusal(400, message) from exc
     return decoded, session
+
+
+def _session(request: web.Request, wire: Wire, body: dict[str, Any]) -> SessionId:
+    """The request's session, read before the body is decoded; a body too malformed to read
+    it from is refused by the adapter first, in its own words."""
+    try:
+        return resolve_session(request.headers, body, wire)
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError):
+        adapter(wire).decode_request(body)
+        raise
 
 
 def _check_counts(decoded: Request, max_messages: int, max_parts: int) -> None:

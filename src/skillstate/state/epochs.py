@@ -273,7 +273,7 @@ def prefix_extends(previous: Sequence[Message], client: Sequence[Message]) -> bo
     return all(same_content(old, new) for old, new in zip(previous, client, strict=False))
 
 
-_IGNORED = frozenset({"cache", "hints"})
+_IGNORED = frozenset({"cache", "hints", "counted"})
 
 
 def same_content(a: object, b: object) -> bool:

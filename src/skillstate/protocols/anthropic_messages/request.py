@@ -36,14 +36,16 @@ from skillstate.protocols.fields import (
     required_str,
     split_known,
 )
+from skillstate.protocols.memo import ItemMemo, decode_items
 
 _KEYS = ("model", "system", "messages", "tools", *KEYS)
 _ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant", "system": "system"}
 
 
-def decode_request(body: Json) -> Request:
+def decode_request(body: Json, memo: ItemMemo | None = None) -> Request:
     """Validate and read a body. ``max_tokens`` is optional here: count_tokens bodies lack it,
-    and the upstream is the judge of a messages body without one."""
+    and the upstream is the judge of a messages body without one. ``memo``: the session's
+    previous messages (``protocols.memo``)."""
     got, extra = split_known(need_object(body, "body"), _KEYS)
     model = required_str(got, "model")
     if not model:
@@ -51,7 +53,7 @@ def decode_request(body: Json) -> Request:
     items = required_list(got, "messages")
     hints: Json = {}
     system = _decode_system(got.get("system"), hints)
-    messages = [_decode_message(item, f"messages[{i}]") for i, item in enumerate(items)]
+    messages = decode_items(items, "messages", _decode_message, memo)
     tools = []
     if "tools" in got:
         tools, hints["tools"] = decode_tools(got["tools"]), True

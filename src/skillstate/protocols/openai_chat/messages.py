@@ -30,6 +30,7 @@ from skillstate.conversation import (
     Wire,
 )
 from skillstate.protocols.fields import at, fail, need_list, need_object, required_str, without
+from skillstate.protocols.memo import ItemMemo, decode_items
 from skillstate.protocols.openai_chat.content import decode_content
 from skillstate.protocols.openai_chat.tool_calls import decode_tool_call
 
@@ -39,9 +40,8 @@ _ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 _CONTENT_ROLES: dict[str, Role] = {"system": "system", "developer": "developer", "user": "user"}
 
 
-def decode_messages(value: Any, path: str) -> list[Message]:
-    items = need_list(value, path)
-    return [decode_message(item, at(path, i)) for i, item in enumerate(items)]
+def decode_messages(value: Any, path: str, memo: ItemMemo | None = None) -> list[Message]:
+    return decode_items(need_list(value, path), path, decode_message, memo)
 
 
 def decode_message(value: Any, path: str) -> Message:

@@ -18,6 +18,7 @@ from skillstate.protocols.fields import (
     required_str,
     without,
 )
+from skillstate.protocols.memo import ItemMemo
 from skillstate.protocols.openai_chat.foreign import encode_foreign
 from skillstate.protocols.openai_chat.messages import decode_messages
 from skillstate.protocols.openai_chat.nulls import note_nulls, nulls_of, sent_null
@@ -29,12 +30,14 @@ from skillstate.protocols.openai_chat.transcript import encode_messages
 _KNOWN = ("model", "messages", "tools", *KNOWN)
 
 
-def decode_request(body: Any) -> Request:
+def decode_request(body: Any, memo: ItemMemo | None = None) -> Request:
+    """Validate and read a body; ``memo``: the session's previous messages
+    (``protocols.memo``)."""
     raw = need_object(body, "body")
     model = required_str(raw, "model")
     if not model:
         raise fail("model", "must not be empty")
-    messages = decode_messages(required_list(raw, "messages"), "messages")
+    messages = decode_messages(required_list(raw, "messages"), "messages", memo)
     nulls = sent_null(raw, ("tools",))
     hints: Json = {}
     tools_value = optional_list(raw, "tools")

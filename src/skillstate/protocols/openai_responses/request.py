@@ -21,6 +21,7 @@ from skillstate.protocols.fields import (
     required_str,
     without,
 )
+from skillstate.protocols.memo import ItemMemo
 from skillstate.protocols.openai_responses.foreign import encode_foreign
 from skillstate.protocols.openai_responses.messages import decode_input, encode_input
 from skillstate.protocols.openai_responses.params import KEYS, decode_params, encode_params
@@ -29,7 +30,9 @@ from skillstate.protocols.openai_responses.tools import decode_tools, encode_too
 _MODELLED = ("model", "input", "instructions", "tools", *KEYS)
 
 
-def decode_request(body: Json) -> Request:
+def decode_request(body: Json, memo: ItemMemo | None = None) -> Request:
+    """Validate and read a body. ``memo`` is not used: this wire's items group into messages
+    (a call and its output items join one turn), so none maps to one message alone."""
     body = need_object(body, "body")
     model = required_str(body, "model")
     if not model:

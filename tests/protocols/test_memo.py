@@ -1,0 +1,86 @@
+"""Decoding a session's history once (``protocols.memo``): the messages a client re-sends are
+the same canonical objects as last time, decoded only once; anything else decodes afresh."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from skillstate.conversation import Wire
+from skillstate.protocols import adapter
+from skillstate.protocols.memo import ItemMemo, SessionMemos
+
+
+def chat(turns: int) -> dict[str, Any]:
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Read the stages."}]
+    for n in range(turns):
+        call = {"id": f"c{n}", "type": "function", "function": {"name": "read", "arguments": "{}"}}
+        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        messages.append({"role": "tool", "tool_call_id": f"c{n}", "content": f"stage {n}"})
+    return {"model": "m", "messages": messages}
+
+
+def messages(turns: int) -> dict[str, Any]:
+    items: list[dict[str, Any]] = [{"role": "user", "content": "Read the stages."}]
+    for n in range(turns):
+        use = {"type": "tool_use", "id": f"c{n}", "name": "read", "input": {}}
+        items.append({"role": "assistant", "content": [use]})
+        result = {"type": "tool_result", "tool_use_id": f"c{n}", "content": f"stage {n}"}
+        items.append({"role": "user", "content": [result]})
+    return {"model": "m", "max_tokens": 10, "messages": items}
+
+
+BODIES = {Wire.CHAT: chat, Wire.MESSAGES: messages}
+
+
+def decode(wire: Wire, body: dict[str, Any], memo: ItemMemo) -> Any:
+    memo.start()
+    request = adapter(wire).decode_request(copy.deepcopy(body), memo)  # a fresh parse
+    memo.finish()
+    return request
+
+
+@pytest.mark.parametrize("wire", list(BODIES))
+def test_a_resent_history_is_decoded_once_and_only_the_new_turns_after(wire: Wire) -> None:
+    memo = ItemMemo()
+    first = decode(wire, BODIES[wire](3), memo)
+    assert (memo.reused, memo.fresh) == (0, 7)
+    second = decode(wire, BODIES[wire](5), memo)
+    assert (memo.reused, memo.fresh) == (7, 4)  # work grows with what is new, not history
+    assert all(a is b for a, b in zip(first.messages, second.messages[:7], strict=True))
+    assert second == adapter(wire).decode_request(BODIES[wire](5))  # the same request
+
+
+@pytest.mark.parametrize("wire", list(BODIES))
+def test_an_edited_message_is_decoded_again_and_the_others_are_kept(wire: Wire) -> None:
+    memo = ItemMemo()
+    decode(wire, BODIES[wire](3), memo)
+    edited = BODIES[wire](3)
+    edited["messages"][0]["content"] = "Read the stages, twice."
+    again = decode(wire, edited, memo)
+    assert (memo.reused, memo.fresh) == (6, 1)
+    assert again == adapter(wire).decode_request(edited)
+
+
+def test_a_refused_body_leaves_the_previous_messages_in_place() -> None:
+    memo = ItemMemo()
+    decode(Wire.CHAT, chat(2), memo)
+    broken = chat(3)
+    broken["messages"][-1] = {"role": "nobody"}
+    memo.start()
+    with pytest.raises(Exception, match="role"):
+        adapter(Wire.CHAT).decode_request(broken, memo)
+    decode(Wire.CHAT, chat(3), memo)
+    assert (memo.reused, memo.fresh) == (5, 2)
+
+
+def test_the_memos_are_bounded_by_the_bytes_of_their_bodies() -> None:
+    memos = SessionMemos(max_bytes=1_000)
+    for n in range(5):
+        memos.keep(f"s{n}", ItemMemo(), 400)
+    assert len(memos) == 2 and memos.held_bytes == 800
+    assert memos.get("s0").reused == 0  # an evicted session starts afresh
+    memos.keep("huge", ItemMemo(), 5_000)
+    assert len(memos) == 2  # a body over the whole bound is not kept

@@ -1,0 +1,73 @@
+"""Issue 11's complexity guard: in an append-only session, what the gateway decodes and counts
+per request does not grow with the history (the time is the benchmarks' business,
+``python -m skillstate.bench.history``; this counts the work)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aiohttp
+import pytest
+
+from skillstate.economics import tokenizer
+from skillstate.protocols.openai_chat import messages as chat_messages
+from skillstate.state import epoch_record
+from skillstate.testing import Reply, ScriptedUpstream
+from skillstate.testing.gateway import gateway_for
+
+TURNS = 40
+
+
+def body(turns: int) -> dict[str, Any]:
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "You read files."},
+        {"role": "user", "content": "Read every stage."},
+    ]
+    for n in range(turns):
+        call = {"id": f"call_{n}", "type": "function",
+                "function": {"name": "read_file", "arguments": f'{{"n": {n}}}'}}  # fmt: skip
+        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        messages.append(
+            {"role": "tool", "tool_call_id": f"call_{n}", "content": f"stage {n} " * 300}
+        )
+    tools = [{"type": "function", "function": {"name": "read_file", "parameters": {}}}]
+    return {"model": "m", "messages": messages, "tools": tools}
+
+
+@pytest.mark.parametrize("mode", ["off", "hybrid"])
+async def test_per_request_work_does_not_grow_with_the_history(
+    mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    decoded: list[int] = []
+    real_decode = chat_messages.decode_message
+    monkeypatch.setattr(
+        chat_messages, "decode_message", lambda v, p: decoded.append(1) or real_decode(v, p)
+    )
+    counted: list[int] = []
+    real_counted = tokenizer._counted
+    monkeypatch.setattr(tokenizer, "_counted", lambda m: counted.append(1) or real_counted(m))
+    hashed: list[int] = []
+    real_anchor = epoch_record.anchor
+    monkeypatch.setattr(epoch_record, "anchor", lambda m: hashed.append(len(m)) or real_anchor(m))
+    headers = {"x-skillstate-session": f"append-{mode}", "x-skillstate-mode": mode}
+    work: list[tuple[int, int, int]] = []
+    async with (
+        ScriptedUpstream(lambda r: Reply(text="ok")) as up,
+        gateway_for(up.url, settings={"collapse": {"min_turns": 4}}) as gw,
+        aiohttp.ClientSession() as http,
+    ):
+        for turns in range(1, TURNS + 1):
+            decoded.clear()
+            counted.clear()
+            hashed.clear()
+            url = gw.url + "/v1/chat/completions"
+            async with http.post(url, json=body(turns), headers=headers) as reply:
+                assert reply.status == 200, await reply.text()
+            work.append((len(decoded), len(counted), sum(hashed)))
+    late = work[10:]
+    # Decoded: the two new messages of the turn (a re-sent history is the same objects).
+    assert max(fresh for fresh, _, _ in late) <= 2, work
+    # Counted: the new messages, and what a boundary renders anew (never the history).
+    assert max(texts for _, texts, _ in late) <= 8, work
+    # Hashed for the epoch check: nothing, or a prefix once after a boundary moved it.
+    assert sum(1 for *_, hashed_now in late if hashed_now) <= len(late) // 4, work
