@@ -243,3 +243,58 @@ def test_a_tool_search_result_answers_its_call() -> None:
         (5, 7, "assistant", ("toolu_bash1",), ("toolu_bash1",)),
     ]
     assert not any(t.open for t in turns)
+
+
+# Resuming a segmentation: a conversation that extends one segmented before ------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from skillstate.state import turns as turns_module  # noqa: E402
+
+
+@st.composite
+def growing(draw: st.DrawFn) -> tuple[list[Message], list[int]]:
+    """A conversation of every shape segment knows, and the lengths a client sent it at."""
+    messages: list[Message] = [user("task")]
+    pending: list[str] = []
+    for n in range(draw(st.integers(1, 30))):
+        kind = draw(st.sampled_from(["user", "system", "call", "calls", "result", "late", "x"]))
+        if kind == "user":
+            messages.append(user(f"note {n}"))
+        elif kind == "system":
+            messages.append(system(f"rule {n}"))
+        elif kind in ("call", "calls"):
+            ids = [f"c{n}", f"d{n}"] if kind == "calls" else [f"c{n}"]
+            messages.append(calls(*ids))
+            pending += ids
+        elif kind == "result" and pending:
+            messages.append(tool(pending.pop(0)))
+        elif kind == "late" and pending:
+            messages.append(results_in_user(pending.pop()))
+        elif kind == "x":
+            messages.append(tool(f"c{max(0, n - 3)}", "a result again"))
+    cuts = sorted(draw(st.lists(st.integers(1, len(messages)), max_size=6)))
+    return messages, [*cuts, len(messages)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(growing())
+def test_a_resumed_segmentation_is_the_whole_one(case: tuple[list[Message], list[int]]) -> None:
+    """The same message objects sent again, longer each time (a re-sent history): every
+    segmentation equals segmenting the conversation whole, from nothing."""
+    messages, cuts = case
+    for cut in cuts:
+        got = segment(messages[:cut])
+        assert got == turns_module._segment(messages[:cut], message_tokens, [], 0), cut
+
+
+def test_a_re_sent_history_is_segmented_from_its_last_turns_only() -> None:
+    history = [user("task")]
+    for n in range(50):
+        history += [calls(f"c{n}"), tool(f"c{n}")]
+    segment(history)
+    kept, start = turns_module._resumed([*history, calls("new"), tool("new")])
+    assert len(kept) == 49 and start == kept[-1].end == 97  # the last two turns read again
+    copies = [Message(m.role, list(m.parts)) for m in history]  # equal, not the same objects
+    assert turns_module._resumed(copies) == ([], 0)

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from skillstate.conversation import ErrorKind, Event, Json, Request, Response, Wire
-from skillstate.protocols.memo import ItemMemo
 from skillstate.protocols.sse import SSEEvent
+
+if TYPE_CHECKING:
+    from skillstate.protocols.memo import ItemMemo
 
 #: The canonical error kinds; each adapter names them in its own wire's words.
 ERROR_KINDS = tuple(ErrorKind)

@@ -27,6 +27,8 @@ answered it yet. Collapse never cuts after an open turn.
 
 from __future__ import annotations
 
+import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -78,13 +80,26 @@ def segment(
 ) -> list[Turn]:
     """Split ``messages`` into consecutive turns covering every message, in order.
 
-    ``count`` gives a message's tokens (``message_tokens`` unless given).
+    ``count`` gives a message's tokens (``message_tokens`` unless given). With the default
+    count, a conversation that extends one segmented before (the same message objects first,
+    as a re-sent history is: ``protocols.memo``) is segmented from its last turns on only
+    (``_resumed``); the result is the same as segmenting it whole.
     """
-    counter = message_tokens if count is None else count
-    last_result = _last_results(messages)
-    turns: list[Turn] = []
-    seen_user = False
-    start = 0
+    if count is not None:
+        return _segment(messages, count, [], 0)
+    kept, start = _resumed(messages)
+    turns = _segment(messages, message_tokens, kept, start)
+    _remember(messages, turns)
+    return turns
+
+
+def _segment(
+    messages: Sequence[Message], counter: Callable[[Message], int], turns: list[Turn], start: int
+) -> list[Turn]:
+    """The turns of ``messages`` from ``start`` on, after ``turns`` (those before it)."""
+    last_result = _last_results(messages, start)
+    turns = list(turns)
+    seen_user = any(t.first_user for t in turns)
     while start < len(messages):
         head = _after_instructions(messages, start)
         if head == len(messages) and turns:
@@ -124,14 +139,74 @@ def _extended(turn: Turn, trailing: Sequence[Message], count: Callable[[Message]
     return replace(turn, end=turn.end + len(trailing), tokens=tokens)
 
 
-def _last_results(messages: Sequence[Message]) -> dict[str, int]:
-    """For each call id, the index of the last message holding a result for it."""
+def _last_results(messages: Sequence[Message], start: int = 0) -> dict[str, int]:
+    """For each call id, the index of the last message from ``start`` on holding a result for
+    it (a result before its call never moves a turn's end, so earlier ones do not matter to
+    the turns from ``start``)."""
     last: dict[str, int] = {}
-    for i, message in enumerate(messages):
-        for part in message.parts:
+    for i in range(start, len(messages)):
+        for part in messages[i].parts:
             if isinstance(part, ToolResult):
                 last[part.call_id] = i
     return last
+
+
+# --- resuming a segmentation -----------------------------------------------------------------
+
+REMEMBERED_MESSAGES = 100_000
+"""How many messages the remembered segmentations hold in all (weakly: they keep no message
+alive), the least recently used conversation dropped first."""
+_KEPT_BACK = 2
+"""Turns at the end of a remembered segmentation that are always segmented again: the last
+one may grow (trailing instructions, results that come later) and the one before it is kept
+out too, so that trailing instructions that now precede a new turn are re-read with it."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Segmented:
+    refs: tuple[weakref.ref[Message], ...]
+    turns: tuple[Turn, ...]
+    calls: dict[str, int]
+    """Each call id of the conversation, with the index of the turn that made it."""
+
+
+_segmented: OrderedDict[int, _Segmented] = OrderedDict()
+_held = [0]
+
+
+def _resumed(messages: Sequence[Message]) -> tuple[list[Turn], int]:
+    """The turns of a remembered segmentation that ``messages`` leaves as they were, and the
+    message they end at: the conversation must start with the same message objects, and no
+    new message may hold a result for a call of a kept turn (that would move its end)."""
+    if not messages:
+        return [], 0
+    found = _segmented.get(id(messages[0]))
+    if found is None or len(found.refs) > len(messages):
+        return [], 0
+    if not all(ref() is message for ref, message in zip(found.refs, messages, strict=False)):
+        return [], 0
+    keep = max(0, len(found.turns) - _KEPT_BACK)
+    for message in messages[len(found.refs) :]:
+        for part in message.parts:
+            if isinstance(part, ToolResult) and part.call_id in found.calls:
+                keep = min(keep, found.calls[part.call_id])
+    _segmented.move_to_end(id(messages[0]))
+    if keep == 0:
+        return [], 0
+    return list(found.turns[:keep]), found.turns[keep].start
+
+
+def _remember(messages: Sequence[Message], turns: list[Turn]) -> None:
+    if not messages or len(messages) > REMEMBERED_MESSAGES:
+        return
+    calls = {call: turn.index for turn in turns for call in turn.calls}
+    refs = tuple(weakref.ref(message) for message in messages)
+    old = _segmented.pop(id(messages[0]), None)
+    _segmented[id(messages[0])] = _Segmented(refs, tuple(turns), calls)
+    _held[0] += len(refs) - (len(old.refs) if old is not None else 0)
+    while _held[0] > REMEMBERED_MESSAGES:
+        _, dropped = _segmented.popitem(last=False)
+        _held[0] -= len(dropped.refs)
 
 
 def _after_instructions(messages: Sequence[Message], start: int) -> int:
