@@ -11,12 +11,13 @@ from typing import Any
 import aiohttp
 import pytest
 
+from skillstate import jsonio
 from skillstate.testing import ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
 
 # Over jsonio.CUT_FROM, with every kind of escape and multi-byte character a cut must respect;
 # sent as a file, as aiohttp warns of a bytes body this long.
-RESULT = ('print("a\\\\b")\n\tconst é = "😀" + \'\u2028\'; ' * 40_000)[: 2 * 1024 * 1024 + 3]
+RESULT = ('print("a\\\\b")\n\tconst é = "😀" + \'\u2028\'; ' * 120_000)[: jsonio.CUT_FROM + 3]
 
 
 def _request(route: str, result: str, stream: bool = False) -> dict[str, Any]:
