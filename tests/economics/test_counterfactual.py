@@ -135,3 +135,19 @@ def test_explicit_entries_expire_after_five_minutes_unless_one_hour() -> None:
     assert got.written_1h == got.written > 0
     clock.now += 1_800
     assert hour.estimate("s", blocks_of(marked), explicit=True, ratio=1.0).cached > 0
+
+
+def test_the_blocks_of_a_re_sent_history_are_those_of_the_whole_request() -> None:
+    """A request that extends an earlier one with the same message objects takes the earlier
+    blocks and computes only the new ones: the result is the blocks of the whole request."""
+    import copy
+
+    from skillstate.conversation import CacheMark, Message, Request, Text, Wire
+    from skillstate.economics.counterfactual import blocks_of
+
+    history = [Message("user", [Text("task")])]
+    for n in range(30):
+        marked = Text(f"step {n} " * 20, cache=CacheMark() if n % 7 == 0 else None)
+        history.append(Message("assistant" if n % 2 else "user", [marked]))
+        request = Request("m", list(history), Wire.MESSAGES, system=[Text("sys")])
+        assert blocks_of(request) == blocks_of(copy.deepcopy(request))

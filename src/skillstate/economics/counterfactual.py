@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from skillstate.conversation import CacheMark, Image, Message, Request, Text, ToolCall, ToolResult
+from skillstate.conversation.prefixes import PrefixMemo
 from skillstate.economics import tokenizer
 
 AUTOMATIC_MIN = 1_024
@@ -59,24 +60,37 @@ class Blocks:
 
 
 def blocks_of(request: Request) -> Blocks:
-    """``request``'s blocks; a breakpoint inside a message counts at the message's end."""
-    chain, ends, marks = array("q"), array("q"), []
+    """``request``'s blocks; a breakpoint inside a message counts at the message's end. The
+    blocks of messages an earlier request of the conversation had (the same objects) are
+    taken from it (``conversation.prefixes``), when its head was the same."""
     running = hash(("head", request.model))
     head, head_marks = tokenizer.head(request)
     running = hash((running, *head))
-    chain.append(running)
-    ends.append(head[1])
-    if head_marks:
-        marks.append((0, _ttl(head_marks)))
-    for message in request.messages:
+    found = _earlier.find(request.messages)
+    if found is not None and found[1].chain[0] == running:
+        covered, earlier = found
+        chain, ends = earlier.chain[: covered + 1], earlier.ends[: covered + 1]
+        marks = [mark for mark in earlier.marks if mark[0] <= covered]
+        running = chain[-1]
+    else:
+        covered, chain, ends, marks = 0, array("q", [running]), array("q", [head[1]]), []
+        if head_marks:
+            marks.append((0, _ttl(head_marks)))
+    for message in request.messages[covered:]:
         key, tokens = tokenizer.message_key(message)
         running = hash((running, message.role, *key))
         chain.append(running)
         ends.append(ends[-1] + tokens)
-        found = _marks(message)
-        if found:
-            marks.append((len(chain) - 1, _ttl(found)))
-    return Blocks(chain, ends, tuple(marks))
+        placed = _marks(message)
+        if placed:
+            marks.append((len(chain) - 1, _ttl(placed)))
+    blocks = Blocks(chain, ends, tuple(marks))
+    _earlier.keep(request.messages, blocks)
+    return blocks
+
+
+_earlier: PrefixMemo[Blocks] = PrefixMemo()
+"""The blocks of each conversation's latest request, by its messages."""
 
 
 def _marks(message: Message) -> list[CacheMark]:

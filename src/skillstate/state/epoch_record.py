@@ -16,8 +16,6 @@ history. (An ``Opaque`` item is the wire's JSON whole, a marker inside it includ
 from __future__ import annotations
 
 import hashlib
-import weakref
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +31,7 @@ from skillstate.conversation import (
     ToolCall,
     ToolResult,
 )
+from skillstate.conversation.prefixes import PrefixMemo
 
 DOC_NAME = "epoch"
 
@@ -111,40 +110,16 @@ class Epoch:
         if len(messages) < self.cut:
             return False
         prefix = messages[: self.cut]
-        if _verified(self.anchor, prefix):
+        if _verified.find(prefix) == (len(prefix), self.anchor):
             return True
         if anchor(prefix) != self.anchor:
             return False
-        _remember(self.anchor, prefix)
+        _verified.keep(prefix, self.anchor)
         return True
 
 
-VERIFIED_MESSAGES = 100_000
-"""How many messages the verified prefixes remember in all (weakly: they keep no message
-alive; about 7 MB of references), the least recently checked dropped first."""
-_prefixes: OrderedDict[str, tuple[weakref.ref[Message], ...]] = OrderedDict()
-_remembered = [0]
-
-
-def _verified(digest: str, prefix: Sequence[Message]) -> bool:
-    seen = _prefixes.get(digest)
-    if seen is None or len(seen) != len(prefix):
-        return False
-    if all(ref() is message for ref, message in zip(seen, prefix, strict=True)):
-        _prefixes.move_to_end(digest)
-        return True
-    return False
-
-
-def _remember(digest: str, prefix: Sequence[Message]) -> None:
-    if len(prefix) > VERIFIED_MESSAGES:
-        return
-    old = _prefixes.pop(digest, ())
-    _prefixes[digest] = tuple(weakref.ref(message) for message in prefix)
-    _remembered[0] += len(prefix) - len(old)
-    while _remembered[0] > VERIFIED_MESSAGES:
-        _, dropped = _prefixes.popitem(last=False)
-        _remembered[0] -= len(dropped)
+_verified: PrefixMemo[str] = PrefixMemo()
+"""The anchor each conversation's epoch prefix was last found to hold with, by its messages."""
 
 
 def anchor(messages: Sequence[Message]) -> str:

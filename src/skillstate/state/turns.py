@@ -27,8 +27,6 @@ answered it yet. Collapse never cuts after an open turn.
 
 from __future__ import annotations
 
-import weakref
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -39,6 +37,7 @@ from skillstate.conversation import (
     ToolCall,
     ToolResult,
 )
+from skillstate.conversation.prefixes import PrefixMemo
 from skillstate.economics.tokenizer import message_tokens
 
 TurnKind = Literal["user", "assistant", "results", "instruction"]
@@ -153,9 +152,6 @@ def _last_results(messages: Sequence[Message], start: int = 0) -> dict[str, int]
 
 # --- resuming a segmentation -----------------------------------------------------------------
 
-REMEMBERED_MESSAGES = 100_000
-"""How many messages the remembered segmentations hold in all (weakly: they keep no message
-alive), the least recently used conversation dropped first."""
 _KEPT_BACK = 2
 """Turns at the end of a remembered segmentation that are always segmented again: the last
 one may grow (trailing instructions, results that come later) and the one before it is kept
@@ -164,49 +160,35 @@ out too, so that trailing instructions that now precede a new turn are re-read w
 
 @dataclass(frozen=True, slots=True)
 class _Segmented:
-    refs: tuple[weakref.ref[Message], ...]
     turns: tuple[Turn, ...]
     calls: dict[str, int]
     """Each call id of the conversation, with the index of the turn that made it."""
 
 
-_segmented: OrderedDict[int, _Segmented] = OrderedDict()
-_held = [0]
+_segmented: PrefixMemo[_Segmented] = PrefixMemo()
 
 
 def _resumed(messages: Sequence[Message]) -> tuple[list[Turn], int]:
     """The turns of a remembered segmentation that ``messages`` leaves as they were, and the
     message they end at: the conversation must start with the same message objects, and no
     new message may hold a result for a call of a kept turn (that would move its end)."""
-    if not messages:
+    found = _segmented.find(messages)
+    if found is None:
         return [], 0
-    found = _segmented.get(id(messages[0]))
-    if found is None or len(found.refs) > len(messages):
-        return [], 0
-    if not all(ref() is message for ref, message in zip(found.refs, messages, strict=False)):
-        return [], 0
-    keep = max(0, len(found.turns) - _KEPT_BACK)
-    for message in messages[len(found.refs) :]:
+    covered, done = found
+    keep = max(0, len(done.turns) - _KEPT_BACK)
+    for message in messages[covered:]:
         for part in message.parts:
-            if isinstance(part, ToolResult) and part.call_id in found.calls:
-                keep = min(keep, found.calls[part.call_id])
-    _segmented.move_to_end(id(messages[0]))
+            if isinstance(part, ToolResult) and part.call_id in done.calls:
+                keep = min(keep, done.calls[part.call_id])
     if keep == 0:
         return [], 0
-    return list(found.turns[:keep]), found.turns[keep].start
+    return list(done.turns[:keep]), done.turns[keep].start
 
 
 def _remember(messages: Sequence[Message], turns: list[Turn]) -> None:
-    if not messages or len(messages) > REMEMBERED_MESSAGES:
-        return
     calls = {call: turn.index for turn in turns for call in turn.calls}
-    refs = tuple(weakref.ref(message) for message in messages)
-    old = _segmented.pop(id(messages[0]), None)
-    _segmented[id(messages[0])] = _Segmented(refs, tuple(turns), calls)
-    _held[0] += len(refs) - (len(old.refs) if old is not None else 0)
-    while _held[0] > REMEMBERED_MESSAGES:
-        _, dropped = _segmented.popitem(last=False)
-        _held[0] -= len(dropped.refs)
+    _segmented.keep(messages, _Segmented(tuple(turns), calls))
 
 
 def _after_instructions(messages: Sequence[Message], start: int) -> int:
