@@ -79,7 +79,7 @@ class SessionMemos:
     """An ``ItemMemo`` per session, the most recently used kept while their bodies add up to
     ``max_bytes`` (a body's length stands for what its memo holds)."""
 
-    def __init__(self, max_bytes: int = 16 * 1024 * 1024) -> None:
+    def __init__(self, max_bytes: int = 8 * 1024 * 1024) -> None:
         self.max_bytes = max_bytes
         self._memos: OrderedDict[str, tuple[ItemMemo, int]] = OrderedDict()
         self._bytes = 0
