@@ -43,3 +43,14 @@ def test_main_prints_the_table_and_writes_json(
     rows = json.loads(out.read_text())
     assert [row["turns"] for row in rows] == [1, 3]
     assert all(len(row["cpu_samples_ms"]) == 2 and row["ratio"] > 0 for row in rows)
+
+
+@pytest.mark.slow
+def test_the_memory_benchmark_reports_the_gateways_resident_memory() -> None:
+    from skillstate.bench import memory
+
+    got = memory.measure("hybrid", sessions=3, turns=2, idle=0.1)
+    assert (got.sessions, got.turns) == (3, 2)
+    assert 10 < got.start_mb <= got.after_mb * 1.5 and got.idle_mb > 10
+    sent = memory.body(7, 3)["messages"]
+    assert len(sent) == 2 + 2 * 3 and "Task 7" in sent[1]["content"]
