@@ -157,3 +157,14 @@ def test_the_vocabulary_is_loaded_once_when_two_threads_ask_at_once(
     first.join(10)
     second.join(10)
     assert loads == [1] and len(got) == 2 and got[0] is got[1]
+
+
+def test_the_loaded_encoding_keeps_no_python_copy_of_its_ranks() -> None:
+    """The native encoder holds the vocabulary; the dict tiktoken keeps beside it (to pickle
+    the encoding) is dropped at load, some 25 MB of an idle gateway."""
+    from skillstate.economics import tokenizer
+
+    loaded = tokenizer.encoding()
+    assert not hasattr(loaded, "_mergeable_ranks")
+    assert loaded.encode_ordinary("hello world") == [24912, 2375]
+    assert loaded.n_vocab > 199_000
