@@ -28,7 +28,7 @@ T = TypeVar("T")
 class PrefixMemo(Generic[T]):
     """Per conversation (told by its first message object), a value over its messages."""
 
-    def __init__(self, max_messages: int = 100_000) -> None:
+    def __init__(self, max_messages: int = 20_000) -> None:
         self.max_messages = max_messages
         self._kept: OrderedDict[int, tuple[tuple[weakref.ref[Message], ...], T]] = OrderedDict()
         self._held = 0
