@@ -16,7 +16,7 @@ def conversation(n: int) -> list[Message]:
 
 
 def test_a_longer_conversation_of_the_same_objects_finds_what_was_kept() -> None:
-    memo: PrefixMemo[str] = PrefixMemo()
+    memo: PrefixMemo[str] = PrefixMemo(min_messages=1)
     messages = conversation(5)
     memo.keep(messages[:3], "three")
     assert memo.find(messages) == (3, "three")
@@ -24,7 +24,7 @@ def test_a_longer_conversation_of_the_same_objects_finds_what_was_kept() -> None
 
 
 def test_equal_objects_are_not_the_same_conversation() -> None:
-    memo: PrefixMemo[str] = PrefixMemo()
+    memo: PrefixMemo[str] = PrefixMemo(min_messages=1)
     messages = conversation(3)
     memo.keep(messages, "kept")
     assert memo.find(copy.deepcopy(messages)) is None
@@ -32,8 +32,15 @@ def test_equal_objects_are_not_the_same_conversation() -> None:
     assert memo.find(changed) is None
 
 
+def test_a_short_conversation_is_not_remembered() -> None:
+    memo: PrefixMemo[str] = PrefixMemo(min_messages=4)
+    short = conversation(3)
+    memo.keep(short, "short")
+    assert memo.find(short) is None and len(memo) == 0
+
+
 def test_the_memo_keeps_no_message_alive_and_is_bounded() -> None:
-    memo: PrefixMemo[int] = PrefixMemo(max_messages=10)
+    memo: PrefixMemo[int] = PrefixMemo(max_messages=10, min_messages=1)
     kept = [conversation(4) for _ in range(4)]
     for n, messages in enumerate(kept):
         memo.keep(messages, n)

@@ -77,10 +77,11 @@ def test_a_refused_body_leaves_the_previous_messages_in_place() -> None:
 
 
 def test_the_memos_are_bounded_by_the_bytes_of_their_bodies() -> None:
-    memos = SessionMemos(max_bytes=1_000)
+    memos = SessionMemos(max_bytes=1_000, min_bytes=100)
     for n in range(5):
         memos.keep(f"s{n}", ItemMemo(), 400)
     assert len(memos) == 2 and memos.held_bytes == 800
     assert memos.get("s0").reused == 0  # an evicted session starts afresh
     memos.keep("huge", ItemMemo(), 5_000)
-    assert len(memos) == 2  # a body over the whole bound is not kept
+    memos.keep("tiny", ItemMemo(), 50)
+    assert len(memos) == 2  # neither a body over the whole bound nor a short one is kept

@@ -15,7 +15,10 @@ from skillstate.state import epoch_record
 from skillstate.testing import Reply, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
 
-TURNS = 40
+TURNS = 60
+LATE = 36
+"""From here on the history is long enough to be remembered (``SessionMemos.min_bytes``,
+``PrefixMemo.min_messages``): a short one is computed whole, cheaply."""
 
 
 def body(turns: int) -> dict[str, Any]:
@@ -28,7 +31,7 @@ def body(turns: int) -> dict[str, Any]:
                 "function": {"name": "read_file", "arguments": f'{{"n": {n}}}'}}  # fmt: skip
         messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
         messages.append(
-            {"role": "tool", "tool_call_id": f"call_{n}", "content": f"stage {n} " * 300}
+            {"role": "tool", "tool_call_id": f"call_{n}", "content": f"stage {n} " * 600}
         )
     tools = [{"type": "function", "function": {"name": "read_file", "parameters": {}}}]
     return {"model": "m", "messages": messages, "tools": tools}
@@ -64,7 +67,7 @@ async def test_per_request_work_does_not_grow_with_the_history(
             async with http.post(url, json=body(turns), headers=headers) as reply:
                 assert reply.status == 200, await reply.text()
             work.append((len(decoded), len(counted), sum(hashed)))
-    late = work[10:]
+    late = work[LATE:]
     # Decoded: the two new messages of the turn (a re-sent history is the same objects).
     assert max(fresh for fresh, _, _ in late) <= 2, work
     # Counted: the new messages, and what a boundary renders anew (never the history).

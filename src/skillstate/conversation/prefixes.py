@@ -9,7 +9,8 @@ the prefix it covers, and computes only what comes after. Nothing is kept alive 
 and equal but different objects never match (they may differ where equality does not look).
 
 Bounded by the number of messages remembered in all, the least recently used conversation
-dropped first. Safe to use from several threads.
+dropped first; a conversation shorter than ``min_messages`` is not remembered at all. Safe to
+use from several threads.
 """
 
 from __future__ import annotations
@@ -28,8 +29,10 @@ T = TypeVar("T")
 class PrefixMemo(Generic[T]):
     """Per conversation (told by its first message object), a value over its messages."""
 
-    def __init__(self, max_messages: int = 20_000) -> None:
+    def __init__(self, max_messages: int = 20_000, min_messages: int = 64) -> None:
         self.max_messages = max_messages
+        self.min_messages = min_messages
+        """A shorter conversation is computed whole: cheap, and nothing to keep."""
         self._kept: OrderedDict[int, tuple[tuple[weakref.ref[Message], ...], T]] = OrderedDict()
         self._held = 0
         self._lock = threading.Lock()
@@ -53,7 +56,7 @@ class PrefixMemo(Generic[T]):
 
     def keep(self, messages: Sequence[Message], value: T) -> None:
         """``value`` is what was computed over ``messages``."""
-        if not messages or len(messages) > self.max_messages:
+        if not self.min_messages <= len(messages) <= self.max_messages:
             return
         refs = tuple(weakref.ref(message) for message in messages)
         key = id(messages[0])

@@ -17,7 +17,8 @@ between requests safe.
 
 A memo is swapped only when the whole request decoded (``finish``): a body refused half-way
 leaves the previous request's items in place. ``SessionMemos`` bounds them: the sessions whose
-bodies add up to ``max_bytes`` at most, the least recently used dropped first.
+bodies add up to ``max_bytes`` at most, the least recently used dropped first, and none for a
+body under ``min_bytes`` (a short history decodes fast; its memo would only cost memory).
 """
 
 from __future__ import annotations
@@ -79,8 +80,11 @@ class SessionMemos:
     """An ``ItemMemo`` per session, the most recently used kept while their bodies add up to
     ``max_bytes`` (a body's length stands for what its memo holds)."""
 
-    def __init__(self, max_bytes: int = 8 * 1024 * 1024) -> None:
+    def __init__(self, max_bytes: int = 8 * 1024 * 1024, min_bytes: int = 128 * 1024) -> None:
         self.max_bytes = max_bytes
+        self.min_bytes = min_bytes
+        """A shorter body decodes in a few milliseconds: its memo would cost more memory (a
+        few times its bytes) than it saves time, so none is kept."""
         self._memos: OrderedDict[str, tuple[ItemMemo, int]] = OrderedDict()
         self._bytes = 0
 
@@ -103,8 +107,8 @@ class SessionMemos:
         old = self._memos.pop(session, None)
         if old is not None:
             self._bytes -= old[1]
-        if size > self.max_bytes:
-            return  # a body this large is decoded whole each time rather than kept
+        if size > self.max_bytes or size < self.min_bytes:
+            return  # decoded whole each time rather than kept
         self._memos[session] = (memo, size)
         self._bytes += size
         while self._bytes > self.max_bytes:

@@ -118,7 +118,7 @@ class Epoch:
         return True
 
 
-_verified: PrefixMemo[str] = PrefixMemo()
+_verified: PrefixMemo[str] = PrefixMemo(min_messages=1)
 """The anchor each conversation's epoch prefix was last found to hold with, by its messages."""
 
 
