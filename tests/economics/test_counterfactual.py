@@ -151,3 +151,18 @@ def test_the_blocks_of_a_re_sent_history_are_those_of_the_whole_request() -> Non
         history.append(Message("assistant" if n % 2 else "user", [marked]))
         request = Request("m", list(history), Wire.MESSAGES, system=[Text("sys")])
         assert blocks_of(request) == blocks_of(copy.deepcopy(request))
+
+
+def test_a_changed_marker_on_the_system_prompt_is_read_from_this_request() -> None:
+    import copy
+
+    from skillstate.conversation import CacheMark, Message, Request, Text, Wire
+    from skillstate.economics.counterfactual import blocks_of
+
+    history = [Message("user", [Text(f"step {n} " * 20)]) for n in range(70)]
+    marked = Request("m", history, Wire.MESSAGES, system=[Text("sys", cache=CacheMark())])
+    blocks_of(marked)
+    unmarked = Request("m", [*history, Message("user", [Text("more")])], Wire.MESSAGES)
+    unmarked.system = [Text("sys")]
+    assert blocks_of(unmarked) == blocks_of(copy.deepcopy(unmarked))
+    assert all(block != 0 for block, _ in blocks_of(unmarked).marks)

@@ -38,7 +38,7 @@ BODIES = {Wire.CHAT: chat, Wire.MESSAGES: messages}
 def decode(wire: Wire, body: dict[str, Any], memo: ItemMemo) -> Any:
     memo.start()
     request = adapter(wire).decode_request(copy.deepcopy(body), memo)  # a fresh parse
-    memo.finish()
+    memo.finish(1_000)
     return request
 
 
@@ -58,10 +58,20 @@ def test_an_edited_message_is_decoded_again_and_the_others_are_kept(wire: Wire) 
     memo = ItemMemo()
     decode(wire, BODIES[wire](3), memo)
     edited = BODIES[wire](3)
-    edited["messages"][0]["content"] = "Read the stages, twice."
+    edited["messages"][2] = copy.deepcopy(edited["messages"][2])
+    middle = edited["messages"][2]
+    if wire is Wire.CHAT:
+        middle["content"] = "stage 0, edited"
+    else:
+        middle["content"][0]["content"] = "stage 0, edited"
     again = decode(wire, edited, memo)
     assert (memo.reused, memo.fresh) == (6, 1)
     assert again == adapter(wire).decode_request(edited)
+    # Another first item is another conversation of the session: decoded whole.
+    other = BODIES[wire](3)
+    other["messages"][0]["content"] = "Another task."
+    decode(wire, other, memo)
+    assert (memo.reused, memo.fresh) == (0, 7)
 
 
 def test_a_refused_body_leaves_the_previous_messages_in_place() -> None:
@@ -72,16 +82,37 @@ def test_a_refused_body_leaves_the_previous_messages_in_place() -> None:
     memo.start()
     with pytest.raises(Exception, match="role"):
         adapter(Wire.CHAT).decode_request(broken, memo)
+    memo.abort()
     decode(Wire.CHAT, chat(3), memo)
     assert (memo.reused, memo.fresh) == (5, 2)
+
+
+def _decoded_into(memos: SessionMemos, session: str, body: dict[str, Any], size: int) -> ItemMemo:
+    memo = memos.get(session)
+    memo.start()
+    adapter(Wire.CHAT).decode_request(copy.deepcopy(body), memo)
+    memos.finish(session, memo, size)
+    return memo
 
 
 def test_the_memos_are_bounded_by_the_bytes_of_their_bodies() -> None:
     memos = SessionMemos(max_bytes=1_000, min_bytes=100)
     for n in range(5):
-        memos.keep(f"s{n}", ItemMemo(), 400)
+        _decoded_into(memos, f"s{n}", chat(2), 400)
     assert len(memos) == 2 and memos.held_bytes == 800
-    assert memos.get("s0").reused == 0  # an evicted session starts afresh
-    memos.keep("huge", ItemMemo(), 5_000)
-    memos.keep("tiny", ItemMemo(), 50)
-    assert len(memos) == 2  # neither a body over the whole bound nor a short one is kept
+    assert _decoded_into(memos, "s0", chat(2), 400).reused == 0  # evicted: afresh
+    _decoded_into(memos, "tiny", chat(2), 50)
+    assert "tiny" not in memos._memos  # a short body is not kept
+    _decoded_into(memos, "huge", chat(2), 5_000)
+    assert len(memos) == 1 and memos.held_bytes == 5_000  # kept alone, the others dropped
+
+
+def test_a_side_request_of_the_session_does_not_wipe_its_main_conversation() -> None:
+    """A title request or a subagent shares the session id: its own first item keeps it
+    apart, and the main loop's next request still finds its history."""
+    memos = SessionMemos(min_bytes=0)
+    _decoded_into(memos, "s", chat(4), 500)
+    side = {"model": "m", "messages": [{"role": "user", "content": "Title this session."}]}
+    _decoded_into(memos, "s", side, 10)
+    again = _decoded_into(memos, "s", chat(5), 600)
+    assert (again.reused, again.fresh) == (9, 2)

@@ -259,7 +259,8 @@ def growing(draw: st.DrawFn) -> tuple[list[Message], list[int]]:
     messages: list[Message] = [user("task")]
     pending: list[str] = []
     for n in range(draw(st.integers(1, 30))):
-        kind = draw(st.sampled_from(["user", "system", "call", "calls", "result", "late", "x"]))
+        kinds = ["user", "system", "call", "calls", "result", "late", "x", "again"]
+        kind = draw(st.sampled_from(kinds))
         if kind == "user":
             messages.append(user(f"note {n}"))
         elif kind == "system":
@@ -274,6 +275,9 @@ def growing(draw: st.DrawFn) -> tuple[list[Message], list[int]]:
             messages.append(results_in_user(pending.pop()))
         elif kind == "x":
             messages.append(tool(f"c{max(0, n - 3)}", "a result again"))
+        elif kind == "again":  # an id made before, made again (some backends reuse ids)
+            messages.append(calls(f"c{max(0, n - 3)}"))
+            pending.append(f"c{max(0, n - 3)}")
     cuts = sorted(draw(st.lists(st.integers(1, len(messages)), max_size=6)))
     return messages, [*cuts, len(messages)]
 
@@ -298,3 +302,15 @@ def test_a_re_sent_history_is_segmented_from_its_last_turns_only() -> None:
     assert len(kept) == 49 and start == kept[-1].end == 97  # the last two turns read again
     copies = [Message(m.role, list(m.parts)) for m in history]  # equal, not the same objects
     assert turns_module._resumed(copies) == ([], 0)
+
+
+def test_a_reused_call_id_answered_late_is_segmented_as_a_whole_conversation_would_be() -> None:
+    """Some backends reuse call ids: a new result for ``c`` reaches back to the first turn
+    that made ``c``, so a resumed segmentation must not keep that turn as it was."""
+    history = [user("task"), calls("c"), tool("c")]
+    for n in range(40):
+        history += [calls(f"d{n}"), tool(f"d{n}")]
+    history.append(calls("c"))  # the id again, its result still to come
+    segment(history)
+    later = [*history, tool("c"), user("go on")]
+    assert segment(later) == turns_module._segment(later, message_tokens, [], 0)

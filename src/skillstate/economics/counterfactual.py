@@ -67,15 +67,14 @@ def blocks_of(request: Request) -> Blocks:
     head, head_marks = tokenizer.head(request)
     running = hash((running, *head))
     found = _earlier.find(request.messages)
+    marks: list[tuple[int, float]] = [(0, _ttl(head_marks))] if head_marks else []
     if found is not None and found[1].chain[0] == running:
         covered, earlier = found
         chain, ends = earlier.chain[: covered + 1], earlier.ends[: covered + 1]
-        marks = [mark for mark in earlier.marks if mark[0] <= covered]
+        marks += [mark for mark in earlier.marks if 1 <= mark[0] <= covered]
         running = chain[-1]
     else:
-        covered, chain, ends, marks = 0, array("q", [running]), array("q", [head[1]]), []
-        if head_marks:
-            marks.append((0, _ttl(head_marks)))
+        covered, chain, ends = 0, array("q", [running]), array("q", [head[1]])
     for message in request.messages[covered:]:
         key, tokens = tokenizer.message_key(message)
         running = hash((running, message.role, *key))

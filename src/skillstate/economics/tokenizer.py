@@ -268,11 +268,7 @@ def message_key(message: Message) -> tuple[tuple[int, int, int], int]:
     if message.counted is not None:
         return message.counted
     text, images = _counted(message)
-    key = (len(text), hash(text))
-    tokens = _memo.get(key)
-    if tokens is None:
-        tokens = count_tokens(text)
-        _memo.put(key, tokens)
+    key, tokens = _memoized(text)
     found = (*key, images), tokens + images * IMAGE_TOKENS + MESSAGE_OVERHEAD
     message.counted = found
     return found

@@ -7,64 +7,100 @@ message item of the previous request (the parsed JSON value) with the canonical 
 it became; an adapter decoding the next request asks it for each item by position, and an item
 equal to the one at that position last time is answered with the same ``Message`` object,
 without decoding it again. Equal is Python's ``==`` on parsed JSON, which compares in C and
-costs a fraction of a millisecond for megabytes of history; it holds ``1``, ``1.0`` and
-``true`` at the same place for equal, a difference no client makes when it re-sends its own
-history. Everything downstream can then tell a message it saw before by identity.
+costs a fraction of a millisecond for megabytes of history. It is looser than the bytes: it
+holds ``1``, ``1.0`` and ``true`` at the same place for equal, and objects whose keys come in
+another order; the reused message then keeps the spelling and key order of the earlier
+request, a difference no client makes when it re-sends its own history. Everything downstream
+can then tell a message it saw before by identity.
+
+A session may carry more than one conversation (a host's side requests and subagents share
+its session id): the memo keeps the latest few (``THREADS``), told apart by their first item,
+so a title request does not make the main loop's next request decode afresh.
 
 The canonical model is treated as immutable after decoding (nothing in the gateway changes a
 request's messages in place; lanes build new lists), which is what makes sharing the objects
 between requests safe.
 
-A memo is swapped only when the whole request decoded (``finish``): a body refused half-way
-leaves the previous request's items in place. ``SessionMemos`` bounds them: the sessions whose
-bodies add up to ``max_bytes`` at most, the least recently used dropped first, and none for a
-body under ``min_bytes`` (a short history decodes fast; its memo would only cost memory).
+A memo is kept only when the whole request decoded (``finish``): a body refused half-way
+leaves the previous items in place (``abort`` drops what it had read). ``SessionMemos`` bounds
+them: the sessions whose kept bodies add up to ``max_bytes`` at most, the least recently used
+dropped first, and none for a body under ``min_bytes`` (a short history decodes fast; its memo
+would only cost memory, about three times the body's bytes).
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+THREADS = 3
+"""Conversations one session's memo keeps, the most recently decoded first."""
+
+
+@dataclass(slots=True)
+class _Thread:
+    raw: list[Any] = field(default_factory=list)
+    decoded: list[Any] = field(default_factory=list)
+    size: int = 0
 
 
 class ItemMemo:
     """One session's previous message items and their decoded messages (see the module)."""
 
-    __slots__ = ("_decoded", "_next", "_raw", "fresh", "reused")
+    __slots__ = ("_next", "_old", "_threads", "fresh", "reused")
 
     def __init__(self) -> None:
-        self._raw: list[Any] = []
-        self._decoded: list[Any] = []
-        self._next: tuple[list[Any], list[Any]] = ([], [])
+        self._threads: list[_Thread] = []
+        self._old = _Thread()
+        self._next = _Thread()
         self.reused = 0
-        """Items answered from the previous request in the last decode."""
+        """Items answered from an earlier request in the last decode."""
         self.fresh = 0
         """Items decoded in the last decode."""
 
+    @property
+    def held_bytes(self) -> int:
+        """The bodies of the conversations kept, in bytes."""
+        return sum(thread.size for thread in self._threads)
+
     def start(self) -> None:
-        self._next = ([], [])
+        self._old, self._next = _Thread(), _Thread()
         self.reused = self.fresh = 0
 
     def item(self, index: int, raw: Any, decode: Callable[[Any, str], T], path: str) -> T:
         """Item ``index`` of the messages (``raw``), decoded by ``decode(raw, path[index])``
-        unless it equals the previous request's item there."""
-        if index < len(self._raw) and self._raw[index] == raw:
-            found: T = self._decoded[index]
+        unless it equals the earlier request's item there; the first item chooses which
+        earlier request of the session that is."""
+        if index == 0:
+            self._old = next((t for t in self._threads if t.raw and t.raw[0] == raw), _Thread())
+        old = self._old
+        if index < len(old.raw) and old.raw[index] == raw:
+            found: T = old.decoded[index]
             self.reused += 1
         else:
             found = decode(raw, f"{path}[{index}]")
             self.fresh += 1
-        self._next[0].append(raw)
-        self._next[1].append(found)
+        self._next.raw.append(raw)
+        self._next.decoded.append(found)
         return found
 
-    def finish(self) -> None:
-        """The request decoded whole: its items are the ones the next request is read by."""
-        self._raw, self._decoded = self._next
-        self._next = ([], [])
+    def finish(self, size: int, keep: bool = True) -> None:
+        """The request (a body of ``size`` bytes) decoded whole: its items are the ones a
+        later request of its conversation is read by (unless ``keep`` is false)."""
+        done, self._next, old = self._next, _Thread(), self._old
+        self._old = _Thread()
+        if not keep:
+            return
+        done.size = size
+        self._threads = [done, *(t for t in self._threads if t is not old)][:THREADS]
+
+    def abort(self) -> None:
+        """The request was refused half-way: what it had read is dropped."""
+        self._old, self._next = _Thread(), _Thread()
 
 
 def decode_items(
@@ -78,14 +114,13 @@ def decode_items(
 
 class SessionMemos:
     """An ``ItemMemo`` per session, the most recently used kept while their bodies add up to
-    ``max_bytes`` (a body's length stands for what its memo holds)."""
+    ``max_bytes`` (a body's length stands for what its memo holds); the session decoded last
+    is always kept, alone if its body is over the bound."""
 
     def __init__(self, max_bytes: int = 8 * 1024 * 1024, min_bytes: int = 128 * 1024) -> None:
         self.max_bytes = max_bytes
         self.min_bytes = min_bytes
-        """A shorter body decodes in a few milliseconds: its memo would cost more memory (a
-        few times its bytes) than it saves time, so none is kept."""
-        self._memos: OrderedDict[str, tuple[ItemMemo, int]] = OrderedDict()
+        self._memos: OrderedDict[str, ItemMemo] = OrderedDict()
         self._bytes = 0
 
     def __len__(self) -> int:
@@ -100,17 +135,18 @@ class SessionMemos:
         if found is None:
             return ItemMemo()
         self._memos.move_to_end(session)
-        return found[0]
+        return found
 
-    def keep(self, session: str, memo: ItemMemo, size: int) -> None:
-        """``memo`` holds the items of a body of ``size`` bytes now."""
-        old = self._memos.pop(session, None)
-        if old is not None:
-            self._bytes -= old[1]
-        if size > self.max_bytes or size < self.min_bytes:
-            return  # decoded whole each time rather than kept
-        self._memos[session] = (memo, size)
-        self._bytes += size
-        while self._bytes > self.max_bytes:
-            _, (_, dropped) = self._memos.popitem(last=False)
-            self._bytes -= dropped
+    def finish(self, session: str, memo: ItemMemo, size: int) -> None:
+        """``memo`` decoded a whole body of ``size`` bytes: kept if that body is worth it."""
+        worth = size >= self.min_bytes
+        before = memo.held_bytes if self._memos.get(session) is memo else 0
+        memo.finish(size, keep=worth)
+        if not memo.held_bytes:
+            return
+        self._memos[session] = memo
+        self._memos.move_to_end(session)
+        self._bytes += memo.held_bytes - before
+        while self._bytes > self.max_bytes and len(self._memos) > 1:
+            _, dropped = self._memos.popitem(last=False)
+            self._bytes -= dropped.held_bytes

@@ -88,9 +88,12 @@ def _decode(
         key = f"{wire.value}:{session.id}"
         memo = memos.get(key)
         memo.start()
-        decoded = adapter(wire).decode_request(body, memo)
-        memo.finish()
-        memos.keep(key, memo, size)
+        try:
+            decoded = adapter(wire).decode_request(body, memo)
+        except BaseException:
+            memo.abort()
+            raise
+        memos.finish(key, memo, size)
     except ProtocolError as exc:
         raise Refusal(exc.status, exc.message) from exc
     except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
@@ -107,7 +110,7 @@ def _session(request: web.Request, wire: Wire, body: dict[str, Any]) -> SessionI
     it from is refused by the adapter first, in its own words."""
     try:
         return resolve_session(request.headers, body, wire)
-    except (TypeError, ValueError, KeyError, IndexError, AttributeError):
+    except (ProtocolError, TypeError, ValueError, KeyError, IndexError, AttributeError):
         adapter(wire).decode_request(body)
         raise
 

@@ -187,7 +187,10 @@ def _resumed(messages: Sequence[Message]) -> tuple[list[Turn], int]:
 
 
 def _remember(messages: Sequence[Message], turns: list[Turn]) -> None:
-    calls = {call: turn.index for turn in turns for call in turn.calls}
+    calls: dict[str, int] = {}
+    for turn in turns:  # a repeated id: its first turn is the one a late result extends
+        for call in turn.calls:
+            calls.setdefault(call, turn.index)
     _segmented.keep(messages, _Segmented(tuple(turns), calls))
 
 
