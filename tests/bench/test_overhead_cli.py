@@ -25,16 +25,16 @@ def test_the_cli_offers_every_arm_the_benchmark_knows() -> None:
 
 def test_all_arms_by_default_on_both_workloads() -> None:
     chosen = plan([], "1.0")
-    assert chosen.arms == (Arm.DIRECT, Arm.OFF, Arm.HYBRID, Arm.LITELLM)
+    assert chosen.arms == (Arm.DIRECT, Arm.FORWARDER, Arm.OFF, Arm.HYBRID, Arm.LITELLM)
     assert chosen.workloads == (Workload.SHORT, Workload.LONG)
-    assert chosen.arms_for(Workload.SHORT) == (Arm.DIRECT, Arm.OFF, Arm.LITELLM)
+    assert chosen.arms_for(Workload.SHORT) == (Arm.DIRECT, Arm.FORWARDER, Arm.OFF, Arm.LITELLM)
     assert chosen.arms_for(Workload.LONG) == chosen.arms
     assert chosen.notes == ()
 
 
 def test_without_litellm_the_other_arms_run_and_it_says_so() -> None:
     chosen = plan([], None)
-    assert chosen.arms == (Arm.DIRECT, Arm.OFF, Arm.HYBRID)
+    assert chosen.arms == (Arm.DIRECT, Arm.FORWARDER, Arm.OFF, Arm.HYBRID)
     assert any("not installed" in note and "make peers" in note for note in chosen.notes)
 
 
@@ -44,6 +44,9 @@ def test_direct_always_runs_and_the_long_session_only_with_hybrid() -> None:
     assert chosen.workloads == (Workload.SHORT,)
     assert any("baseline" in note for note in chosen.notes)
     assert plan(["direct", "hybrid"], None).workloads == (Workload.SHORT, Workload.LONG)
+    both = plan(["forwarder", "hybrid"], None)
+    assert both.arms_for(Workload.SHORT) == (Arm.DIRECT, Arm.FORWARDER)
+    assert both.arms_for(Workload.LONG) == (Arm.DIRECT, Arm.FORWARDER, Arm.HYBRID)
 
 
 def test_an_empty_folder_has_no_litellm(tmp_path: Path) -> None:
@@ -114,7 +117,16 @@ def test_without_a_peer_the_report_has_no_ratios() -> None:
 def test_help_names_the_arms_and_options() -> None:
     result = CliRunner().invoke(cli, ["bench", "overhead", "--help"])
     assert result.exit_code == 0, result.output
-    for word in ("direct", "hybrid", "litellm", "--arm", "--seconds", "--turns", "--json"):
+    for word in (
+        "direct",
+        "forwarder",
+        "hybrid",
+        "litellm",
+        "--arm",
+        "--seconds",
+        "--turns",
+        "--json",
+    ):
         assert word in result.output
 
 

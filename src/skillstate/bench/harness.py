@@ -1,5 +1,5 @@
-"""What the process benchmarks share: free ports, the mock provider and the gateway started as
-a user would start them, readiness, percentiles and resident memory."""
+"""What the process benchmarks share: free ports, the mock provider, the bare forwarder and the
+gateway started as a user would start them, readiness, percentiles and resident memory."""
 
 from __future__ import annotations
 
@@ -138,6 +138,20 @@ def gateway(mode: str, upstream: str) -> Iterator[Server]:
             yield Server(f"http://127.0.0.1:{port}", proc.pid)
         finally:
             stop(proc)
+
+
+@contextlib.contextmanager
+def forwarder(upstream: str) -> Iterator[Server]:
+    """``skillstate.bench.forwarder`` (the bare aiohttp forwarder, the floor for a Python proxy)
+    in front of ``upstream``, in a process of its own, stopped on exit."""
+    port = free_port()
+    command = [sys.executable, "-m", "skillstate.bench.forwarder", "--port", str(port)]
+    command += ["--upstream", upstream]
+    proc = subprocess.Popen(command, env=bench_env(), stderr=subprocess.DEVNULL)
+    try:
+        yield Server(f"http://127.0.0.1:{port}", proc.pid)
+    finally:
+        stop(proc)
 
 
 @dataclass(frozen=True, slots=True)

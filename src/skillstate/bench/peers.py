@@ -1,17 +1,19 @@
-"""Gateway overhead against a peer: one run, one mock upstream, one load generator, four arms.
+"""Gateway overhead against a peer: one run, one mock upstream, one load generator, five arms.
 
 - ``direct``: the mock provider itself (the baseline every other arm is compared with);
+- ``forwarder``: ``skillstate.bench.forwarder``, a bare aiohttp server relaying raw bodies (the
+  floor for a Python proxy: what ``off`` adds over it is what skillstate itself costs);
 - ``off``: ``skillstate serve --mode off`` (lanes off: what the gateway costs as a proxy);
 - ``hybrid``: ``skillstate serve --mode hybrid`` on a long session (the state lane's real cost);
 - ``litellm``: LiteLLM's proxy (``litellm_proxy``), where ``make peers`` installed it.
 
-Two workloads: ``short``, the small request of ``skillstate.bench.overhead``, for direct, off
-and litellm; and ``long``, a Chat request after ``turns`` tool steps of 3 KB file reads, with
-its tool, which runs when ``hybrid`` is chosen, for every chosen arm (so that hybrid is
-compared with going direct, with pass-through and with the peer on the same body). Each worker
-is a session of its own. Every cell (workload, plain or streamed, concurrency 1 or 64) warms
-each arm, then alternates the arms for ``rounds`` rounds so that drift in the machine's load
-hits them alike.
+Two workloads: ``short``, the small request of ``skillstate.bench.overhead``, for direct,
+forwarder, off and litellm; and ``long``, a Chat request after ``turns`` tool steps of 3 KB file
+reads, with its tool, which runs when ``hybrid`` is chosen, for every chosen arm (so that hybrid
+is compared with going direct, with the bare forwarder, with pass-through and with the peer on
+the same body). Each worker is a session of its own. Every cell (workload, plain or streamed,
+concurrency 1 or 64) warms each arm, then alternates the arms for ``rounds`` rounds so that
+drift in the machine's load hits them alike.
 """
 
 from __future__ import annotations
@@ -27,7 +29,14 @@ from typing import Any
 import aiohttp
 
 from skillstate import jsonio
-from skillstate.bench.harness import Server, gateway, mock_provider, tree_rss_mb, wait_ready
+from skillstate.bench.harness import (
+    Server,
+    forwarder,
+    gateway,
+    mock_provider,
+    tree_rss_mb,
+    wait_ready,
+)
 from skillstate.bench.litellm_proxy import MASTER_KEY, Peer, installed_version, litellm_proxy
 from skillstate.bench.load import Headers, Row, Sample, load, row
 from skillstate.bench.overhead import BODY
@@ -42,6 +51,7 @@ _PATH = "/v1/chat/completions"
 
 class Arm(enum.StrEnum):
     DIRECT = "direct"
+    FORWARDER = "forwarder"
     OFF = "off"
     HYBRID = "hybrid"
     LITELLM = "litellm"
@@ -183,6 +193,8 @@ class _Running:
 def _servers(the_plan: Plan, venv: Path, mock: str) -> Iterator[_Running]:
     with contextlib.ExitStack() as stack:
         running = _Running({Arm.DIRECT: Server(mock, 0)})
+        if Arm.FORWARDER in the_plan.arms:
+            running.servers[Arm.FORWARDER] = stack.enter_context(forwarder(mock))
         for arm in (Arm.OFF, Arm.HYBRID):
             if arm in the_plan.arms:
                 running.servers[arm] = stack.enter_context(gateway(arm.value, mock))

@@ -77,7 +77,7 @@ def _mode(stream: bool) -> str:
 
 def _cell_line(workload: Workload, r: Row) -> str:
     return (
-        f"{workload.value:5} {r.arm:7} {_mode(r.stream):6} {r.concurrency:4d} {r.requests:6d} "
+        f"{workload.value:5} {r.arm:9} {_mode(r.stream):6} {r.concurrency:4d} {r.requests:6d} "
         f"{r.rps:8.0f} {r.p50_ms:8.3f} {r.p99_ms:8.3f} "
         f"{_ms(r.ttfb_p50_ms):>8} {_ms(r.ttfb_p99_ms):>8}"
     )
@@ -85,7 +85,7 @@ def _cell_line(workload: Workload, r: Row) -> str:
 
 def _added_line(a: Added) -> str:
     line = (
-        f"  {a.workload.value:5} {a.arm:7} {_mode(a.stream):6} c={a.concurrency:<3} "
+        f"  {a.workload.value:5} {a.arm:9} {_mode(a.stream):6} c={a.concurrency:<3} "
         f"p50 {a.p50_ms:+.3f} ms, p99 {a.p99_ms:+.3f} ms, "
         f"throughput {a.throughput:.2f}x of direct"
     )
@@ -147,7 +147,7 @@ def format_report(report: Report) -> str:
     lines = [
         f"skillstate {__version__} overhead against direct and a peer, {report.cores} cores; "
         f"long session: {report.turns} tool steps, {report.long_kb:.0f} KB",
-        f"{'load':5} {'arm':7} {'mode':6} {'conc':>4} {'req':>6} {'req/s':>8} "
+        f"{'load':5} {'arm':9} {'mode':6} {'conc':>4} {'req':>6} {'req/s':>8} "
         f"{'p50 ms':>8} {'p99 ms':>8} {'ttfb50':>8} {'ttfb99':>8}",
     ]
     lines += [_cell_line(c.workload, c.row) for c in report.cells]

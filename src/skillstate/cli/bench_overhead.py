@@ -12,7 +12,7 @@ import click
 
 from skillstate.bench.litellm_proxy import DEFAULT_VENV
 
-ARMS = ("direct", "off", "hybrid", "litellm")
+ARMS = ("direct", "forwarder", "off", "hybrid", "litellm")
 
 
 @click.command("overhead")
@@ -72,10 +72,11 @@ def overhead_command(
 
     \b
     Arms, all in front of the same mock provider:
-      direct   the mock itself (the baseline)
-      off      skillstate serve --mode off, on a short request and on the long session
-      hybrid   skillstate serve --mode hybrid, on the long session
-      litellm  LiteLLM's proxy (no database, telemetry off), on both
+      direct     the mock itself (the baseline)
+      forwarder  a bare aiohttp forwarder (the floor for a Python proxy), on both
+      off        skillstate serve --mode off, on a short request and on the long session
+      hybrid     skillstate serve --mode hybrid, on the long session
+      litellm    LiteLLM's proxy (no database, telemetry off), on both
     """
     from skillstate.bench.peers import run
     from skillstate.bench.peers_report import format_report
