@@ -88,6 +88,27 @@ class ItemMemo:
         self._next.decoded.append(found)
         return found
 
+    def items(self, raw: list[Any], decode: Callable[[Any, str], T], path: str) -> list[T]:
+        """All of ``raw`` as ``item`` would give them one by one. The common case, a history
+        that only grew, is told by one comparison of the earlier items with the start of
+        ``raw`` (in C), and only the new ones are decoded."""
+        if not raw:
+            return []
+        first = self.item(0, raw[0], decode, path)
+        old = self._old
+        known = len(old.raw)
+        if known > 1 and len(raw) >= known and raw[1:known] == old.raw[1:known]:
+            self._next.raw.extend(raw[1:known])
+            self._next.decoded.extend(old.decoded[1:known])
+            self.reused += known - 1
+            return [first, *old.decoded[1:known], *self._rest(raw, known, decode, path)]
+        return [first, *self._rest(raw, 1, decode, path)]
+
+    def _rest(
+        self, raw: list[Any], start: int, decode: Callable[[Any, str], T], path: str
+    ) -> list[T]:
+        return [self.item(i, raw[i], decode, path) for i in range(start, len(raw))]
+
     def finish(self, size: int, keep: bool = True) -> None:
         """The request (a body of ``size`` bytes) decoded whole: its items are the ones a
         later request of its conversation is read by (unless ``keep`` is false)."""
@@ -109,7 +130,7 @@ def decode_items(
     """``items`` decoded one by one, through ``memo`` when there is one."""
     if memo is None:
         return [decode(item, f"{path}[{i}]") for i, item in enumerate(items)]
-    return [memo.item(i, item, decode, path) for i, item in enumerate(items)]
+    return memo.items(items, decode, path)
 
 
 class SessionMemos:
