@@ -6,11 +6,10 @@ import pytest
 
 from skillstate.conversation import Message, Request, Text, Tool, ToolChoice, Wire
 from skillstate.conversation.model import Params
-from skillstate.state.envelope import EnvelopeError
+from skillstate.state.envelope import EnvelopeError, parse_json_object
 from skillstate.state.handover import (
     HANDOVER_HEADING,
     can_hand_over,
-    handover_patch,
     handover_request,
 )
 from skillstate.state.schema import StateSchema
@@ -73,7 +72,7 @@ def test_a_client_forcing_a_tool_call_gets_no_handover(
     ],
 )
 def test_the_patch_is_the_reply_or_its_last_json_block(text: str, patch: object) -> None:
-    assert handover_patch(text) == patch
+    assert parse_json_object(text) == patch
 
 
 @pytest.mark.parametrize(
@@ -85,5 +84,5 @@ def test_the_patch_is_the_reply_or_its_last_json_block(text: str, patch: object)
     ],
 )
 def test_a_reply_without_one_object_is_no_patch(text: str, code: str) -> None:
-    found = handover_patch(text)
+    found = parse_json_object(text)
     assert isinstance(found, EnvelopeError) and found.code == code

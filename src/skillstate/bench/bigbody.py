@@ -35,18 +35,8 @@ import aiohttp
 
 from skillstate import __version__, jsonio
 from skillstate.bench.harness import mock_and_gateway, percentile, rss_mb, wait_ready
+from skillstate.bench.history import TOOLS
 from skillstate.eventloop import new_loop
-
-_TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "read_file",
-            "description": "Read a file of the project.",
-            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
-        },
-    }
-]
 
 
 def tool_loop_body(result: str, session: str) -> dict[str, object]:
@@ -58,7 +48,7 @@ def tool_loop_body(result: str, session: str) -> dict[str, object]:
     }
     return {
         "model": "bench-model",
-        "tools": _TOOLS,
+        "tools": TOOLS,
         "messages": [
             {"role": "system", "content": "You are a careful coding agent."},
             {"role": "user", "content": f"Summarise {session}.b64."},

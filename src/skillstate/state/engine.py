@@ -30,10 +30,15 @@ from skillstate.economics.tokenizer import count_tokens, prime
 from skillstate.state.boundary import Decision, Opening, decide
 from skillstate.state.description import describe_session
 from skillstate.state.diff import state_changes
-from skillstate.state.envelope import EnvelopeError, correction_note, parse_envelope
+from skillstate.state.envelope import (
+    EnvelopeError,
+    correction_note,
+    parse_envelope,
+    parse_json_object,
+)
 from skillstate.state.epoch_record import DOC_NAME, Epoch, Span, anchor
 from skillstate.state.epochs import CachePrices, upstream_prices
-from skillstate.state.handover import can_hand_over, handover_patch, handover_request
+from skillstate.state.handover import can_hand_over, handover_request
 from skillstate.state.internal import PatchResult, answer_recall, answer_skill_state
 from skillstate.state.merge import apply_patch
 from skillstate.state.mode import Mode
@@ -278,7 +283,7 @@ class StateEngine:
 
     async def _apply_handover(self, session: str, response: Response) -> str:
         text = "".join(p.text for p in response.message.parts if isinstance(p, Text))
-        patch = handover_patch(text)
+        patch = parse_json_object(text)  # the whole reply, or its last ```json block
         if isinstance(patch, EnvelopeError):
             return f"no patch: {patch.reason}"
         arguments = jsonio.dumps_str({"patch": patch})

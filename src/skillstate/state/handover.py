@@ -25,7 +25,6 @@ from __future__ import annotations
 import dataclasses
 
 from skillstate.conversation.model import Json, Message, Request, Text
-from skillstate.state.envelope import EnvelopeError, parse_json_object
 from skillstate.state.render import NOTE_LABEL, state_json
 from skillstate.state.schema import StateSchema
 
@@ -65,9 +64,3 @@ def handover_request(request: Request, state: Json, schema: StateSchema) -> Requ
     )
     messages = [*request.messages, Message("user", [Text(text)])]
     return dataclasses.replace(request, messages=messages)
-
-
-def handover_patch(text: str) -> Json | EnvelopeError:
-    """The patch in the handover reply's ``text``: the whole reply if it is one JSON object,
-    else its last fenced ``json`` block."""
-    return parse_json_object(text)
