@@ -47,7 +47,7 @@ class TooDeep(ValueError):
 
 def loads(raw: bytes | str) -> Any:
     """Read one JSON document; a ``ValueError`` names what is wrong with it."""
-    steps = _reading(raw)
+    steps = reading(raw)
     while True:
         try:
             next(steps)
@@ -59,7 +59,7 @@ async def loads_cooperatively(raw: bytes | str) -> Any:
     """``loads``, letting the event loop run other work between its steps: reading a body of
     many megabytes takes tens of milliseconds, which would otherwise all fall on whatever
     other client is waiting."""
-    steps = _reading(raw)
+    steps = reading(raw)
     while True:
         try:
             next(steps)
@@ -79,8 +79,9 @@ through, cutting and putting back would cost (an agent history of a few megabyte
 strings gains nothing from the cut)."""
 
 
-def _reading(raw: bytes | str) -> Generator[None, None, Any]:
-    """The steps of ``loads``: it yields between them, and returns the value."""
+def reading(raw: bytes | str, max_depth: int = MAX_DEPTH) -> Generator[None, None, Any]:
+    """The steps of ``loads``: it yields between them, and returns the value. ``max_depth``:
+    for a piece of a document read on its own (``splice``), the levels left to it."""
     data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
     cut = (yield from longjson.read(data)) if len(data) >= CUT_FROM else None
     if cut is not None:
@@ -93,8 +94,8 @@ def _reading(raw: bytes | str) -> Generator[None, None, Any]:
     else:
         data = cut[0]  # the integer check looks at the skeleton: the rest is strings
     yield
-    if isinstance(value, list | dict) and _too_deep(value):
-        raise TooDeep(f"nests deeper than {MAX_DEPTH} levels")
+    if isinstance(value, list | dict) and _too_deep(value, max_depth):
+        raise TooDeep(f"nests deeper than {max_depth} levels")
     value = yield from _exact_integers(data, value)
     if cut is not None:
         value = yield from longjson.put_back(value, cut[1])
@@ -123,8 +124,8 @@ _WALK_BUDGET = 2_000
 """How many values the depth check visits in Python before it hands over to orjson."""
 
 
-def _too_deep(value: list[Any] | dict[str, Any]) -> bool:
-    """Whether ``value`` nests deeper than ``MAX_DEPTH``. A walk costs little for the usual
+def _too_deep(value: list[Any] | dict[str, Any], max_depth: int = MAX_DEPTH) -> bool:
+    """Whether ``value`` nests deeper than ``max_depth``. A walk costs little for the usual
     body (a few thousand values, some of them long strings) and grows with the number of
     values; past ``_WALK_BUDGET`` of them, orjson's writer decides instead, in one C-speed
     pass that grows with the bytes: it stops at ``_WRITER_DEPTH`` levels, so it is asked to
@@ -135,19 +136,19 @@ def _too_deep(value: list[Any] | dict[str, Any]) -> bool:
     stack: list[tuple[list[Any] | dict[str, Any], int]] = [(value, 1)]
     while stack:
         node, depth = stack.pop()
-        if depth > MAX_DEPTH:
+        if depth > max_depth:
             return True
         children = node.values() if isinstance(node, dict) else node
         budget -= len(children)
         if budget < 0:
-            return _too_deep_for_writer(value)
+            return _too_deep_for_writer(value, max_depth)
         stack.extend((child, depth + 1) for child in children if isinstance(child, list | dict))
     return False
 
 
-def _too_deep_for_writer(value: list[Any] | dict[str, Any]) -> bool:
+def _too_deep_for_writer(value: list[Any] | dict[str, Any], max_depth: int) -> bool:
     probe: Any = value
-    for _ in range(_WRITER_DEPTH - MAX_DEPTH):
+    for _ in range(_WRITER_DEPTH - max_depth):
         probe = [probe]
     try:
         orjson.dumps(probe)

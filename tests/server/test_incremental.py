@@ -50,8 +50,8 @@ async def test_per_request_work_does_not_grow_with_the_history(
     real_counted = tokenizer._counted
     monkeypatch.setattr(tokenizer, "_counted", lambda m: counted.append(1) or real_counted(m))
     hashed: list[int] = []
-    real_anchor = epoch_record.anchor
-    monkeypatch.setattr(epoch_record, "anchor", lambda m: hashed.append(len(m)) or real_anchor(m))
+    real_pieces = epoch_record._pieces
+    monkeypatch.setattr(epoch_record, "_pieces", lambda p: hashed.append(1) or real_pieces(p))
     headers = {"x-skillstate-session": f"append-{mode}", "x-skillstate-mode": mode}
     work: list[tuple[int, int, int]] = []
     async with (
@@ -74,5 +74,7 @@ async def test_per_request_work_does_not_grow_with_the_history(
     assert max(fresh for fresh, _, _ in late) <= 2, work
     # Counted: the new messages, and what a boundary renders anew (never the history).
     assert max(texts for _, texts, _ in late) <= 8, work
-    # Hashed for the epoch check: nothing, or a prefix once after a boundary moved it.
+    # Hashed for the epoch check: nothing, or at a boundary the parts it added to the
+    # collapsed prefix (ten turns of two one-part messages here), never the prefix again.
+    assert max(hashed_now for *_, hashed_now in late) <= 20, work
     assert sum(1 for *_, hashed_now in late if hashed_now) <= len(late) // 4, work

@@ -58,7 +58,7 @@ class PrefixMemo(Generic[T]):
         """``value`` is what was computed over ``messages``."""
         if not self.min_messages <= len(messages) <= self.max_messages:
             return
-        refs = tuple(weakref.ref(message) for message in messages)
+        refs = tuple(map(weakref.ref, messages))
         key = id(messages[0])
         with self._lock:
             old = self._kept.pop(key, None)

@@ -34,6 +34,7 @@ from skillstate.conversation import (
     ToolCall,
     ToolResult,
 )
+from skillstate.conversation.prefixes import PrefixMemo
 
 #: The o200k_base pre-tokenization pattern, as published with the encoding.
 _O200K_PATTERN = "|".join(
@@ -209,7 +210,21 @@ def count_request(request: Request) -> int:
     """An offline estimate of a request's input tokens: the system prompt and tool
     definitions, then every message as ``message_tokens`` counts it."""
     (_, tokens), _ = head(request)
-    return tokens + sum(message_tokens(message) for message in request.messages)
+    return tokens + messages_tokens(request.messages)
+
+
+def messages_tokens(messages: Sequence[Message]) -> int:
+    """``message_tokens`` summed over ``messages``; a re-sent history's sum is taken up where
+    it was left (``PrefixMemo``)."""
+    found = _summed.find(messages)
+    done, tokens = (0, 0) if found is None else found
+    tokens += sum(message_tokens(message) for message in messages[done:])
+    if len(messages) > done:
+        _summed.keep(messages, tokens)
+    return tokens
+
+
+_summed: PrefixMemo[int] = PrefixMemo()
 
 
 def head(request: Request) -> tuple[tuple[tuple[int, int], int], list[CacheMark]]:

@@ -16,7 +16,16 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from skillstate.conversation import Message, Part, Request, Response, StopReason, Text, Usage
+from skillstate.conversation import (
+    Message,
+    Part,
+    Request,
+    Response,
+    StopReason,
+    Text,
+    Usage,
+    Wire,
+)
 from skillstate.economics.tokenizer import count_tokens
 from skillstate.pipeline.lane import LaneContext, LaneOutcome
 from skillstate.protocols import adapter
@@ -82,7 +91,8 @@ class CompactionLane:
     async def __call__(self, request: Request, context: LaneContext) -> LaneOutcome:
         if context.mode is Mode.OFF:
             return LaneOutcome(request)
-        request = unwrap_summaries(request) or request
+        if context.client_wire is Wire.RESPONSES:  # the one wire whose items they are
+            request = unwrap_summaries(request) or request
         kind = compaction_of(request)
         if kind is None:
             return LaneOutcome(request)

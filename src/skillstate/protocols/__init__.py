@@ -71,6 +71,7 @@ class Adapter:
     decode_error: Callable[[int, Json | None], tuple[ErrorKind, str]]
     response_id: Callable[[str], str]
     for_upstream: Callable[[Request], Request] = _as_is
+    history_key: str = "messages"
 
 
 def adapter(wire: Wire) -> Adapter:

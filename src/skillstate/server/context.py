@@ -12,6 +12,7 @@ from skillstate.ledger.recorder import Recorder
 from skillstate.pipeline.lane import Lane
 from skillstate.protocols.memo import SessionMemos
 from skillstate.server.history import ResponseHistory
+from skillstate.splice import Bodies
 from skillstate.state.engine import StateEngine
 from skillstate.state.mode import Mode
 from skillstate.upstream.circuit import Circuit
@@ -46,6 +47,9 @@ class GatewayContext:
     """Writes the ledger (/cost, /metrics); None: nothing is recorded."""
     memos: SessionMemos = field(default_factory=SessionMemos)
     """Each session's previous messages, decoded (``protocols.memo``)."""
+    bodies: Bodies = field(default_factory=Bodies)
+    """Recent long bodies, charted so that the next one is parsed from its new bytes
+    (``splice``)."""
 
     def circuit(self, upstream: str) -> Circuit:
         """The circuit breaker of ``upstream`` (one per upstream, made on first use)."""

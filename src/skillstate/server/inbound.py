@@ -12,7 +12,8 @@ from typing import Any
 from aiohttp import web
 
 from skillstate import jsonio
-from skillstate.conversation import ErrorKind, ProtocolError, Request, ToolResult, Wire
+from skillstate.conversation import ErrorKind, Message, ProtocolError, Request, ToolResult, Wire
+from skillstate.conversation.prefixes import PrefixMemo
 from skillstate.protocols import adapter
 from skillstate.protocols.memo import SessionMemos
 from skillstate.server.context import GATEWAY
@@ -65,7 +66,7 @@ async def read_inbound(request: web.Request, wire: Wire) -> Inbound:
     if not raw:
         raise Refusal(400, "request body is empty; expected a JSON object")
     try:
-        body = await jsonio.loads_cooperatively(raw)
+        body = await gateway.bodies.read(raw, adapter(wire).history_key)
     except jsonio.TooDeep as exc:
         raise Refusal(400, f"request body {exc}") from exc
     except ValueError as exc:
@@ -124,18 +125,31 @@ def _check_counts(decoded: Request, max_messages: int, max_parts: int) -> None:
             f"request has {len(decoded.messages):,} messages; "
             f"this gateway accepts at most {max_messages:,} (max_messages)",
         )
-    parts = len(decoded.system)
-    for message in decoded.messages:
-        parts += len(message.parts)
-        for part in message.parts:
-            if isinstance(part, ToolResult):
-                parts += len(part.content)
+    parts = len(decoded.system) + _parts(decoded.messages)
     if parts > max_parts:
         raise Refusal(
             400,
             f"request has {parts:,} content parts; "
             f"this gateway accepts at most {max_parts:,} (max_parts)",
         )
+
+
+def _parts(messages: list[Message]) -> int:
+    """Each message's parts and the items of each tool result; a re-sent history's count is
+    taken up where it was left (``PrefixMemo``)."""
+    found = _counted_parts.find(messages)
+    done, parts = (0, 0) if found is None else found
+    for message in messages[done:]:
+        parts += len(message.parts)
+        for part in message.parts:
+            if isinstance(part, ToolResult):
+                parts += len(part.content)
+    if len(messages) > done:
+        _counted_parts.keep(messages, parts)
+    return parts
+
+
+_counted_parts: PrefixMemo[int] = PrefixMemo()
 
 
 def check_json_type(request: web.Request) -> None:

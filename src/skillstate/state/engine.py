@@ -18,7 +18,7 @@ import hashlib
 import logging
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -97,6 +97,8 @@ class Prepared:
     handover: Request | None = None
     """The handover round to send before ``request``, at a passed-through session's first
     boundary (``state.handover``); ``hand_over`` takes its reply and renders ``request`` anew."""
+    decision: Decision | None = None
+    """Hybrid mode's boundary decision (the turns and where they went)."""
     rejected: str | None = None
     """Why a patch of this request was refused, when one was (for the client's
     ``x-skillstate-state`` and the ledger): paper mode's envelope, cleared when a retry fixed
@@ -120,7 +122,7 @@ class StateEngine:
             tool.name: tool for tool in (skill_state_tool(config.schema), recall_tool())
         }
         self._tool_tokens: int | None = None  # counted once the tokenizer is loaded
-        self._last: OrderedDict[str, Json] = OrderedDict()
+        self._last: OrderedDict[str, _Last] = OrderedDict()
         # Write-through: this process is the only writer of its sessions' epochs.
         self._epochs: OrderedDict[str, Json | None] = OrderedDict()
 
@@ -171,7 +173,7 @@ class StateEngine:
             prepared = Prepared(session, Mode.PAPER, request, outbound, record, None, report)
         else:
             prepared = await self._hybrid(session, record, request, upstream)
-        self._remember(self._last, session, prepared.report)
+        self._remember(self._last, session, _Last.of(prepared))
         return prepared
 
     async def _start(self, session: str, record: StateRecord, request: Request) -> StateRecord:
@@ -247,6 +249,7 @@ class StateEngine:
         prepared = Prepared(
             session, Mode.HYBRID, request, outbound, record, epoch, report, internal, upstream
         )
+        prepared.decision = decision
         if passthrough and epoch is not None and self._hands_over(request):
             prepared.handover = handover_request(request, record.state, self.config.schema)
             report["handover"] = "asked"
@@ -435,7 +438,7 @@ class StateEngine:
         if prepared.mode is not Mode.HYBRID or not self.config.options.seed_from_tools:
             return
         messages = prepared.client.messages
-        turns = [*messages, response.message] if response is not None else messages
+        answered = response is not None and response.message.role == "assistant"
         start = prepared.epoch.cut if prepared.epoch else 0
         schema = self.config.schema
 
@@ -445,7 +448,9 @@ class StateEngine:
             if schema.shape("step") is not None and "step" not in current.meta.get(
                 "model_keys", []
             ):
-                step = assistant_turns(turns)
+                step = assistant_turns(messages)
+                if answered and (not messages or messages[-1].role != "assistant"):
+                    step += 1  # the reply this finishes is a turn of its own
                 seeded = {**seeded, "step": step}
             if seeded == current.state and step == current.step:
                 return None
@@ -468,7 +473,8 @@ class StateEngine:
             return None
         record = await self.store.load(session)
         epoch = await self.store.get_doc(session, DOC_NAME)
-        last = self._last.get(session)
+        kept = self._last.get(session)
+        last = kept.shown() if kept is not None else None
         entries = await self.archive.entries(session)
         return describe_session(info, record, epoch, last, entries)
 
@@ -503,8 +509,6 @@ def _ends(span: range) -> tuple[int, int]:
 def _report(
     decision: Decision, epoch: Epoch | None, record: StateRecord, client: Request, out: Request
 ) -> Json:
-    head = epoch.head if epoch else 0
-    cut = epoch.cut if epoch else 0
     return {
         "mode": "hybrid",
         "step": record.step,
@@ -513,8 +517,31 @@ def _report(
         "outbound_messages": len(out.messages),
         "recomputed": decision.recomputed,
         "epoch": epoch.number if epoch else 0,
-        "turns": [_turn_entry(t, head, cut) for t in decision.turns],
     }
+
+
+@dataclass(frozen=True, slots=True)
+class _Last:
+    """What ``/state`` shows of the request the engine took last: its report, and in hybrid
+    mode where each turn went (listed only when asked: a long session has thousands)."""
+
+    report: Json
+    turns: Sequence[Turn] | None = None
+    head: int = 0
+    cut: int = 0
+
+    @classmethod
+    def of(cls, prepared: Prepared) -> _Last:
+        if prepared.decision is None:
+            return cls(prepared.report)
+        epoch = prepared.epoch
+        head, cut = (epoch.head, epoch.cut) if epoch else (0, 0)
+        return cls(prepared.report, prepared.decision.turns, head, cut)
+
+    def shown(self) -> Json:
+        if self.turns is None:
+            return self.report
+        return {**self.report, "turns": [_turn_entry(t, self.head, self.cut) for t in self.turns]}
 
 
 def _turn_entry(turn: Turn, head: int, cut: int) -> Json:

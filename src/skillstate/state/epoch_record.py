@@ -103,32 +103,28 @@ class Epoch:
         )
 
     def holds(self, messages: Sequence[Message]) -> bool:
-        """Whether the client's ``messages`` still extend the history this epoch was built on.
-
-        The prefix is hashed once: when it is made of the very message objects it was last
-        found to hold with (a re-sent history is, ``protocols.memo``), it still holds."""
-        if len(messages) < self.cut:
-            return False
-        prefix = messages[: self.cut]
-        if _verified.find(prefix) == (len(prefix), self.anchor):
-            return True
-        if anchor(prefix) != self.anchor:
-            return False
-        _verified.keep(prefix, self.anchor)
-        return True
+        """Whether the client's ``messages`` still extend the history this epoch was built on
+        (``anchor`` hashes only what it has not hashed before)."""
+        return len(messages) >= self.cut and anchor(messages[: self.cut]) == self.anchor
 
 
-_verified: PrefixMemo[str] = PrefixMemo(min_messages=1)
-"""The anchor each conversation's epoch prefix was last found to hold with, by its messages."""
+_hashed: PrefixMemo[Any] = PrefixMemo(min_messages=1)
+"""Per conversation, the anchor's hash state over the longest prefix hashed so far, by its
+messages: a re-sent history is made of the same message objects (``protocols.memo``), so a
+longer prefix hashes only the messages it adds."""
 
 
 def anchor(messages: Sequence[Message]) -> str:
-    digest = hashlib.blake2b(digest_size=16)
-    for message in messages:
+    found = _hashed.find(messages)
+    done, digest = (0, hashlib.blake2b(digest_size=16)) if found is None else found
+    digest = digest.copy()  # the kept state stays that of its own prefix
+    for message in messages[done:]:
         digest.update(message.role.encode() + b"\0")
         for part in message.parts:
             for piece in _pieces(part):
                 digest.update(piece.encode("utf-8", "surrogatepass") + b"\0")
+    if len(messages) > done:
+        _hashed.keep(messages, digest.copy())
     return digest.hexdigest()
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from skillstate import jsonio
 from skillstate.conversation.model import Json, Message, Text, ToolCall, ToolResult
+from skillstate.conversation.prefixes import PrefixMemo
 from skillstate.state.merge import apply_patch
 from skillstate.state.schema import RESERVED_KEYS, JsonKind, StateSchema, fits
 
@@ -77,7 +78,7 @@ def seed_state(
     state: Json, messages: Sequence[Message], schema: StateSchema, *, window: range | None = None
 ) -> Json:
     """``state`` with its holes filled from the tool calls in ``messages[window]`` (all of them
-    when ``window`` is ``None``); results are looked up anywhere in ``messages``.
+    when ``window`` is ``None``); results are looked up anywhere after the window's start.
 
     Adds, for keys the schema has: ``files`` entries (path -> what was done there, e.g.
     ``read, edited``) for paths Σ does not hold; ``errors_tried`` entries for failed calls, keyed
@@ -87,7 +88,8 @@ def seed_state(
     The input is never mutated.
     """
     calls = [p for m in _window(messages, window) for p in m.parts if isinstance(p, ToolCall)]
-    results = {p.call_id: p for m in messages for p in m.parts if isinstance(p, ToolResult)}
+    answers = messages if window is None else messages[window.start :]  # results follow calls
+    results = {p.call_id: p for m in answers for p in m.parts if isinstance(p, ToolResult)}
     patch: Json = {}
     files = _holes(state, schema, "files", _files(calls), MAX_SEEDED_FILES)
     if files:
@@ -105,14 +107,21 @@ def seed_state(
 
 def assistant_turns(messages: Sequence[Message]) -> int:
     """How many model turns ``messages`` hold: runs of consecutive assistant messages (one
-    turn may be several messages on wires that split it)."""
-    turns = 0
-    previous = None
-    for message in messages:
+    turn may be several messages on wires that split it). A re-sent history's count is
+    taken up where it was left (``PrefixMemo``)."""
+    found = _counted_turns.find(messages)
+    done, turns = (0, 0) if found is None else found
+    previous = messages[done - 1].role if done else None
+    for message in messages[done:]:
         if message.role == "assistant" and previous != "assistant":
             turns += 1
         previous = message.role
+    if len(messages) > done:
+        _counted_turns.keep(messages, turns)
     return turns
+
+
+_counted_turns: PrefixMemo[int] = PrefixMemo()
 
 
 def file_actions(calls: Sequence[ToolCall]) -> dict[str, str]:

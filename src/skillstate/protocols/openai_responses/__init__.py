@@ -41,6 +41,7 @@ ADAPTER = Adapter(
     error_body=error_body,
     decode_error=decode_error,
     response_id=response_id,
+    history_key="input",
 )
 
 __all__ = [
