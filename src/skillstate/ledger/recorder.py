@@ -113,17 +113,16 @@ class Recorder:
         return out
 
     async def _write(self, exchanges: list[Exchange | None]) -> None:
-        rows: list[Row] = []
-        for exchange in exchanges:
-            if exchange is None:
-                continue
-            await tokenizer.prime(exchange.request.messages)
-            # Counting and hashing a long history takes milliseconds: on a worker thread, so
-            # the event loop keeps serving meanwhile (one worker: the session order holds).
-            rows.extend(await asyncio.to_thread(self.rows, exchange))
+        done = [exchange for exchange in exchanges if exchange is not None]
+        # Counting and hashing a long history takes milliseconds: on a worker thread, so the
+        # event loop keeps serving meanwhile; the whole batch in one trip, in its order.
+        rows = await asyncio.to_thread(self._rows_of, done) if done else []
         await self.ledger.append(rows)
         for row in rows:
             self.metrics.row(row)
+
+    def _rows_of(self, exchanges: list[Exchange]) -> list[Row]:
+        return [row for exchange in exchanges for row in self.rows(exchange)]
 
     async def _sweep(self) -> None:
         self._swept = self._clock()
