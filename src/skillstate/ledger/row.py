@@ -3,7 +3,8 @@ no keys."""
 
 from __future__ import annotations
 
-from dataclasses import astuple, dataclass, fields
+import operator
+from dataclasses import dataclass, fields
 
 LOCAL = "local"
 """The upstream of a reply the gateway made itself (nothing went upstream)."""
@@ -47,7 +48,11 @@ class Row:
     included, in order (``"503,200"``; 0 for no answer); on round 0 only."""
 
     def values(self) -> tuple[object, ...]:
-        return astuple(self)
+        values: tuple[object, ...] = _VALUES(self)
+        return values
 
 
 COLUMNS = tuple(f.name for f in fields(Row))
+_VALUES = operator.attrgetter(*COLUMNS)
+"""A row's values in column order (``dataclasses.astuple`` copies each value deeply: a
+hundred times slower, and a row holds only numbers and strings)."""
