@@ -42,6 +42,8 @@ _TOKENS = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"|[\[\]{},]', re.DOTALL)
 
 _SPACE = b" \t\r\n"
 _TOKENS_PER_STEP = 4096
+_AT_ONCE = 64 * 1024
+"""A body shorter than this is parsed without a step: well under a millisecond."""
 
 Steps = Generator[None, None, Any]
 
@@ -207,7 +209,10 @@ class Bodies:
         return self._bytes
 
     async def read(self, raw: bytes, key: str) -> Any:
-        """``raw`` parsed, as ``jsonio.loads_cooperatively`` would."""
+        """``raw`` parsed, as ``jsonio.loads_cooperatively`` would (a body too short to hold
+        the event loop is read in one go: each step costs a turn of the loop)."""
+        if len(raw) < min(self.min_bytes, _AT_ONCE):
+            return jsonio.loads(raw)
         steps = self._reading(raw, key)
         while True:
             try:
