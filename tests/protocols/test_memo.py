@@ -116,3 +116,60 @@ def test_a_side_request_of_the_session_does_not_wipe_its_main_conversation() -> 
     _decoded_into(memos, "s", side, 10)
     again = _decoded_into(memos, "s", chat(5), 600)
     assert (again.reused, again.fresh) == (9, 2)
+
+
+# --- the Responses wire: items decoded in groups (one assistant turn is a run of items) ----
+
+ITEM_KINDS = {
+    "user": {"role": "user", "content": "next"},
+    "reasoning": {"type": "reasoning", "id": "rs", "summary": []},
+    "text": {
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": "so"}],
+    },
+    "call": {"type": "function_call", "call_id": "c", "name": "read", "arguments": "{}"},
+    "output": {"type": "function_call_output", "call_id": "c", "output": "done"},
+}
+
+
+def responses(kinds: list[str]) -> dict[str, Any]:
+    items = []
+    for n, kind in enumerate(kinds):
+        item = copy.deepcopy(ITEM_KINDS[kind])
+        if kind in ("call", "output"):
+            item["call_id"] = f"c{n if kind == 'call' else n - 1}"
+        if kind == "user":
+            item["content"] = f"step {n}"
+        items.append(item)
+    return {"model": "m", "input": [{"role": "user", "content": "Start."}, *items]}
+
+
+def test_a_grown_responses_input_reuses_its_closed_messages_and_goes_on_with_the_last() -> None:
+    memo = ItemMemo()
+    first = decode(Wire.RESPONSES, responses(["reasoning", "call", "output", "reasoning"]), memo)
+    grown = ["reasoning", "call", "output", "reasoning", "call", "output", "user"]
+    second = decode(Wire.RESPONSES, responses(grown), memo)
+    assert second.messages == adapter(Wire.RESPONSES).decode_request(responses(grown)).messages
+    assert second.messages[1] is first.messages[1]  # the first turn, closed by its output
+    # The last turn had one item; the next request's call joins it: decoded again, whole.
+    assert second.messages[3] is not first.messages[3]
+    assert len(second.messages[3].parts) == 2
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+KINDS = st.lists(st.sampled_from(sorted(ITEM_KINDS)), max_size=12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(first=KINDS, cut=st.integers(0, 12), added=KINDS)
+def test_any_responses_input_decodes_through_the_memo_as_it_does_whole(
+    first: list[str], cut: int, added: list[str]
+) -> None:
+    memo = ItemMemo()
+    for kinds in (first, first[:cut] + added, first[:cut] + added):
+        through = decode(Wire.RESPONSES, responses(kinds), memo)
+        whole = adapter(Wire.RESPONSES).decode_request(responses(kinds))
+        assert through.messages == whole.messages

@@ -11,6 +11,7 @@ import pytest
 
 from skillstate.economics import tokenizer
 from skillstate.protocols.openai_chat import messages as chat_messages
+from skillstate.protocols.openai_responses import messages as responses_messages
 from skillstate.state import epoch_record
 from skillstate.testing import Reply, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
@@ -78,3 +79,53 @@ async def test_per_request_work_does_not_grow_with_the_history(
     # collapsed prefix (ten turns of two one-part messages here), never the prefix again.
     assert max(hashed_now for *_, hashed_now in late) <= 20, work
     assert sum(1 for *_, hashed_now in late if hashed_now) <= len(late) // 4, work
+
+
+def responses_body(turns: int) -> dict[str, Any]:
+    items: list[dict[str, Any]] = [{"role": "user", "content": "Read every stage."}]
+    for n in range(turns):
+        items.append({"type": "reasoning", "id": f"rs_{n}", "summary": []})
+        items.append(
+            {
+                "type": "function_call",
+                "call_id": f"call_{n}",
+                "name": "read_file",
+                "arguments": f'{{"n": {n}}}',
+            }
+        )
+        items.append(
+            {"type": "function_call_output", "call_id": f"call_{n}", "output": f"stage {n} " * 600}
+        )
+    tools = [{"type": "function", "name": "read_file", "parameters": {}}]
+    return {"model": "m", "input": items, "tools": tools}
+
+
+@pytest.mark.parametrize("mode", ["off", "hybrid"])
+async def test_a_responses_history_is_decoded_once_too(
+    mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """This wire's items group into messages (a turn's reasoning and call are one): only the
+    new turn's items, and the last message's when it may go on, are decoded again."""
+    decoded: list[int] = []
+    real_item = responses_messages.decode_item
+    monkeypatch.setattr(
+        responses_messages, "decode_item", lambda *a: decoded.append(1) or real_item(*a)
+    )
+    real_other = responses_messages._decode_other
+    monkeypatch.setattr(
+        responses_messages, "_decode_other", lambda *a: decoded.append(1) or real_other(*a)
+    )
+    headers = {"x-skillstate-session": f"responses-{mode}", "x-skillstate-mode": mode}
+    work: list[int] = []
+    async with (
+        ScriptedUpstream(lambda r: Reply(text="ok")) as up,
+        gateway_for(up.url, settings={"collapse": {"min_turns": 4}}) as gw,
+        aiohttp.ClientSession() as http,
+    ):
+        for turns in range(1, TURNS + 1):
+            decoded.clear()
+            url = gw.url + "/v1/responses"
+            async with http.post(url, json=responses_body(turns), headers=headers) as reply:
+                assert reply.status == 200, await reply.text()
+            work.append(len(decoded))
+    assert max(work[LATE:]) <= 4, work  # the output before, and the new turn's three items

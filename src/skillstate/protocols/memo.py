@@ -30,6 +30,7 @@ would only cost memory, about three times the body's bytes).
 
 from __future__ import annotations
 
+import bisect
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -46,6 +47,8 @@ class _Thread:
     raw: list[Any] = field(default_factory=list)
     decoded: list[Any] = field(default_factory=list)
     size: int = 0
+    starts: list[int] = field(default_factory=list)
+    """For items decoded in groups (``groups``): the item each decoded message begins at."""
 
 
 class ItemMemo:
@@ -104,6 +107,27 @@ class ItemMemo:
             return [first, *old.decoded[1:known], *self._rest(raw, known, decode, path)]
         return [first, *self._rest(raw, 1, decode, path)]
 
+    def groups(
+        self, raw: list[Any], decode_from: Callable[[int], tuple[list[T], list[int]]]
+    ) -> list[T]:
+        """Items that decode in groups (a wire whose one message is a run of items): the
+        earlier request's messages that begin before its first item ``raw`` does not repeat
+        but the last of them (a run may go on), then ``decode_from(start)``: the messages
+        of ``raw[start:]`` and the item each begins at. Restarting where a message began
+        decodes as a whole pass does, the items before it being the same."""
+        if not raw:
+            return []
+        old = next((t for t in self._threads if t.raw and t.raw[0] == raw[0]), _Thread())
+        same = _repeated(old.raw, raw)
+        keep = max(0, bisect.bisect_left(old.starts, same) - 1)
+        start = old.starts[keep] if keep else 0
+        added, starts = decode_from(start)
+        messages = [*old.decoded[:keep], *added]
+        self._next = _Thread(list(raw), messages, starts=[*old.starts[:keep], *starts])
+        self.reused += keep
+        self.fresh += len(added)
+        return messages
+
     def _rest(
         self, raw: list[Any], start: int, decode: Callable[[Any, str], T], path: str
     ) -> list[T]:
@@ -122,6 +146,15 @@ class ItemMemo:
     def abort(self) -> None:
         """The request was refused half-way: what it had read is dropped."""
         self._old, self._next = _Thread(), _Thread()
+
+
+def _repeated(old: list[Any], new: list[Any]) -> int:
+    """How many leading items of ``new`` equal ``old``'s (all of them in one comparison in C
+    when the history only grew)."""
+    if len(new) >= len(old) and new[: len(old)] == old:
+        return len(old)
+    pairs = enumerate(zip(old, new, strict=False))
+    return next((i for i, (a, b) in pairs if a != b), min(len(old), len(new)))
 
 
 def decode_items(

@@ -36,6 +36,7 @@ from skillstate.protocols.fields import (
     required_str,
     without,
 )
+from skillstate.protocols.memo import ItemMemo
 from skillstate.protocols.openai_responses.content import decode_part, encode_part, opaque_data
 from skillstate.protocols.openai_responses.turns import decode_item, encode_items, is_turn_item
 
@@ -43,12 +44,23 @@ _ROLES = ("user", "system", "developer", "assistant")
 _OUTPUTS = {"function_call_output": "function", "custom_tool_call_output": "custom"}
 
 
-def decode_input(items: list[object]) -> list[Message]:
+def decode_input(items: list[object], memo: ItemMemo | None = None) -> list[Message]:
+    """The input's items as messages: a run of an assistant turn's items (its reasoning, text
+    and calls) is one message. ``memo``: the session's previous input (``protocols.memo``)."""
+    if memo is None:
+        return _decode_from(items, 0)[0]
+    return memo.groups(items, lambda start: _decode_from(items, start))
+
+
+def _decode_from(items: list[object], start: int) -> tuple[list[Message], list[int]]:
+    """The messages of ``items[start:]`` (``start`` begins a message), and the item each
+    message begins at."""
     messages: list[Message] = []
+    starts: list[int] = []
     turn: Message | None = None
-    for i, raw in enumerate(items):
+    for i in range(start, len(items)):
         path = f"input[{i}]"
-        item = need_object(raw, path)
+        item = need_object(items[i], path)
         kind = optional_str(item, "type", path)
         if kind in ("message", None) and "role" in item:
             role = required_str(item, "role", path)
@@ -58,11 +70,13 @@ def decode_input(items: list[object]) -> list[Message]:
             if turn is None:
                 turn = Message("assistant", [])
                 messages.append(turn)
+                starts.append(i)
             turn.parts.extend(decode_item(item, i, path))
             continue
         turn = None
         messages.append(_decode_other(item, kind, path))
-    return messages
+        starts.append(i)
+    return messages, starts
 
 
 def _decode_other(item: Json, kind: str | None, path: str) -> Message:

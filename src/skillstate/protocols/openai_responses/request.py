@@ -31,8 +31,8 @@ _MODELLED = ("model", "input", "instructions", "tools", *KEYS)
 
 
 def decode_request(body: Json, memo: ItemMemo | None = None) -> Request:
-    """Validate and read a body. ``memo`` is not used: this wire's items group into messages
-    (a call and its output items join one turn), so none maps to one message alone."""
+    """Validate and read a body; ``memo``: the session's previous input (``protocols.memo``:
+    this wire's items group into messages, so it keeps where each message begins)."""
     body = need_object(body, "body")
     model = required_str(body, "model")
     if not model:
@@ -48,7 +48,7 @@ def decode_request(body: Json, memo: ItemMemo | None = None) -> Request:
         messages = [Message("user", [Text(raw)])]
         hints["input_string"] = True
     else:
-        messages = decode_input(need_list(raw, "input"))
+        messages = decode_input(need_list(raw, "input"), memo)
     instructions = optional_str(body, "instructions")
     extra = without(body, *_MODELLED)
     return Request(
