@@ -54,3 +54,25 @@ def test_the_memory_benchmark_reports_the_gateways_resident_memory() -> None:
     assert 10 < got.start_mb <= got.after_mb * 1.5 and got.idle_mb > 10
     sent = memory.body(7, 3)["messages"]
     assert len(sent) == 2 + 2 * 3 and "Task 7" in sent[1]["content"]
+
+
+@pytest.mark.parametrize("wire", ["chat", "messages", "responses"])
+def test_each_wire_plays_the_same_loop_in_its_own_shape(wire: str) -> None:
+    from skillstate.conversation import Wire
+    from skillstate.protocols import adapter
+
+    history = History(wire)
+    sizes = [len(history.advance()) for _ in range(4)]
+    assert all(2600 < b - a < 3300 for a, b in itertools.pairwise(sizes))
+    wires = {"chat": Wire.CHAT, "messages": Wire.MESSAGES, "responses": Wire.RESPONSES}
+    request = adapter(wires[wire]).decode_request(json.loads(history.body()))
+    calls = [p for m in request.messages for p in m.parts if type(p).__name__ == "ToolCall"]
+    assert [c.id for c in calls] == [f"call_{n:05d}" for n in range(1, 5)]
+    assert request.tools[0].name == "read_file"
+
+
+@pytest.mark.slow
+def test_the_curve_runs_on_the_other_wires() -> None:
+    rows = measure(["off"], [2], repeat=1, wires=("messages", "responses"))
+    assert [row.wire for row in rows] == ["messages", "responses"]
+    assert all(row.cpu_ms > 0 for row in rows)

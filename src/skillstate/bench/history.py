@@ -45,10 +45,12 @@ from skillstate.bench.harness import mock_and_gateway, wait_ready
 from skillstate.eventloop import new_loop
 
 ROUTE = "/v1/chat/completions"
+ROUTES = {"chat": ROUTE, "messages": "/v1/messages", "responses": "/v1/responses"}
+"""The wires the curve can be run on (``--wires``), and their routes."""
 
 LOADS_RUNS = 7
 
-TOOLS = [
+TOOLS: list[dict[str, Any]] = [
     {
         "type": "function",
         "function": {
@@ -88,24 +90,65 @@ def turn_messages(turn: int) -> list[dict[str, Any]]:
     ]
 
 
-class History:
-    """A tool loop's messages, one turn appended at a time."""
+def turn_items(wire: str, turn: int) -> list[dict[str, Any]]:
+    """Turn ``turn`` of the loop in ``wire``'s shape: the same call and file as
+    ``turn_messages``."""
+    if wire == "chat":
+        return turn_messages(turn)
+    call_id = f"call_{turn:05d}"
+    path = {"path": f"src/project/stage_{turn}.py"}
+    if wire == "messages":
+        use = {"type": "tool_use", "id": call_id, "name": "read_file", "input": path}
+        result = {"type": "tool_result", "tool_use_id": call_id, "content": file_text(turn)}
+        return [{"role": "assistant", "content": [use]}, {"role": "user", "content": [result]}]
+    call = {"type": "function_call", "call_id": call_id, "name": "read_file"}
+    return [
+        call | {"arguments": json.dumps(path)},
+        {"type": "function_call_output", "call_id": call_id, "output": file_text(turn)},
+    ]
 
-    def __init__(self) -> None:
+
+class History:
+    """A tool loop's history in one wire's shape, one turn appended at a time."""
+
+    def __init__(self, wire: str = "chat") -> None:
+        self.wire = wire
         self.turns = 0
-        self.messages: list[dict[str, Any]] = [
-            {"role": "system", "content": "You are a careful coding agent."},
-            {"role": "user", "content": "Read the project's stages one by one and summarise them."},
-        ]
+        task = {
+            "role": "user",
+            "content": "Read the project's stages one by one and summarise them.",
+        }
+        self.messages: list[dict[str, Any]] = [task]
+        if wire == "chat":
+            self.messages.insert(0, {"role": "system", "content": SYSTEM})
 
     def advance(self) -> bytes:
         """Append the next turn; the body of the request that carries it."""
         self.turns += 1
-        self.messages += turn_messages(self.turns)
+        self.messages += turn_items(self.wire, self.turns)
         return self.body()
 
     def body(self) -> bytes:
+        if self.wire == "messages":
+            functions = [t["function"] for t in TOOLS]
+            tools = [
+                {
+                    "name": f["name"],
+                    "description": f["description"],
+                    "input_schema": f["parameters"],
+                }
+                for f in functions
+            ]
+            value = {"model": "bench-model", "max_tokens": 1024, "system": SYSTEM}
+            return jsonio.dumps(value | {"tools": tools, "messages": self.messages})
+        if self.wire == "responses":
+            tools = [{"type": "function", **t["function"]} for t in TOOLS]
+            value = {"model": "bench-model", "instructions": SYSTEM, "tools": tools}
+            return jsonio.dumps(value | {"input": self.messages})
         return jsonio.dumps({"model": "bench-model", "tools": TOOLS, "messages": self.messages})
+
+
+SYSTEM = "You are a careful coding agent."
 
 
 def _schedstat_seconds(pid: int) -> float:
@@ -167,6 +210,7 @@ class Row:
     cpu_ms: float  # the gateway's CPU per request, median of the repeats
     cpu_samples_ms: tuple[float, ...]
     loads_ms: float
+    wire: str = "chat"
 
     @property
     def ratio(self) -> float:
@@ -197,10 +241,14 @@ async def _measured(
     return samples
 
 
-async def curve(mode: str, url: str, pid: int, turns: list[int], repeat: int) -> list[Row]:
+async def curve(
+    mode: str, url: str, pid: int, turns: list[int], repeat: int, wire: str = "chat"
+) -> list[Row]:
     """Play one session up to ``max(turns)``, measuring at each of ``turns``."""
-    await wait_ready(url, {"model": "bench-model", "messages": [{"role": "user", "content": "hi"}]})
-    points, rows, history = set(turns), [], History()
+    history = History(wire)
+    probe = History(wire)
+    await wait_ready(url, orjson.loads(probe.body()))
+    points, rows = set(turns), []
     timeout = aiohttp.ClientTimeout(total=600)
     async with aiohttp.ClientSession(timeout=timeout) as session:
         while history.turns < max(turns):
@@ -211,21 +259,25 @@ async def curve(mode: str, url: str, pid: int, turns: list[int], repeat: int) ->
             samples = await _measured(session, url, pid, body, mode, repeat)
             median = statistics.median(samples)
             loads = loads_ms(body)
-            rows.append(Row(mode, history.turns, len(body), median, tuple(samples), loads))
+            rows.append(Row(mode, history.turns, len(body), median, tuple(samples), loads, wire))
     return rows
 
 
-def measure(modes: list[str], turns: list[int], repeat: int) -> list[Row]:
-    """The curve for each mode, each against a gateway (and mock provider) of its own."""
+def measure(
+    modes: list[str], turns: list[int], repeat: int, wires: tuple[str, ...] = ("chat",)
+) -> list[Row]:
+    """The curve for each wire and mode, each against a gateway (and mock provider) of its
+    own."""
     rows: list[Row] = []
     loop = new_loop()
     try:
-        for mode in modes:
-            with mock_and_gateway(mode) as processes:
-                url = processes.gateway_url + ROUTE
-                rows += loop.run_until_complete(
-                    curve(mode, url, processes.gateway_pid, sorted(turns), repeat)
-                )
+        for wire in wires:
+            for mode in modes:
+                with mock_and_gateway(mode) as processes:
+                    url = processes.gateway_url + ROUTES[wire]
+                    rows += loop.run_until_complete(
+                        curve(mode, url, processes.gateway_pid, sorted(turns), repeat, wire)
+                    )
     finally:
         loop.close()
     return rows
@@ -233,12 +285,13 @@ def measure(modes: list[str], turns: list[int], repeat: int) -> list[Row]:
 
 def table(rows: list[Row]) -> str:
     lines = [
-        f"{'turns':>6} {'body KB':>9} {'mode':>7} {'gateway CPU ms/req':>19} "
+        f"{'wire':>9} {'turns':>6} {'body KB':>9} {'mode':>7} {'gateway CPU ms/req':>19} "
         f"{'orjson.loads ms':>16} {'CPU/loads':>10}"
     ]
     for row in rows:
         lines.append(
-            f"{row.turns:6d} {row.body_bytes / 1000:9.1f} {row.mode:>7} {row.cpu_ms:19.2f} "
+            f"{row.wire:>9} {row.turns:6d} {row.body_bytes / 1000:9.1f} {row.mode:>7} "
+            f"{row.cpu_ms:19.2f} "
             f"{row.loads_ms:16.3f} {row.ratio:10.1f}"
         )
     return "\n".join(lines)
@@ -258,16 +311,24 @@ def _modes(text: str) -> list[str]:
     return values
 
 
+def _wires(text: str) -> tuple[str, ...]:
+    values = tuple(part.strip() for part in text.split(",") if part.strip())
+    if not values or not set(values) <= set(ROUTES):
+        raise argparse.ArgumentTypeError(f"wires are among {', '.join(ROUTES)}")
+    return values
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--turns", type=_ints, default=[10, 100, 300, 1000], help="measured")
     parser.add_argument("--modes", type=_modes, default=["hybrid", "off"])
+    parser.add_argument("--wires", type=_wires, default=("chat",), help="chat,messages,responses")
     parser.add_argument("--repeat", type=int, default=3, help="sends of each measured body")
     parser.add_argument("--json", type=Path, default=None, help="also write the rows here")
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
-    rows = measure(args.modes, args.turns, args.repeat)
+    rows = measure(args.modes, args.turns, args.repeat, args.wires)
     print(
         f"skillstate {__version__}: gateway CPU per request as one session's history grows "
         f"(median of {args.repeat}; orjson.loads median of {LOADS_RUNS}; {os.cpu_count()} cores)"

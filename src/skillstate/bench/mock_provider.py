@@ -1,5 +1,6 @@
-"""A minimal, fast OpenAI-style provider for overhead benchmarks: a fixed chat completion, or
-the same as a stream of chunks. It does as little as possible so that what the benchmark
+"""A minimal, fast provider for overhead benchmarks: a fixed chat completion, or the same as a
+stream of chunks; on the Messages and Responses routes a fixed reply of theirs (not streamed:
+the history benchmark's wires). It does as little as possible so that what the benchmark
 measures is the gateway, not the fake.
 
 Run: ``python -m skillstate.bench.mock_provider PORT``.
@@ -8,6 +9,7 @@ Run: ``python -m skillstate.bench.mock_provider PORT``.
 from __future__ import annotations
 
 import sys
+from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
@@ -32,6 +34,48 @@ _COMPLETION = jsonio.dumps(
         "usage": {"prompt_tokens": 100, "completion_tokens": CHUNKS, "total_tokens": 116},
     }
 )
+
+
+_MESSAGE = jsonio.dumps(
+    {
+        "id": "msg_bench",
+        "type": "message",
+        "role": "assistant",
+        "model": "bench-model",
+        "content": [{"type": "text", "text": "ok " * CHUNKS}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 100, "output_tokens": CHUNKS},
+    }
+)
+
+_RESPONSE = jsonio.dumps(
+    {
+        "id": "resp_bench",
+        "object": "response",
+        "created_at": 0,
+        "status": "completed",
+        "model": "bench-model",
+        "output": [
+            {
+                "type": "message",
+                "id": "msg_bench",
+                "status": "completed",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "ok " * CHUNKS, "annotations": []}],
+            }
+        ],
+        "usage": {"input_tokens": 100, "output_tokens": CHUNKS, "total_tokens": 116},
+    }
+)
+
+
+def _fixed(reply: bytes) -> Callable[[web.Request], Awaitable[web.Response]]:
+    async def answer(request: web.Request) -> web.Response:
+        await request.read()
+        return web.Response(body=reply, content_type="application/json")
+
+    return answer
 
 
 def _chunk(delta: dict[str, object], finish: str | None = None) -> bytes:
@@ -75,6 +119,8 @@ MAX_BODY_BYTES = 64 * 1024 * 1024
 def build() -> web.Application:
     app = web.Application(client_max_size=MAX_BODY_BYTES)
     app.router.add_post("/v1/chat/completions", _chat)
+    app.router.add_post("/v1/messages", _fixed(_MESSAGE))
+    app.router.add_post("/v1/responses", _fixed(_RESPONSE))
     return app
 
 
