@@ -148,11 +148,15 @@ class StateEngine:
 
     def _keep_report(self, session: str, report: Json) -> None:
         """A report pushed out of memory, written to the store off the request's path."""
-        task = asyncio.get_running_loop().create_task(
-            self.store.put_doc(session, REPORT_DOC, report)
-        )
+        task = asyncio.get_running_loop().create_task(self._write_report(session, report))
         self._writes.add(task)
         task.add_done_callback(self._writes.discard)
+
+    async def _write_report(self, session: str, report: Json) -> None:
+        try:
+            await self.store.put_doc(session, REPORT_DOC, report)
+        except Exception as error:  # a description the less, never a failed request
+            log.warning("session %s: its last report was not kept (%s)", session, error)
 
     async def _epoch_doc(self, session: str) -> Json | None:
         kept = self._epochs.get(session)
