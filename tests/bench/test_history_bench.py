@@ -76,3 +76,40 @@ def test_the_curve_runs_on_the_other_wires() -> None:
     rows = measure(["off"], [2], repeat=1, wires=("messages", "responses"))
     assert [row.wire for row in rows] == ["messages", "responses"]
     assert all(row.cpu_ms > 0 for row in rows)
+
+
+def test_a_soak_session_starts_over_once_its_body_passes_a_megabyte() -> None:
+    from skillstate.bench.history import History
+    from skillstate.bench.memory import RESTART_BYTES, _Soaker
+
+    soaker = _Soaker("http://127.0.0.1:9/v1/chat/completions", "hybrid", History())
+    sizes, sessions = [], []
+    for _ in range(400):
+        sent, headers = soaker.next_body()
+        sizes.append(len(sent))
+        sessions.append(headers["x-skillstate-session"])
+    assert max(sizes) <= RESTART_BYTES < max(sizes) + 3100
+    restart = sessions.index("soak-2")
+    assert 300 < restart < 400 and sizes[restart] < 4000
+    assert set(sessions) == {"soak-1", "soak-2"}
+
+
+def test_a_soak_is_flat_within_five_percent() -> None:
+    from skillstate.bench.memory import Soak
+
+    assert Soak("hybrid", 60, 10, 1, (100.0, 104.0, 102.0)).flat
+    steady = Soak("hybrid", 60, 10, 1, (100.0, 104.0, 106.0))
+    assert not steady.flat and abs(steady.ratio - 1.06) < 1e-9
+
+
+@pytest.mark.slow
+def test_the_memory_soak_samples_the_gateways_memory_once_warm(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from skillstate.bench import memory
+
+    memory.main(["--soak", "3", "--warm", "1", "--every", "0.5", "--mode", "hybrid"])
+    printed = capsys.readouterr().out
+    assert "soak of 3 s" in printed and "max/min" in printed
+    samples = printed.split("RSS MB once warm: ")[1].split(";")[0].split(", ")
+    assert len(samples) >= 3 and all(float(mb) > 10 for mb in samples)

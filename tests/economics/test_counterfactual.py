@@ -166,3 +166,13 @@ def test_a_changed_marker_on_the_system_prompt_is_read_from_this_request() -> No
     unmarked.system = [Text("sys")]
     assert blocks_of(unmarked) == blocks_of(copy.deepcopy(unmarked))
     assert all(block != 0 for block, _ in blocks_of(unmarked).marks)
+
+
+def test_the_sessions_kept_are_bounded_by_bytes_the_oldest_estimated_cold() -> None:
+    request = _request([_text(1), _text(2), _text(3)])
+    for bound, cached in ((1_000_000, True), (600, False)):
+        cache = PassThroughCache(clock=Clock(), max_bytes=bound)
+        for session in ("a", "b", "c"):
+            cache.estimate(session, blocks_of(request), explicit=False, ratio=1.0)
+        again = cache.estimate("a", blocks_of(request), explicit=False, ratio=1.0)
+        assert (again.cached > 0) is cached

@@ -146,3 +146,24 @@ async def test_the_most_recently_used_sessions_carry_over(tmp_path: Path) -> Non
     assert (await state.load("b")).version == 0
     assert await state.get_doc("a", "epoch") == {"n": 1}  # the failed call, answered in memory
     await db.close()
+
+
+async def test_what_carries_over_is_bounded_by_bytes_too(tmp_path: Path) -> None:
+    from skillstate.storage import ResilientStateStore, SQLiteDatabase, SQLiteStateStore
+
+    db = await SQLiteDatabase.open(tmp_path / "skillstate.db", busy_timeout=0.05)
+    state = ResilientStateStore(SQLiteStateStore(db), remembered=100, remembered_bytes=200)
+    for name in ("a", "b", "c"):
+        await state.commit(name, Change({"text": name * 60}, 1), expected_version=0)
+    other = sqlite3.connect(tmp_path / "skillstate.db", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        await state.put_doc("c", "epoch", {"n": 1})
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert state.degraded is not None
+    assert (await state.load("c")).state == {"text": "c" * 60}
+    assert (await state.load("b")).state == {"text": "b" * 60}
+    assert (await state.load("a")).version == 0  # 3 x ~74 bytes of state: a did not fit
+    await db.close()

@@ -25,11 +25,10 @@ from __future__ import annotations
 
 import time
 from array import array
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
 
+from skillstate.caches import SessionCache
 from skillstate.conversation import CacheMark, Image, Message, Request, Text, ToolCall, ToolResult
 from skillstate.conversation.prefixes import PrefixMemo
 from skillstate.economics import tokenizer
@@ -40,7 +39,6 @@ AUTOMATIC_TTL = 600.0
 EXPLICIT_MIN = 1_024
 LOOKBACK = 20
 TTL = {None: 300.0, "5m": 300.0, "1h": 3600.0}
-V = TypeVar("V")
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,13 +121,23 @@ def calibration(reported_input: int, local_sent: int) -> float:
 
 class PassThroughCache:
     """Per session, what a pass-through's requests would have left in the provider's cache.
-    Bounded to ``sessions`` sessions (least recently used go first)."""
+    Bounded to ``sessions`` sessions and to about ``max_bytes`` for each of its two tables
+    (least recently used go first); a session forgotten is estimated as a cold cache."""
 
-    def __init__(self, sessions: int = 1024, clock: Callable[[], float] = time.time) -> None:
-        self._sessions = sessions
+    def __init__(
+        self,
+        sessions: int = 1024,
+        clock: Callable[[], float] = time.time,
+        *,
+        max_bytes: int = 2 * 1024 * 1024,
+    ) -> None:
         self._clock = clock
-        self._previous: OrderedDict[str, tuple[Blocks, float]] = OrderedDict()
-        self._entries: OrderedDict[str, dict[int, tuple[int, float]]] = OrderedDict()
+        self._previous: SessionCache[tuple[Blocks, float]] = SessionCache(
+            entries=sessions, max_bytes=max_bytes, weigh=_blocks_weight
+        )
+        self._entries: SessionCache[dict[int, tuple[int, float]]] = SessionCache(
+            entries=sessions, max_bytes=max_bytes, weigh=_entries_weight
+        )
 
     def estimate(self, session: str, blocks: Blocks, *, explicit: bool, ratio: float) -> Cached:
         """The pass-through's billing of ``blocks`` now, remembered for the session's next."""
@@ -138,7 +146,7 @@ class PassThroughCache:
         if explicit:
             return self._explicit(session, blocks, ratio, now, total)
         previous = self._previous.get(session)
-        self._remember(self._previous, session, (blocks, now))
+        self._previous.put(session, (blocks, now))
         if previous is None or now - previous[1] > AUTOMATIC_TTL:
             return Cached(total)
         common = _common_prefix(previous[0], blocks)
@@ -151,7 +159,7 @@ class PassThroughCache:
     ) -> Cached:
         entries = {
             chain: entry
-            for chain, entry in self._entries.get(session, {}).items()
+            for chain, entry in (self._entries.get(session) or {}).items()
             if entry[1] > now
         }
         read_end = -1
@@ -174,14 +182,17 @@ class PassThroughCache:
         if read_end >= 0:
             entry_block, expires = entries[blocks.chain[read_end]]
             entries[blocks.chain[read_end]] = (entry_block, max(expires, now + TTL[None]))
-        self._remember(self._entries, session, entries)
+        self._entries.put(session, entries)
         return Cached(total, min(read, total), written, written_1h)
 
-    def _remember(self, table: OrderedDict[str, V], session: str, value: V) -> None:
-        table[session] = value
-        table.move_to_end(session)
-        while len(table) > self._sessions:
-            table.popitem(last=False)
+
+def _blocks_weight(kept: tuple[Blocks, float]) -> int:
+    """Two 8-byte items a block, and the objects around them."""
+    return 256 + 16 * len(kept[0].chain) + 16 * len(kept[0].marks)
+
+
+def _entries_weight(entries: dict[int, tuple[int, float]]) -> int:
+    return 232 + 160 * len(entries)
 
 
 def _common_prefix(left: Blocks, right: Blocks) -> int:

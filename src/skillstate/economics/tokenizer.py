@@ -89,11 +89,11 @@ def _load() -> tiktoken.Encoding:
         del loaded._mergeable_ranks
     del ranks
     gc.collect()
-    _give_back_heap()
+    give_back_heap()
     return loaded
 
 
-def _give_back_heap() -> None:
+def give_back_heap() -> None:
     """glibc's ``malloc_trim``: freed heap returned to the system (nothing elsewhere)."""
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL("libc.so.6").malloc_trim(0)

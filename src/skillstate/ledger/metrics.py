@@ -12,6 +12,8 @@ from skillstate.ledger.row import LOCAL, Row
 
 ACTIVE_WINDOW = 900.0
 """A session is active while its last request is at most this many seconds old."""
+SEEN_SESSIONS = 65_536
+"""The most sessions the active gauge keeps a time for."""
 
 _KINDS = {429: "rate_limit", 502: "bad_gateway", 503: "unavailable", 504: "timeout"}
 
@@ -110,8 +112,14 @@ class Metrics:
             self.errors.labels(row.upstream, _error_kind(row.status)).inc()
         self._seen[row.session] = row.ts
         self._seen.move_to_end(row.session)
-        while len(self._seen) > 65_536:
-            self._seen.popitem(last=False)
+        self._forget_before(row.ts - ACTIVE_WINDOW)
+
+    def _forget_before(self, since: float) -> None:
+        """Only the sessions the gauge can still count are kept (most recent last), and no more
+        than ``SEEN_SESSIONS`` of them."""
+        seen = self._seen
+        while seen and (len(seen) > SEEN_SESSIONS or next(iter(seen.values())) < since):
+            seen.popitem(last=False)
 
     def _active(self) -> float:
         since = time.time() - ACTIVE_WINDOW

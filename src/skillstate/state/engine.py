@@ -14,16 +14,17 @@ Which requests it takes:
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import time
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from skillstate import jsonio
 from skillstate.archive.store import Archive
+from skillstate.caches import SessionCache
 from skillstate.conversation import Json, Message, Request, Response, Text, Tool, ToolCall, Wire
 from skillstate.economics import tokenizer
 from skillstate.economics.tokenizer import count_tokens, prime
@@ -67,6 +68,13 @@ LAST_REPORTS = 1024
 """Sessions whose last-request report and epoch are kept in memory (the report describes what
 the gateway did, for /state, and is worth a store write on no request's path; the epoch is
 read on every request of a session)."""
+REPORT_BYTES = 2 * 1024 * 1024
+"""What the kept reports may weigh together (``_report_weight``); one pushed out is written to
+the store (``REPORT_DOC``) off the request's path, where /state finds it."""
+EPOCH_BYTES = 2 * 1024 * 1024
+"""What the kept epochs may weigh together (their JSON's length); one pushed out is read again
+from the store, where it always is."""
+REPORT_DOC = "last_report"
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +121,9 @@ class StateEngine:
         config: EngineConfig,
         *,
         clock: Callable[[], float] = time.time,
+        kept_sessions: int = LAST_REPORTS,
     ) -> None:
+        """``kept_sessions``: how many sessions' last report and epoch stay in memory."""
         self.store = store
         self.archive = Archive(archive, clock=clock)
         self.config = config
@@ -122,30 +132,55 @@ class StateEngine:
             tool.name: tool for tool in (skill_state_tool(config.schema), recall_tool())
         }
         self._tool_tokens: int | None = None  # counted once the tokenizer is loaded
-        self._last: OrderedDict[str, _Last] = OrderedDict()
-        # Write-through: this process is the only writer of its sessions' epochs.
-        self._epochs: OrderedDict[str, Json | None] = OrderedDict()
+        self._last: SessionCache[_Last] = SessionCache(
+            entries=kept_sessions,
+            max_bytes=REPORT_BYTES,
+            weigh=_report_weight,
+            evicted=lambda session, last: self._keep_report(session, last.shown()),
+        )
+        self._writes: set[asyncio.Task[None]] = set()
+        # Write-through: this process is the only writer of its sessions' epochs. None (no
+        # epoch yet) is kept as {}: the cache's None means "not kept".
+        self._epochs: SessionCache[Json] = SessionCache(
+            entries=kept_sessions, max_bytes=EPOCH_BYTES, weigh=_json_weight
+        )
 
-    @staticmethod
-    def _remember(cache: OrderedDict[str, Any], session: str, value: Any) -> None:
-        cache[session] = value
-        cache.move_to_end(session)
-        if len(cache) > LAST_REPORTS:
-            cache.popitem(last=False)
+    def _remember(self, cache: SessionCache[Json], session: str, value: Json | None) -> None:
+        cache.put(session, {} if value is None else value)
+
+    def _keep_report(self, session: str, report: Json) -> None:
+        """A report pushed out of memory, written to the store off the request's path."""
+        task = asyncio.get_running_loop().create_task(self._write_report(session, report))
+        self._writes.add(task)
+        task.add_done_callback(self._writes.discard)
+
+    async def _write_report(self, session: str, report: Json) -> None:
+        try:
+            await self.store.put_doc(session, REPORT_DOC, report)
+        except Exception as error:  # a description the less, never a failed request
+            log.warning("session %s: its last report was not kept (%s)", session, error)
 
     async def _epoch_doc(self, session: str) -> Json | None:
-        if session in self._epochs:
-            self._epochs.move_to_end(session)
-            return self._epochs[session]
+        kept = self._epochs.get(session)
+        if kept is not None:
+            return kept or None
         doc = await self.store.get_doc(session, DOC_NAME)
         self._remember(self._epochs, session, doc)
         return doc
 
+    async def _last_report(self, session: str) -> Json | None:
+        kept = self._last.get(session)
+        if kept is not None:
+            return kept.shown()
+        await asyncio.gather(*self._writes)
+        return await self.store.get_doc(session, REPORT_DOC)
+
     async def reset(self, session: str) -> tuple[bool, int]:
         """Forget Σ, the epoch and the archive index of ``session``: (had a state, archive
         entries forgotten)."""
-        self._epochs.pop(session, None)
-        self._last.pop(session, None)
+        self._epochs.pop(session)
+        self._last.pop(session)
+        await asyncio.gather(*self._writes)  # a report pushed out is not written after the reset
         had_state = await self.store.reset(session)
         return had_state, await self.archive.forget(session)
 
@@ -173,7 +208,7 @@ class StateEngine:
             prepared = Prepared(session, Mode.PAPER, request, outbound, record, None, report)
         else:
             prepared = await self._hybrid(session, record, request, upstream)
-        self._remember(self._last, session, _Last.of(prepared))
+        self._last.put(session, _Last.of(prepared))
         return prepared
 
     async def _start(self, session: str, record: StateRecord, request: Request) -> StateRecord:
@@ -473,8 +508,7 @@ class StateEngine:
             return None
         record = await self.store.load(session)
         epoch = await self.store.get_doc(session, DOC_NAME)
-        kept = self._last.get(session)
-        last = kept.shown() if kept is not None else None
+        last = await self._last_report(session)
         entries = await self.archive.entries(session)
         return describe_session(info, record, epoch, last, entries)
 
@@ -542,6 +576,15 @@ class _Last:
         if self.turns is None:
             return self.report
         return {**self.report, "turns": [_turn_entry(t, self.head, self.cut) for t in self.turns]}
+
+
+def _report_weight(last: _Last) -> int:
+    """About what a kept report costs in memory: its dict, and a small object per turn."""
+    return 640 + 120 * len(last.turns or ())
+
+
+def _json_weight(doc: Json) -> int:
+    return len(jsonio.dumps(doc))
 
 
 def _turn_entry(turn: Turn, head: int, cut: int) -> Json:

@@ -13,11 +13,11 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Self, TypeVar
 
 from skillstate import jsonio
+from skillstate.caches import SessionCache, compact
 from skillstate.conversation import Json
 from skillstate.storage.memory import MemoryArchiveStore, MemoryStateStore
 from skillstate.storage.protocols import (
@@ -39,6 +39,9 @@ T = TypeVar("T")
 _CALLER_ERRORS = (VersionConflict, StoreLimitError)
 #: How many sessions' latest records the state wrapper keeps for a failover.
 REMEMBERED_SESSIONS = 1000
+#: How many bytes of encoded records it keeps at most, all sessions together.
+REMEMBERED_BYTES = 4 * 1024 * 1024
+_Known = tuple[bytes, int, int, bytes]
 
 
 class _Failover:
@@ -61,7 +64,8 @@ class _Failover:
 
 class ResilientStateStore:
     """A ``StateStore`` over ``primary`` that falls back to memory instead of failing; the
-    ``remembered`` most recently used sessions carry over with their latest record."""
+    ``remembered`` most recently used sessions (at most ``remembered_bytes`` of their encoded
+    records) carry over with their latest record."""
 
     def __init__(
         self,
@@ -69,13 +73,15 @@ class ResilientStateStore:
         *,
         clock: Callable[[], float] = time.time,
         remembered: int = REMEMBERED_SESSIONS,
+        remembered_bytes: int = REMEMBERED_BYTES,
     ) -> None:
         self._primary = primary
-        self._remembered = remembered
         self._clock = clock
         self._switch = _Failover("state store")
         self._fallback: MemoryStateStore | None = None
-        self._known: OrderedDict[str, tuple[bytes, int, int, bytes]] = OrderedDict()
+        self._known: SessionCache[_Known] = SessionCache(
+            entries=remembered, max_bytes=remembered_bytes, weigh=_weight
+        )
         self._locks = SessionLocks()
 
     @classmethod
@@ -115,7 +121,7 @@ class ResilientStateStore:
         return await self._call(lambda store: store.list_sessions())
 
     async def reset(self, session: str) -> bool:
-        self._known.pop(session, None)
+        self._known.pop(session)
         return await self._call(lambda store: store.reset(session))
 
     async def get_doc(self, session: str, name: str) -> Json | None:
@@ -150,14 +156,16 @@ class ResilientStateStore:
         self._known.clear()
 
     def _remember(self, session: str, record: StateRecord) -> None:
-        """Kept encoded: the caller may change the dicts it was given."""
+        """Kept encoded (the caller may change the dicts it was given), each in a buffer of its
+        own length."""
         if self._fallback is not None or record.version == 0:
             return
-        encoded = (jsonio.dumps(record.state), record.version, record.step)
-        self._known[session] = (*encoded, jsonio.dumps(record.meta))
-        self._known.move_to_end(session)
-        while len(self._known) > self._remembered:
-            self._known.popitem(last=False)
+        state, meta = compact(jsonio.dumps(record.state)), compact(jsonio.dumps(record.meta))
+        self._known.put(session, (state, record.version, record.step, meta))
+
+
+def _weight(known: _Known) -> int:
+    return len(known[0]) + len(known[3])
 
 
 class ResilientArchiveStore:
