@@ -15,13 +15,7 @@ from hypothesis import strategies as st
 from skillstate import jsonio
 from skillstate.splice import Bodies, Chart, chart, extend, shared_items
 
-
-def run(steps: Any) -> Any:
-    while True:
-        try:
-            next(steps)
-        except StopIteration as done:
-            return done.value
+run = jsonio.run
 
 
 def charted(raw: bytes, key: str = "messages") -> Chart:

@@ -47,7 +47,11 @@ class TooDeep(ValueError):
 
 def loads(raw: bytes | str) -> Any:
     """Read one JSON document; a ``ValueError`` names what is wrong with it."""
-    steps = reading(raw)
+    return run(reading(raw))
+
+
+def run(steps: Generator[None, None, Any]) -> Any:
+    """What a generator of steps (``reading``, ``splice``) returns, run in one go."""
     while True:
         try:
             next(steps)
@@ -55,17 +59,21 @@ def loads(raw: bytes | str) -> Any:
             return done.value
 
 
-async def loads_cooperatively(raw: bytes | str) -> Any:
-    """``loads``, letting the event loop run other work between its steps: reading a body of
-    many megabytes takes tens of milliseconds, which would otherwise all fall on whatever
-    other client is waiting."""
-    steps = reading(raw)
+async def run_cooperatively(steps: Generator[None, None, Any]) -> Any:
+    """``run``, letting the event loop run other work between the steps."""
     while True:
         try:
             next(steps)
         except StopIteration as done:
             return done.value
         await asyncio.sleep(0)
+
+
+async def loads_cooperatively(raw: bytes | str) -> Any:
+    """``loads``, letting the event loop run other work between its steps: reading a body of
+    many megabytes takes tens of milliseconds, which would otherwise all fall on whatever
+    other client is waiting."""
+    return await run_cooperatively(reading(raw))
 
 
 _SLICE_BYTES = 1024 * 1024

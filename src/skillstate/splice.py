@@ -26,7 +26,6 @@ a parse; extending one costs a pass over what is new. Both are done in steps.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import re
 from collections import OrderedDict
@@ -88,11 +87,13 @@ def chart(raw: bytes, value: Any, key: str) -> Generator[None, None, Chart | Non
     return Chart(raw, key, before, ends, items)
 
 
-def extend(old: Chart, raw: bytes) -> Generator[None, None, tuple[Any, Chart] | None]:
+def extend(
+    old: Chart, raw: bytes, kept: int | None = None
+) -> Generator[None, None, tuple[Any, Chart] | None]:
     """``raw`` parsed, and its chart, where it repeats ``old`` to the end of an item at
     least; None where it does not, or where the rest cannot be read on its own (read ``raw``
-    whole: that is the verdict on it)."""
-    kept = shared_items(old, raw)
+    whole: that is the verdict on it). ``kept``: ``shared_items(old, raw)``, when known."""
+    kept = shared_items(old, raw) if kept is None else kept
     if kept == 0:
         return None
     at = old.ends[kept - 1]
@@ -213,18 +214,12 @@ class Bodies:
         the event loop is read in one go: each step costs a turn of the loop)."""
         if len(raw) < min(self.min_bytes, _AT_ONCE):
             return jsonio.loads(raw)
-        steps = self._reading(raw, key)
-        while True:
-            try:
-                next(steps)
-            except StopIteration as done:
-                return done.value
-            await asyncio.sleep(0)
+        return await jsonio.run_cooperatively(self._reading(raw, key))
 
     def _reading(self, raw: bytes, key: str) -> Steps:
-        found = self._best(raw, key) if len(raw) >= self.min_bytes else None
+        found, shared = self._best(raw, key) if len(raw) >= self.min_bytes else (None, 0)
         if found is not None:
-            spliced = yield from extend(self._charts[found], raw)
+            spliced = yield from extend(self._charts[found], raw, shared)
             if spliced is not None:
                 value, grown = spliced
                 self._keep(grown, replacing=found)
@@ -237,8 +232,9 @@ class Bodies:
                 self._keep(charted, replacing=found)
         return value
 
-    def _best(self, raw: bytes, key: str) -> int | None:
-        """The kept chart whose first item ``raw`` repeats, and the most items of."""
+    def _best(self, raw: bytes, key: str) -> tuple[int | None, int]:
+        """The kept chart whose first item ``raw`` repeats, and the most items of; and how
+        many."""
         best, most = None, 0
         for handle, kept in self._charts.items():
             if kept.key != key or not kept.ends:
@@ -248,7 +244,7 @@ class Bodies:
             shared = shared_items(kept, raw)
             if shared > most:
                 best, most = handle, shared
-        return best
+        return best, most
 
     def _keep(self, kept: Chart, replacing: int | None) -> None:
         if replacing is not None:
