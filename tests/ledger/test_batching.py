@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import aiohttp
+import pytest
 
 from skillstate.ledger import report
 from skillstate.testing import Reply, ScriptedUpstream
@@ -14,7 +15,9 @@ from skillstate.testing.gateway import gateway_for
 BODY = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
 
 
-async def test_requests_close_together_share_one_write_and_all_are_recorded() -> None:
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+async def test_requests_close_together_share_one_write_and_all_are_recorded(stream: bool) -> None:
+    body = {**BODY, "stream": stream}
     async with (
         ScriptedUpstream(lambda r: Reply(text="ok")) as up,
         gateway_for(up.url) as gw,
@@ -30,15 +33,18 @@ async def test_requests_close_together_share_one_write_and_all_are_recorded() ->
             writes.append(len(rows))
             await real_append(rows)
 
-        async with http.post(gw.url + "/v1/chat/completions", json=BODY) as reply:
+        async with http.post(gw.url + "/v1/chat/completions", json=body) as reply:
             assert reply.status == 200  # the first, whose row takes the longest
         await recorder.flush()
         ledger.append = append  # type: ignore[method-assign]
         for _ in range(6):
-            async with http.post(gw.url + "/v1/chat/completions", json=BODY) as reply:
+            async with http.post(gw.url + "/v1/chat/completions", json=body) as reply:
                 assert reply.status == 200
+                await reply.read()
             await asyncio.sleep(0.005)  # each alone would be written by now
         await recorder.flush()
         assert sum(writes) == 6
         assert len(writes) <= 3, writes  # a window or two for the six (one each without it)
-        assert (await report(ledger))["totals"]["requests"] == 7
+        totals = (await report(ledger))["totals"]
+        assert totals["requests"] == 7
+        assert totals["output_tokens"] > 0  # each reply's usage, a stream's too

@@ -24,4 +24,4 @@ def test_sessions_older_than_the_window_are_not_kept() -> None:
         if line.startswith("skillstate_sessions_active ")
     ]
     assert active == ["skillstate_sessions_active 1.0"]
-    assert len(metrics._seen) == 1  # what it holds, not only what it shows
+    assert metrics.sessions_held() == 1  # what it holds, not only what it shows

@@ -157,6 +157,24 @@ def test_a_grown_responses_input_reuses_its_closed_messages_and_goes_on_with_the
     assert len(second.messages[3].parts) == 2
 
 
+def test_a_responses_message_the_next_items_do_not_join_is_the_very_same_object() -> None:
+    """Without it the last message of every request is new to everything downstream, which
+    tells a re-sent history by identity: the whole history would be segmented again."""
+    memo = ItemMemo()
+    first = decode(Wire.RESPONSES, responses(["reasoning", "call", "output"]), memo)
+    grown = ["reasoning", "call", "output", "reasoning", "call", "output"]
+    second = decode(Wire.RESPONSES, responses(grown), memo)
+    assert all(a is b for a, b in zip(first.messages, second.messages, strict=False))
+    assert (memo.reused, memo.fresh) == (3, 2)
+    calls = ["reasoning", "call"]
+    fourth = decode(Wire.RESPONSES, responses(calls), memo)
+    parallel = [*calls, "call", "output"]  # a second call joins the run: it went on
+    fifth = decode(Wire.RESPONSES, responses(parallel), memo)
+    assert fifth.messages[1] is not fourth.messages[1]
+    assert len(fifth.messages[1].parts) == 3
+    assert fifth.messages == adapter(Wire.RESPONSES).decode_request(responses(parallel)).messages
+
+
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 

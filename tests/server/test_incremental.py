@@ -9,10 +9,12 @@ from typing import Any
 import aiohttp
 import pytest
 
+from skillstate.bench.history import History
 from skillstate.economics import tokenizer
 from skillstate.protocols.openai_chat import messages as chat_messages
 from skillstate.protocols.openai_responses import messages as responses_messages
 from skillstate.state import epoch_record
+from skillstate.state import turns as turns_module
 from skillstate.testing import Reply, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
 
@@ -20,6 +22,12 @@ TURNS = 60
 LATE = 36
 """From here on the history is long enough to be remembered (``SessionMemos.min_bytes``,
 ``PrefixMemo.min_messages``): a short one is computed whole, cheaply."""
+
+
+SEGMENT_TURNS = 70
+SEGMENT_LATE = 50
+"""``History``'s turns are about 2.8 KB: from here on its body is over ``SessionMemos.min_bytes``
+and its messages over ``PrefixMemo.min_messages``."""
 
 
 def body(turns: int) -> dict[str, Any]:
@@ -129,3 +137,48 @@ async def test_a_responses_history_is_decoded_once_too(
                 assert reply.status == 200, await reply.text()
             work.append(len(decoded))
     assert max(work[LATE:]) <= 4, work  # the output before, and the new turn's three items
+
+
+ROUTES = {"chat": "/v1/chat/completions", "messages": "/v1/messages", "responses": "/v1/responses"}
+
+
+@pytest.mark.parametrize("mode", ["off", "hybrid"])
+@pytest.mark.parametrize("wire", sorted(ROUTES))
+async def test_turns_segmented_and_tokens_counted_do_not_grow_with_the_history(
+    wire: str, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On every wire: the messages segmented into turns and the messages counted per request
+    stay a few however long the history (a wire whose last message came back as a new object
+    each time had its whole history segmented again on every request)."""
+    segmented: list[int] = []
+    real_segment = turns_module._segment
+
+    def segment(messages: Any, counter: Any, before: Any, start: int) -> Any:
+        segmented.append(len(messages) - start)
+        return real_segment(messages, counter, before, start)
+
+    monkeypatch.setattr(turns_module, "_segment", segment)
+    counted: list[int] = []
+    real_counted = tokenizer._counted
+    monkeypatch.setattr(tokenizer, "_counted", lambda m: counted.append(1) or real_counted(m))
+    headers = {"x-skillstate-session": f"segmented-{wire}-{mode}", "x-skillstate-mode": mode}
+    headers["content-type"] = "application/json"
+    history = History(wire)
+    work: list[tuple[int, int]] = []
+    async with (
+        ScriptedUpstream(lambda r: Reply(text="ok")) as up,
+        gateway_for(up.url, settings={"collapse": {"min_turns": 4}}) as gw,
+        aiohttp.ClientSession() as http,
+    ):
+        for _ in range(SEGMENT_TURNS):
+            raw = history.advance()
+            segmented.clear()
+            counted.clear()
+            async with http.post(gw.url + ROUTES[wire], data=raw, headers=headers) as reply:
+                assert reply.status == 200, await reply.text()
+            if gw.context.recorder is not None:
+                await gw.context.recorder.flush()
+            work.append((sum(segmented), len(counted)))
+    late = work[SEGMENT_LATE:]
+    assert max(done for done, _ in late) <= 24, work  # the last turns, not the history
+    assert max(texts for _, texts in late) <= 12, work

@@ -15,11 +15,12 @@ At each measured turn count the gateway's CPU time (user + system of all its thr
 from ``/proc/PID/task/*/schedstat`` in nanoseconds; ``/proc/PID/stat``'s 10 ms ticks are too
 coarse for a request of a few milliseconds) is taken before the request and again once the
 reply has come back and the gateway's CPU has stopped moving (work it does just after
-answering counts). That one request is sent ``--repeat`` times: the first is the real next
-turn, the others re-send the very same body (to the gateway, a client's retry of that turn),
-and the median is reported. ``orjson.loads`` of the same body is timed in this process (its
-thread's CPU time, the median of a few runs): the floor of any gateway that reads the body
-at all. The ratio says how many such reads the gateway's whole handling of the request costs.
+answering counts). At each point ``--repeat`` consecutive turns are measured (turn ``n``
+and the ones after it, each a real next turn: a re-sent body would be a client's retry, which
+the state lane answers more cheaply), and the median is reported. ``orjson.loads`` of turn
+``n``'s body is timed in this process (its thread's CPU time, the median of a few runs): the
+floor of any gateway that reads the body at all. The ratio says how many such reads the
+gateway's whole handling of the request costs.
 
 Run: ``python -m skillstate.bench.history [--turns 10,100,300,1000] [--modes hybrid,off]
 [--repeat 3] [--json OUT]``.
@@ -230,15 +231,19 @@ async def _send(session: aiohttp.ClientSession, url: str, body: bytes, mode: str
 
 
 async def _measured(
-    session: aiohttp.ClientSession, url: str, pid: int, body: bytes, mode: str, repeat: int
-) -> list[float]:
-    """The gateway's CPU (ms) for each of ``repeat`` sends of ``body``."""
-    samples = []
-    for _ in range(repeat):
+    session: aiohttp.ClientSession, url: str, pid: int, history: History, mode: str, repeat: int
+) -> tuple[bytes, list[float]]:
+    """The gateway's CPU (ms) for each of the next ``repeat`` turns of ``history``, each a
+    real next turn (a re-sent body would be a retry, cheaper to the state lane), and the body
+    of the first."""
+    samples, first = [], b""
+    for n in range(repeat):
+        body = history.advance()
+        first = first if n else body
         before = await settled_cpu(pid)
         await _send(session, url, body, mode)
         samples.append((await settled_cpu(pid) - before) * 1000)
-    return samples
+    return first, samples
 
 
 async def curve(
@@ -252,14 +257,14 @@ async def curve(
     timeout = aiohttp.ClientTimeout(total=600)
     async with aiohttp.ClientSession(timeout=timeout) as session:
         while history.turns < max(turns):
-            body = history.advance()
-            if history.turns not in points:
-                await _send(session, url, body, mode)
+            if history.turns + 1 not in points:
+                await _send(session, url, history.advance(), mode)
                 continue
-            samples = await _measured(session, url, pid, body, mode, repeat)
+            at = history.turns + 1
+            body, samples = await _measured(session, url, pid, history, mode, repeat)
             median = statistics.median(samples)
             loads = loads_ms(body)
-            rows.append(Row(mode, history.turns, len(body), median, tuple(samples), loads, wire))
+            rows.append(Row(mode, at, len(body), median, tuple(samples), loads, wire))
     return rows
 
 
@@ -323,7 +328,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--turns", type=_ints, default=[10, 100, 300, 1000], help="measured")
     parser.add_argument("--modes", type=_modes, default=["hybrid", "off"])
     parser.add_argument("--wires", type=_wires, default=("chat",), help="chat,messages,responses")
-    parser.add_argument("--repeat", type=int, default=3, help="sends of each measured body")
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="consecutive turns measured at each point"
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write the rows here")
     args = parser.parse_args(argv)
     if args.repeat < 1:

@@ -15,6 +15,7 @@ use from several threads.
 
 from __future__ import annotations
 
+import operator
 import threading
 import weakref
 from collections import OrderedDict
@@ -49,7 +50,7 @@ class PrefixMemo(Generic[T]):
             refs, value = found
             if len(refs) > len(messages):
                 return None
-            if not all(ref() is message for ref, message in zip(refs, messages, strict=False)):
+            if not all(map(operator.is_, map(operator.call, refs), messages)):  # in C
                 return None
             self._kept.move_to_end(id(messages[0]))
             return len(refs), value

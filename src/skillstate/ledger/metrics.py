@@ -125,5 +125,9 @@ class Metrics:
         since = time.time() - ACTIVE_WINDOW
         return float(sum(1 for seen in self._seen.values() if seen >= since))
 
+    def sessions_held(self) -> int:
+        """How many sessions' last times are kept for the gauge (what its window costs)."""
+        return len(self._seen)
+
     def text(self) -> bytes:
         return generate_latest(self.registry)

@@ -122,6 +122,10 @@ class ItemMemo:
         keep = max(0, bisect.bisect_left(old.starts, same) - 1)
         start = old.starts[keep] if keep else 0
         added, starts = decode_from(start)
+        if added and _same_run(old, keep, same, starts, len(raw)):
+            added[0] = old.decoded[keep]  # the run did not go on: the very message again
+            self.reused += 1
+            self.fresh -= 1
         messages = [*old.decoded[:keep], *added]
         self._next = _Thread(list(raw), messages, starts=[*old.starts[:keep], *starts])
         self.reused += keep
@@ -146,6 +150,17 @@ class ItemMemo:
     def abort(self) -> None:
         """The request was refused half-way: what it had read is dropped."""
         self._old, self._next = _Thread(), _Thread()
+
+
+def _same_run(old: _Thread, keep: int, same: int, starts: list[int], items: int) -> bool:
+    """Whether the first message decoded again (the earlier request's message ``keep``, the
+    last to begin before item ``same``) spans the same items as it did, all of them repeated:
+    a run that did not go on decodes to an equal message."""
+    if keep >= len(old.decoded) or not starts or starts[0] != old.starts[keep]:
+        return False
+    old_end = old.starts[keep + 1] if keep + 1 < len(old.starts) else len(old.raw)
+    new_end = starts[1] if len(starts) > 1 else items
+    return old_end == new_end <= same
 
 
 def _repeated(old: list[Any], new: list[Any]) -> int:
