@@ -169,6 +169,30 @@ def test_bodies_tell_sessions_apart_and_keep_to_their_bytes() -> None:
     assert len(small) == 0
 
 
+def test_concurrent_reads_of_one_grown_body_all_read_it() -> None:
+    """Reads of a long body take turns with the event loop: several clients sending the same
+    next body at once each extend the same kept chart (the first to finish replaces it)."""
+    bodies = Bodies(min_bytes=0)
+
+    def long_body(turns: int) -> bytes:
+        messages = [message(n, "word " * 400) for n in range(turns)]
+        return orjson.dumps({"model": "m", "messages": messages})
+
+    async def scenario() -> list[Any]:
+        await bodies.read(long_body(300), "messages")
+        grown = [long_body(310), long_body(310), long_body(320), long_body(305)]
+        return await asyncio.gather(*(bodies.read(raw, "messages") for raw in grown))
+
+    values = asyncio.run(scenario())
+    assert [len(v["messages"]) for v in values] == [310, 310, 320, 305]
+    assert values[2] == orjson.loads(long_body(320))
+    assert bodies.spliced == 4
+    # The chart they grew from counted out once; each grown one kept (within max_bytes).
+    assert bodies.held_bytes == sum(len(long_body(n)) for n in (310, 310, 320, 305))
+    asyncio.run(bodies.read(long_body(330), "messages"))
+    assert bodies.spliced == 5
+
+
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=8),
     lambda inner: (

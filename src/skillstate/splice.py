@@ -247,8 +247,11 @@ class Bodies:
         return best, most
 
     def _keep(self, kept: Chart, replacing: int | None) -> None:
-        if replacing is not None:
-            self._bytes -= len(self._charts.pop(replacing).raw)
+        """``kept`` in, the chart it grew from out, unless a read that finished in between
+        (reads take turns with the event loop) replaced or dropped that one already."""
+        replaced = self._charts.pop(replacing, None) if replacing is not None else None
+        if replaced is not None:
+            self._bytes -= len(replaced.raw)
         self._charts[next(self._handles)] = kept
         self._bytes += len(kept.raw)
         while self._bytes > self.max_bytes and len(self._charts) > 1:
