@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillstate import jsonio
+from skillstate import jsonio, splice
 from skillstate.splice import Bodies, Chart, chart, extend, shared_items
 
 run = jsonio.run
@@ -191,6 +191,31 @@ def test_concurrent_reads_of_one_grown_body_all_read_it() -> None:
     assert bodies.held_bytes == sum(len(long_body(n)) for n in (310, 310, 320, 305))
     asyncio.run(bodies.read(long_body(330), "messages"))
     assert bodies.spliced == 5
+
+
+def test_a_body_that_repeats_the_latest_chart_whole_is_compared_with_that_one_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Sessions that send one history at once leave a chart each (``test_concurrent_...``):
+    the next body that grew from the latest is not compared with all of them."""
+    bodies = Bodies(min_bytes=0)
+
+    def long_body(turns: int) -> bytes:
+        messages = [message(n, "word " * 400) for n in range(turns)]
+        return orjson.dumps({"model": "m", "messages": messages})
+
+    async def scenario() -> None:
+        await bodies.read(long_body(300), "messages")
+        await asyncio.gather(*(bodies.read(long_body(310), "messages") for _ in range(6)))
+
+    asyncio.run(scenario())
+    assert len(bodies) == 6
+    compared: list[int] = []
+    real = splice.shared_items
+    monkeypatch.setattr(splice, "shared_items", lambda *a: compared.append(1) or real(*a))
+    raw = long_body(311)
+    assert asyncio.run(bodies.read(raw, "messages")) == orjson.loads(raw)
+    assert compared == [1]
 
 
 JSON = st.recursive(

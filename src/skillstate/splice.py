@@ -234,9 +234,11 @@ class Bodies:
 
     def _best(self, raw: bytes, key: str) -> tuple[int | None, int]:
         """The kept chart whose first item ``raw`` repeats, and the most items of; and how
-        many."""
+        many. The most recently read are tried first, and one ``raw`` repeats whole ends the
+        search (many sessions sending one history would otherwise each compare it with every
+        kept chart)."""
         best, most = None, 0
-        for handle, kept in self._charts.items():
+        for handle, kept in reversed(self._charts.items()):
             if kept.key != key or not kept.ends:
                 continue
             if not raw.startswith(memoryview(kept.raw)[: kept.ends[0]]):
@@ -244,6 +246,8 @@ class Bodies:
             shared = shared_items(kept, raw)
             if shared > most:
                 best, most = handle, shared
+            if shared == len(kept.ends):
+                break
         return best, most
 
     def _keep(self, kept: Chart, replacing: int | None) -> None:
