@@ -1,5 +1,6 @@
 """The ``lanes`` tables: each lane switched on or off (``[lanes.NAME] enabled``), from the
-config file or ``SKILLSTATE_LANES`` (JSON text); unknown lanes and options are errors."""
+config file or ``SKILLSTATE_LANES`` (JSON text), or the set chosen by name (``--lanes a,b``,
+``SKILLSTATE_LANES=a,b``); unknown lanes and options are errors."""
 
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ def test_unknown_lanes_and_options_are_named() -> None:
     assert "lanes.state.enabled must be true or false" in said
 
 
-async def test_the_lane_list_leaves_out_what_is_off(tmp_path: Path) -> None:
+async def test_every_lane_is_built_and_the_switched_off_ones_are_not_on(tmp_path: Path) -> None:
     on = load_settings(environ={}, cli={"data_dir": str(tmp_path)})
     off = load_settings(
         environ={"SKILLSTATE_LANES": '{"state": {"enabled": false}}'},
@@ -54,7 +55,29 @@ async def test_the_lane_list_leaves_out_what_is_off(tmp_path: Path) -> None:
     stores = await open_stores(tmp_path)
     try:
         engine = build_engine(on, stores)
-        assert [lane.name for lane in build_lanes(on, engine)] == ["compaction", "state"]
-        assert [lane.name for lane in build_lanes(off, engine)] == ["compaction"]
+        # Built whatever the switches say: a request may ask for one that is off.
+        assert [lane.name for lane in build_lanes(off, engine)] == ["compaction", "state"]
     finally:
         await stores.close()
+    assert on.lanes.on() == {"compaction", "state"}
+    assert off.lanes.on() == {"compaction"}
+
+
+def test_names_choose_the_set_from_the_environment_or_a_flag() -> None:
+    assert load_settings(environ={"SKILLSTATE_LANES": "state"}).lanes.on() == {"state"}
+    assert load_settings(environ={"SKILLSTATE_LANES": "none"}).lanes.on() == frozenset()
+    chosen = load_settings(environ={"SKILLSTATE_LANES": "state"}, cli={"lanes": "compaction"})
+    assert chosen.lanes.on() == {"compaction"}  # the flag over the environment
+
+
+def test_a_chosen_set_keeps_the_tables_and_switches_only_enabled(tmp_path: Path) -> None:
+    config = tmp_path / "skillstate.toml"
+    config.write_text("[lanes.compaction]\nenabled = false\n")
+    settings = load_settings(environ={}, config_path=str(config), cli={"lanes": "compaction"})
+    assert settings.lanes.on() == {"compaction"}  # the choice over the file's switch
+
+
+def test_unknown_names_in_a_chosen_set_are_named() -> None:
+    said = problems(environ={"SKILLSTATE_LANES": "state,compacton"})
+    assert "'compacton' is unknown" in said and "did you mean 'compaction'" in said
+    assert "SKILLSTATE_LANES" in said

@@ -131,11 +131,12 @@ def build_engine(settings: Settings, stores: Stores) -> StateEngine:
 
 
 def build_lanes(settings: Settings, engine: StateEngine) -> list[Lane]:
-    """The ordered lane list: host compaction first (it may answer the request, and it turns
-    the gateway's own compaction items back into summaries for everything after it), then the
-    state lane. A lane switched off in ``[lanes.NAME]`` is left out."""
-    lanes: list[Lane] = [CompactionLane(engine, time.time), StateLane(engine)]
-    return [lane for lane in lanes if settings.lanes.enabled(lane.name)]
+    """Every lane, in the order a request runs them (``pipeline.switches.LANES``): host
+    compaction first (it may answer the request, and it turns the gateway's own compaction
+    items back into summaries for everything after it), then the state lane. Those switched
+    off are built too: a request may ask for one (``x-skillstate-lanes``); which run by
+    default is ``settings.lanes.on()``."""
+    return [CompactionLane(engine, time.time), StateLane(engine)]
 
 
 LINGER_S = 2.0
@@ -162,6 +163,7 @@ async def running(settings: Settings, *, port: int | None = None) -> AsyncIterat
         log.warning("state kept in memory only: %s", stores.degraded)
     context.engine = build_engine(settings, stores)
     context.lanes = build_lanes(settings, context.engine)
+    context.lanes_on = settings.lanes.on()
     context.history = ResponseHistory(stores.archive)
     ledger = await Ledger.open(stores.database)
     recorder = Recorder(

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 import click
 
 from skillstate.config import ConfigError, Settings, load_settings
+from skillstate.pipeline.switches import LANES
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -37,6 +38,11 @@ _OPTIONS = (
         "--mode", metavar="MODE", help=f"State mode: paper, hybrid or off [{_default('mode')}]."
     ),
     click.option("--schema", metavar="KEYS", help="State keys, comma separated: step,notes."),
+    click.option(
+        "--lanes",
+        metavar="LANES",
+        help=f"Only these lanes, comma separated; none: no lane [{','.join(LANES)}].",
+    ),
     click.option("--data-dir", metavar="DIR", help="Where sessions and the archive are kept."),
     click.option("-v", "--verbose", is_flag=True, default=None, help="Log more."),
 )

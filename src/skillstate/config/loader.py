@@ -33,6 +33,7 @@ from skillstate.config.sources import (
     read_file,
     resolve_path,
 )
+from skillstate.pipeline.switches import LaneChoice, with_only
 
 _TABLE_KEYS = tuple(name for name in UpstreamSettings.model_fields if name != "api_key")
 """The keys an ``[[upstreams]]`` table may hold (its key itself comes from ``api_key_env``)."""
@@ -56,10 +57,10 @@ def load_settings(
     merged: Layer = {}
     path = _config_file(config_path, env, reading)
     if path is not None:
-        merged.update(read_file(path, reading))
+        _lay(merged, read_file(path, reading))
     from_env, unknown = read_environment(env, reading)
-    merged.update(from_env)
-    merged.update(read_command_line(cli or {}, reading))
+    _lay(merged, from_env)
+    _lay(merged, read_command_line(cli or {}, reading))
     upstreams = merged.get("upstreams")
     named = _key_variables(None if upstreams is None else upstreams.value)
     known = [key.upper() for key in KEYS] + [CONFIG_VARIABLE.removeprefix(ENV_PREFIX)]
@@ -71,6 +72,19 @@ def load_settings(
     if reading.problems:
         raise ConfigError(reading.problems)
     return _validate(merged, default_data_dir(env))
+
+
+def _lay(merged: Layer, layer: Layer) -> None:
+    """``layer`` over ``merged``: each key replaces the one before, except a choice of lanes
+    (``--lanes a,b``), which switches the lanes of the tables before it and keeps their
+    options."""
+    for key, entry in layer.items():
+        if isinstance(entry.value, LaneChoice):
+            before = merged.get(key)
+            tables = before.value if before is not None else {}
+            chosen = with_only(tables if isinstance(tables, Mapping) else {}, entry.value.names)
+            entry = Entry(chosen, entry.raw, entry.source)
+        merged[key] = entry
 
 
 def _config_file(given: str | None, environ: Mapping[str, str], reading: Reading) -> Path | None:

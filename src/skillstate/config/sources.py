@@ -18,6 +18,7 @@ from pathlib import Path
 from skillstate import jsonio
 from skillstate.config.messages import unknown_key, value_problem
 from skillstate.config.settings import KEYS
+from skillstate.pipeline.switches import parse_choice
 
 ENV_PREFIX = "SKILLSTATE_"
 CONFIG_VARIABLE = "SKILLSTATE_CONFIG"
@@ -217,6 +218,12 @@ def parse_json_object(text: str) -> object:
     return value
 
 
+def parse_lanes(text: str) -> object:
+    """Lane tables as JSON, or the lanes to run as names: ``compaction,state``."""
+    choice = parse_choice(text)
+    return parse_json_object(text) if choice is None else choice
+
+
 def parse_json_array(text: str) -> object:
     value = _parse_json(text)
     if not isinstance(value, list):
@@ -259,7 +266,7 @@ TEXT_PARSERS: dict[str, Callable[[str], object]] = {
     "schema": parse_list,
     "initial_state": parse_json_object,
     "collapse": parse_json_object,
-    "lanes": parse_json_object,
+    "lanes": parse_lanes,
     "prices": parse_json_object,
     "upstreams": parse_json_array,
 }

@@ -35,6 +35,9 @@ class GatewayContext:
     engine: StateEngine | None = None
     mode: Mode = Mode.OFF
     lanes: list[Lane] = field(default_factory=list)
+    """Every lane the gateway built, in the order a request runs them (``gateway.build_lanes``)."""
+    lanes_on: frozenset[str] | None = None
+    """The lanes a request runs unless it chooses its own (None: all of ``lanes``)."""
     history: ResponseHistory | None = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     first_byte_timeout: float = 300.0
@@ -70,8 +73,6 @@ class GatewayContext:
             found = RateLimit(time.monotonic, rpm=upstream.rpm, tpm=upstream.tpm)
             self.limits[upstream.name] = found
         return found
-
-    """The ordered lane list every generation request runs through (``gateway.build_lanes``)."""
 
 
 GATEWAY: web.AppKey[GatewayContext] = web.AppKey("gateway", GatewayContext)

@@ -14,6 +14,8 @@ from aiohttp import web
 from skillstate import jsonio
 from skillstate.conversation import ErrorKind, Message, ProtocolError, Request, ToolResult, Wire
 from skillstate.conversation.prefixes import PrefixMemo
+from skillstate.pipeline.lane import Lane
+from skillstate.pipeline.switches import parse_names
 from skillstate.protocols import adapter
 from skillstate.protocols.memo import SessionMemos
 from skillstate.server.context import GATEWAY
@@ -22,6 +24,7 @@ from skillstate.state.mode import Mode, parse_mode
 from skillstate.upstream.routing import Upstream
 
 BYPASS = "x-skillstate-bypass"
+LANES = "x-skillstate-lanes"
 JSON_TYPE = "application/json"
 MODE = "x-skillstate-mode"
 
@@ -174,6 +177,21 @@ def session_headers(inbound: Inbound, upstream: Upstream | None) -> dict[str, st
 def bypassed(request: web.Request) -> bool:
     """``x-skillstate-bypass`` makes the gateway a byte-exact pass-through: no lane runs."""
     return request.headers.get(BYPASS, "").strip().lower() in ("1", "true", "yes")
+
+
+def chosen_lanes(request: web.Request, lanes: list[Lane], on: frozenset[str] | None) -> list[Lane]:
+    """The lanes this request runs: none when bypassed; those ``x-skillstate-lanes: a,b``
+    names (for this request only, any lane the gateway built, switched off or not); else the
+    ones switched on. An unknown name is a ``Refusal`` naming it."""
+    if bypassed(request):
+        return []
+    asked = request.headers.get(LANES)
+    if asked is not None:
+        try:
+            on = parse_names(asked)
+        except ValueError as exc:
+            raise Refusal(400, f"{LANES}: {exc}") from exc
+    return [lane for lane in lanes if on is None or lane.name in on]
 
 
 def request_mode(request: web.Request, default: Mode) -> Mode:

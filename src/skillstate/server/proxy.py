@@ -17,7 +17,7 @@ from aiohttp import web
 
 from skillstate import jsonio
 from skillstate.conversation import ErrorKind, Wire
-from skillstate.pipeline import LaneContext, PipelineResult, run_lanes
+from skillstate.pipeline import Lane, LaneContext, PipelineResult, run_lanes
 from skillstate.protocols import adapter
 from skillstate.protocols.openai_responses.history import not_found
 from skillstate.server import relay
@@ -28,7 +28,7 @@ from skillstate.server.history import ResponseHistory, UnknownResponse
 from skillstate.server.inbound import (
     Inbound,
     Refusal,
-    bypassed,
+    chosen_lanes,
     read_inbound,
     request_mode,
     session_headers,
@@ -44,6 +44,7 @@ async def handle_generation(http: web.Request, wire: Wire) -> web.StreamResponse
     gateway = http.app[GATEWAY]
     try:
         inbound = await read_inbound(http, wire)
+        chosen = chosen_lanes(http, gateway.lanes, gateway.lanes_on)
     except Refusal as refusal:
         return error_response(wire, refusal.status, refusal.message, kind=refusal.kind)
     upstream = gateway.router.route(inbound.request.model)
@@ -64,7 +65,7 @@ async def handle_generation(http: web.Request, wire: Wire) -> web.StreamResponse
     if target is not wire:
         ours["x-skillstate-translated"] = f"{wire.value}->{target.value}"
     mode = request_mode(http, gateway.mode)
-    lanes = await _lanes(http, gateway, inbound, target, mode)
+    lanes = await _lanes(chosen, inbound, target, mode)
     if lanes.header():
         ours["x-skillstate-lanes"] = lanes.header()
     session = (inbound.session.id, inbound.session.source)
@@ -120,11 +121,8 @@ async def _continue(history: ResponseHistory, inbound: Inbound) -> None:
         inbound.session = SessionId(session, "previous-response")
 
 
-async def _lanes(
-    http: web.Request, gateway: GatewayContext, inbound: Inbound, target: Wire, mode: Mode
-) -> PipelineResult:
+async def _lanes(lanes: list[Lane], inbound: Inbound, target: Wire, mode: Mode) -> PipelineResult:
     context = LaneContext(inbound.session.id, inbound.wire, target, mode)
-    lanes = [] if bypassed(http) else gateway.lanes
     return await run_lanes(lanes, inbound.request, context)
 
 
