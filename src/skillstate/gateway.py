@@ -135,7 +135,7 @@ def build_lanes(settings: Settings, engine: StateEngine) -> list[Lane]:
     compaction first (it may answer the request, and it turns the gateway's own compaction
     items back into summaries for everything after it), then the state lane. Those switched
     off are built too: a request may ask for one (``x-skillstate-lanes``); which run by
-    default is ``settings.lanes.on()``."""
+    default is every one not in ``settings.lanes.off``."""
     return [CompactionLane(engine, time.time), StateLane(engine)]
 
 
@@ -163,7 +163,7 @@ async def running(settings: Settings, *, port: int | None = None) -> AsyncIterat
         log.warning("state kept in memory only: %s", stores.degraded)
     context.engine = build_engine(settings, stores)
     context.lanes = build_lanes(settings, context.engine)
-    context.lanes_on = settings.lanes.on()
+    context.lanes_off = settings.lanes.off
     context.history = ResponseHistory(stores.archive)
     ledger = await Ledger.open(stores.database)
     recorder = Recorder(

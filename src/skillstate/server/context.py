@@ -36,8 +36,8 @@ class GatewayContext:
     mode: Mode = Mode.OFF
     lanes: list[Lane] = field(default_factory=list)
     """Every lane the gateway built, in the order a request runs them (``gateway.build_lanes``)."""
-    lanes_on: frozenset[str] | None = None
-    """The lanes a request runs unless it chooses its own (None: all of ``lanes``)."""
+    lanes_off: frozenset[str] = frozenset()
+    """The lanes of ``lanes`` a request does not run unless it asks for them."""
     history: ResponseHistory | None = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     first_byte_timeout: float = 300.0

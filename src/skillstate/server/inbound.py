@@ -179,19 +179,20 @@ def bypassed(request: web.Request) -> bool:
     return request.headers.get(BYPASS, "").strip().lower() in ("1", "true", "yes")
 
 
-def chosen_lanes(request: web.Request, lanes: list[Lane], on: frozenset[str] | None) -> list[Lane]:
+def chosen_lanes(request: web.Request, lanes: list[Lane], off: frozenset[str]) -> list[Lane]:
     """The lanes this request runs: none when bypassed; those ``x-skillstate-lanes: a,b``
     names (for this request only, any lane the gateway built, switched off or not); else the
-    ones switched on. An unknown name is a ``Refusal`` naming it."""
+    ones not switched ``off``. An unknown name is a ``Refusal`` naming it."""
     if bypassed(request):
         return []
     asked = request.headers.get(LANES)
-    if asked is not None:
-        try:
-            on = parse_names(asked)
-        except ValueError as exc:
-            raise Refusal(400, f"{LANES}: {exc}") from exc
-    return [lane for lane in lanes if on is None or lane.name in on]
+    if asked is None:
+        return [lane for lane in lanes if lane.name not in off]
+    try:
+        names = parse_names(asked)
+    except ValueError as exc:
+        raise Refusal(400, f"{LANES}: {exc}") from exc
+    return [lane for lane in lanes if lane.name in names]
 
 
 def request_mode(request: web.Request, default: Mode) -> Mode:

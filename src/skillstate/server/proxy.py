@@ -44,7 +44,7 @@ async def handle_generation(http: web.Request, wire: Wire) -> web.StreamResponse
     gateway = http.app[GATEWAY]
     try:
         inbound = await read_inbound(http, wire)
-        chosen = chosen_lanes(http, gateway.lanes, gateway.lanes_on)
+        chosen = chosen_lanes(http, gateway.lanes, gateway.lanes_off)
     except Refusal as refusal:
         return error_response(wire, refusal.status, refusal.message, kind=refusal.kind)
     upstream = gateway.router.route(inbound.request.model)
