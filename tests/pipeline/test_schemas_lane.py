@@ -94,6 +94,8 @@ async def test_tool_fields_the_lane_does_not_own_are_kept() -> None:
     assert got.cache is mark and got.extra == {"strict": True, "title": "x"}
     assert (got.name, got.kind, got.hints) == ("read", "function", {"h": 1})
     assert other is hosted
+    (direct,) = compact_tools([tool], SchemasOptions())
+    assert direct.cache is mark and direct.extra is tool.extra and direct.hints is tool.hints
 
 
 async def test_custom_tools_get_their_description_collapsed_only() -> None:
@@ -144,8 +146,8 @@ async def test_the_memo_is_bounded_and_keyed_by_content() -> None:
     for i in range(MEMO_SIZE + 10):
         await lane(_request([_padded(f"t{i}")]), CONTEXT)
     assert len(lane._memo) == MEMO_SIZE
-    # A changed schema under the same name is new content, compacted afresh.
-    changed = _padded("t1")
+    # A changed schema under a name the memo holds is new content, compacted afresh.
+    changed = _padded(f"t{MEMO_SIZE}")
     assert changed.parameters is not None
     changed.parameters["properties"]["mode"] = {"type": "integer", "title": "M"}
     outcome = await lane(_request([changed]), CONTEXT)
