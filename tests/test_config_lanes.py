@@ -56,11 +56,12 @@ async def test_every_lane_is_built_and_the_switched_off_ones_are_not_on(tmp_path
     try:
         engine = build_engine(on, stores)
         # Built whatever the switches say: a request may ask for one that is off.
-        assert [lane.name for lane in build_lanes(off, engine)] == ["compaction", "state"]
+        built = [lane.name for lane in build_lanes(off, engine)]
+        assert built == ["compaction", "schemas", "state"]
     finally:
         await stores.close()
-    assert on.lanes.on() == {"compaction", "state"}
-    assert off.lanes.on() == {"compaction"}
+    assert on.lanes.on() == {"compaction", "schemas", "state"}
+    assert off.lanes.on() == {"compaction", "schemas"}
 
 
 def test_names_choose_the_set_from_the_environment_or_a_flag() -> None:
@@ -81,3 +82,44 @@ def test_unknown_names_in_a_chosen_set_are_named() -> None:
     said = problems(environ={"SKILLSTATE_LANES": "state,compacton"})
     assert "'compacton' is unknown" in said and "did you mean 'compaction'" in said
     assert "SKILLSTATE_LANES" in said
+
+
+def test_a_lanes_options_come_from_its_table(tmp_path: Path) -> None:
+    config = tmp_path / "skillstate.toml"
+    config.write_text("[lanes.schemas]\ndescription_chars = 2000\n")
+    settings = load_settings(environ={}, config_path=str(config))
+    assert settings.lanes.options_for("schemas").description_chars == 2000
+    assert "schemas=on (description_chars=2000)" in str(settings.lanes)  # skillstate config
+    assert load_settings(environ={}).lanes.options_for("schemas").description_chars == 0
+    # Choosing the set by name keeps the options the file gave.
+    chosen = load_settings(environ={}, config_path=str(config), cli={"lanes": "state"})
+    assert chosen.lanes.on() == {"state"}
+    assert chosen.lanes.options_for("schemas").description_chars == 2000
+
+
+async def test_the_built_lane_takes_its_options(tmp_path: Path) -> None:
+    settings = load_settings(
+        environ={"SKILLSTATE_LANES": '{"schemas": {"description_chars": 300}}'},
+        cli={"data_dir": str(tmp_path)},
+    )
+    stores = await open_stores(tmp_path)
+    try:
+        (schemas,) = [
+            lane
+            for lane in build_lanes(settings, build_engine(settings, stores))
+            if lane.name == "schemas"
+        ]
+    finally:
+        await stores.close()
+    assert schemas.options.description_chars == 300  # type: ignore[attr-defined]
+
+
+def test_options_of_the_wrong_name_type_or_bound_are_named() -> None:
+    said = problems(environ={"SKILLSTATE_LANES": '{"schemas": {"description": 3}}'})
+    assert "lanes.schemas has no option 'description'" in said and "description_chars" in said
+    said = problems(environ={"SKILLSTATE_LANES": '{"schemas": {"description_chars": "many"}}'})
+    assert "lanes.schemas.description_chars must be an integer, not 'many'" in said
+    said = problems(environ={"SKILLSTATE_LANES": '{"schemas": {"description_chars": true}}'})
+    assert "must be an integer" in said
+    said = problems(environ={"SKILLSTATE_LANES": '{"schemas": {"description_chars": 10}}'})
+    assert "description_chars must be 0 (never cut) or at least 64" in said

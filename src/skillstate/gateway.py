@@ -21,6 +21,7 @@ from skillstate.ledger import Ledger, Recorder
 from skillstate.ledger.recorder import Pricing
 from skillstate.pipeline.compaction_lane import CompactionLane
 from skillstate.pipeline.lane import Lane
+from skillstate.pipeline.schemas_lane import SchemasLane
 from skillstate.pipeline.state_lane import StateLane
 from skillstate.server.app import build_app
 from skillstate.server.context import GatewayContext
@@ -133,10 +134,15 @@ def build_engine(settings: Settings, stores: Stores) -> StateEngine:
 def build_lanes(settings: Settings, engine: StateEngine) -> list[Lane]:
     """Every lane, in the order a request runs them (``pipeline.switches.LANES``): host
     compaction first (it may answer the request, and it turns the gateway's own compaction
-    items back into summaries for everything after it), then the state lane. Those switched
+    items back into summaries for everything after it), then tool-schema compaction (before
+    the state lane, which renders the tools it is given), then the state lane. Those switched
     off are built too: a request may ask for one (``x-skillstate-lanes``); which run by
     default is every one not in ``settings.lanes.off``."""
-    return [CompactionLane(engine, time.time), StateLane(engine)]
+    return [
+        CompactionLane(engine, time.time),
+        SchemasLane(settings.lanes.options_for("schemas")),
+        StateLane(engine),
+    ]
 
 
 LINGER_S = 2.0

@@ -7,21 +7,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-MIN_DESCRIPTION_CHARS = 200
-"""A shorter bound would cut most descriptions to their first sentence."""
+MIN_DESCRIPTION_CHARS = 64
+"""The smallest cut bound: below it the cut's own marker would be most of what is left."""
 
 
 @dataclass(frozen=True, slots=True)
 class SchemasOptions:
-    """``description_chars``: a tool's or a parameter's description longer than this is cut
-    there, the cut marked in the text (0: never cut; the rest of the compaction loses
-    nothing, the cut does, so it is asked for)."""
+    """The ``schemas`` lane's. ``description_chars``: cut a tool's or a schema's description
+    longer than this many characters, marking the cut in the text (``… [cut 1,234 chars]``);
+    0, the default, never cuts. The cut is the one lossy step and so is opt-in; everything
+    else the lane does is lossless and always on."""
 
     description_chars: int = 0
 
     def __post_init__(self) -> None:
-        if self.description_chars and self.description_chars < MIN_DESCRIPTION_CHARS:
+        chars = self.description_chars
+        if chars != 0 and chars < MIN_DESCRIPTION_CHARS:
             raise ValueError(
-                f"description_chars must be 0 (never cut) or at least {MIN_DESCRIPTION_CHARS}, "
-                f"not {self.description_chars}"
+                f"description_chars must be 0 (never cut) or at least {MIN_DESCRIPTION_CHARS}"
+                f", not {chars}"
             )

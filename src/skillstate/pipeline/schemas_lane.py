@@ -24,30 +24,10 @@ from skillstate.conversation import Request, Tool
 from skillstate.conversation.model import Json
 from skillstate.economics.tokenizer import count_tokens
 from skillstate.pipeline.lane import LaneContext, LaneOutcome
+from skillstate.pipeline.options import SchemasOptions
 from skillstate.pipeline.schema_compaction import compact_description, compact_schema
 
-MIN_DESCRIPTION_CHARS = 64
-"""The smallest cut bound: below it the cut's own marker would be most of what is left."""
-
 MEMO_SIZE = 256
-
-
-@dataclass(frozen=True, slots=True)
-class SchemasOptions:
-    """``description_chars``: cut a tool's or a schema's description longer than this many
-    characters, marking the cut in the text (``… [cut 1,234 chars]``); 0, the default, never
-    cuts. The cut is the one lossy step and so is opt-in; everything else the lane does is
-    lossless and always on."""
-
-    description_chars: int = 0
-
-    def __post_init__(self) -> None:
-        chars = self.description_chars
-        if chars != 0 and chars < MIN_DESCRIPTION_CHARS:
-            raise ValueError(
-                f"description_chars must be 0 (never cut) or at least {MIN_DESCRIPTION_CHARS}"
-                f", not {chars}"
-            )
 
 
 def compact_tool(tool: Tool, options: SchemasOptions) -> Tool:
@@ -95,8 +75,8 @@ class SchemasLane:
 
     name: str = "schemas"
 
-    def __init__(self, options: SchemasOptions = SchemasOptions()) -> None:
-        self.options = options
+    def __init__(self, options: SchemasOptions | None = None) -> None:
+        self.options = options if options is not None else SchemasOptions()
         self._memo: OrderedDict[bytes, _Compacted] = OrderedDict()
 
     async def __call__(self, request: Request, context: LaneContext) -> LaneOutcome:

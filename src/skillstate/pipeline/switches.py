@@ -22,10 +22,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-LANES = ("compaction", "state")
+from skillstate.pipeline.options import SchemasOptions
+
+LANES = ("compaction", "schemas", "state")
 """Every lane's name, in the order the request path runs them."""
 
-OPTIONS: dict[str, type[Any]] = {}
+OPTIONS: dict[str, type[Any]] = {"schemas": SchemasOptions}
 """Each lane's options (``pipeline.options``): the table's keys besides ``enabled``; a lane
 absent here takes none."""
 
@@ -57,7 +59,17 @@ class LaneSwitches:
         return tables
 
     def __str__(self) -> str:
-        return ", ".join(f"{name}={'on' if self.enabled(name) else 'off'}" for name in LANES)
+        """``compaction=on, schemas=on (description_chars=2000), state=off``: the options a
+        table gave beside its lane."""
+        said = []
+        for name in LANES:
+            text = f"{name}={'on' if self.enabled(name) else 'off'}"
+            given = self.options.get(name)
+            if given is not None:
+                pairs = ", ".join(f"{k}={v}" for k, v in dataclasses.asdict(given).items())
+                text += f" ({pairs})"
+            said.append(text)
+        return ", ".join(said)
 
 
 def parse_switches(tables: Mapping[str, object]) -> LaneSwitches:
