@@ -5,6 +5,7 @@ session, boundaries included; so the provider's prefix cache keeps hitting."""
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
 
@@ -82,7 +83,7 @@ async def test_upstream_prefixes_are_byte_stable_within_an_epoch_with_every_lane
     assert len(tools_bytes) == 1
     assert b"$schema" not in next(iter(tools_bytes)) and b"title" not in next(iter(tools_bytes))
     within = 0
-    for (epoch, before), (now, after) in zip(sent, sent[1:], strict=False):
+    for (epoch, before), (now, after) in itertools.pairwise(sent):
         if now != epoch:
             continue  # a boundary rewrites the old content, once
         within += 1
