@@ -16,12 +16,14 @@ from typing import Any
 
 from skillstate.conversation import Wire
 from skillstate.economics.prices import builtin_catalog
+from skillstate.pipeline.switches import LANES
 from skillstate.testing.billing import Prices
 
 SLIDING_WINDOW_TURNS = 6
 """Turns the ``sliding-window`` client keeps (the task and system prompt always stay)."""
 
-_LANES_OFF = {"compaction": {"enabled": False}, "state": {"enabled": False}}
+_LANES_OFF = {name: {"enabled": False} for name in LANES}
+_ONLY_SCHEMAS = {name: {"enabled": name == "schemas"} for name in LANES}
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +42,11 @@ ARMS: dict[str, Arm] = {
     for arm in (
         Arm("direct", None, note="the client straight to the provider"),
         Arm("passthrough", {"mode": "off", "lanes": _LANES_OFF}, note="the gateway, lanes off"),
+        Arm(
+            "schemas",
+            {"mode": "off", "lanes": _ONLY_SCHEMAS},
+            note="pass-through with the tools' schemas compacted (the schemas lane alone)",
+        ),
         Arm("paper", {"mode": "paper"}, note="every request is (P, Σ, O)"),
         Arm("hybrid", {"mode": "hybrid"}, note="Σ and the archive, rewritten at epochs"),
         Arm(

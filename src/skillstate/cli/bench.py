@@ -131,9 +131,10 @@ def run_command(
     """Run WORKLOADs (default: every registered one) on every arm and report.
 
     \b
-    Arms: direct (no gateway), passthrough (gateway, lanes off: the baseline), paper,
-    hybrid, hybrid-no-epochs (rewrites every request), sliding-window (the client keeps
-    its last turns, gateway off).
+    Arms: direct (no gateway), passthrough (gateway, lanes off: the baseline), schemas
+    (passthrough with the tool schemas compacted), paper, hybrid, hybrid-no-epochs
+    (rewrites every request), sliding-window (the client keeps its last turns, gateway
+    off).
 
     A saving is claimed only when every arm finished the same seeds, the arm changed the
     requests, no tool pair was split, score and recall are no worse than passthrough's

@@ -71,11 +71,16 @@ _CONSTANTS = (
     "FLUSH_INTERVAL_MS", "QUEUE_DEPTH", "LOCK_TIMEOUT", "SHARD_COUNT", "BUFFER_BYTES",
 )  # fmt: skip
 
+DRAFT_07 = "http://json-schema.org/draft-07/schema#"
+"""Claude Code and OpenCode name the draft in every tool's schema (tests/fixtures/recorded/);
+the model never needs it, and the ``schemas`` lane takes it out."""
+
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "read_file",
         "Read a file of the repository and return its content.",
         {
+            "$schema": DRAFT_07,
             "type": "object",
             "properties": {"path": {"type": "string", "description": "Path from the root."}},
             "required": ["path"],
@@ -86,6 +91,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "shell",
         "Run a shell command in the repository and return its output and exit code.",
         {
+            "$schema": DRAFT_07,
             "type": "object",
             "properties": {
                 "command": {"type": "string", "description": "The command line."},
@@ -100,6 +106,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "apply_patch",
         "Apply a patch in the apply_patch format (*** Begin Patch ... *** End Patch).",
         {
+            "$schema": DRAFT_07,
             "type": "object",
             "properties": {"input": {"type": "string", "description": "The whole patch."}},
             "required": ["input"],
