@@ -104,3 +104,15 @@ async def test_a_blob_that_matches_its_ref_but_is_no_span_is_refused(
     await store.put(ref_for(junk), junk)
     assert await Archive(store).span(ref_for(junk)) is None
     assert "unreadable" in caplog.text
+
+
+async def test_a_lanes_write_is_kept_under_its_ref_and_indexed(store: ArchiveStore) -> None:
+    archive = Archive(store, clock=lambda: 5.0)
+    output = [SPAN[2]]
+    data = canonical_span(output)
+    entry = await archive.put("s1", ref_for(data), data, "tool output call_1")
+    assert (entry.ref, entry.first_turn, entry.summary) == (ref_for(data), -1, "tool output call_1")
+    assert await archive.span(entry.ref) == output
+    assert [e.ref for e in await archive.entries("s1")] == [entry.ref]
+    with pytest.raises(ValueError, match="is not the ref"):
+        await archive.put("s1", span_ref(SPAN), data)

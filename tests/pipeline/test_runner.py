@@ -42,8 +42,24 @@ class Broken:
         raise ValueError("boom")
 
 
+class Kept:
+    """What an archive was asked to keep; ``fail_on`` a ref it cannot keep."""
+
+    def __init__(self, fail_on: str | None = None) -> None:
+        self.refs: list[str] = []
+        self.fail_on = fail_on
+
+    async def __call__(self, write: ArchiveWrite) -> None:
+        if write.ref == self.fail_on:
+            raise OSError("disk full")
+        self.refs.append(write.ref)
+
+
 async def test_lanes_run_in_order_and_writes_are_kept() -> None:
-    result = await run_lanes([Append("a", "one"), Append("b", "two")], _request(), CONTEXT)
+    kept = Kept()
+    lanes = [Append("a", "one"), Append("b", "two")]
+    result = await run_lanes(lanes, _request(), CONTEXT, kept)
+    assert kept.refs == ["ar_a", "ar_b"]  # archived before the request goes on
     texts = [m.parts[0].text for m in result.request.messages]  # type: ignore[union-attr]
     assert texts == ["hi", "one", "two"]
     assert [w.ref for w in result.writes] == ["ar_a", "ar_b"]
@@ -57,11 +73,23 @@ async def test_unchanged_request_is_reported_as_unchanged() -> None:
 
 
 async def test_a_failing_lane_is_skipped_and_reported() -> None:
-    result = await run_lanes(
-        [Append("a", "one"), Broken(), Append("b", "two")], _request(), CONTEXT
-    )
+    lanes = [Append("a", "one"), Broken(), Append("b", "two")]
+    result = await run_lanes(lanes, _request(), CONTEXT, Kept())
     assert len(result.request.messages) == 3
     broken = result.reports[1]
     assert broken.name == "broken" and broken.error == "ValueError: boom" and not broken.changed
     assert [w.ref for w in result.writes] == ["ar_a", "ar_b"]
     assert all(r.elapsed_s >= 0 for r in result.reports)
+
+
+async def test_a_lane_whose_writes_cannot_be_kept_is_skipped() -> None:
+    """Nothing is taken out of a request that the archive did not keep (invariant 4)."""
+    kept = Kept(fail_on="ar_b")
+    lanes = [Append("a", "one"), Append("b", "two")]
+    result = await run_lanes(lanes, _request(), CONTEXT, kept)
+    texts = [m.parts[0].text for m in result.request.messages]  # type: ignore[union-attr]
+    assert texts == ["hi", "one"] and [w.ref for w in result.writes] == ["ar_a"]
+    assert result.reports[1].error == "OSError: disk full"
+    nowhere = await run_lanes([Append("a", "one")], _request(), CONTEXT)  # no archive at all
+    assert not nowhere.changed and nowhere.writes == []
+    assert "no archive keeps it" in (nowhere.reports[0].error or "")

@@ -51,6 +51,18 @@ class Archive:
         await self._store.add_entry(entry)
         return entry
 
+    async def put(self, session: str, ref: str, data: bytes, summary: str = "") -> ArchiveEntry:
+        """Keep ``data``, the canonical bytes of a span a lane took out of a request, under
+        its ``ref`` in ``session``'s index (no turn numbers: the span is content, not turns).
+        Raises on a ``ref`` that is not ``data``'s, or when the store cannot keep it, so that
+        nothing is compacted that was not archived (invariant 4)."""
+        if ref_for(data) != ref:
+            raise ValueError(f"{ref} is not the ref of the data given for it")
+        await self._store.put(ref, data)
+        entry = ArchiveEntry(session, ref, -1, -1, summary, len(data), self._clock())
+        await self._store.add_entry(entry)
+        return entry
+
     async def span(self, ref: str) -> list[Message] | None:
         """The exact messages archived under ``ref``; None when unknown, expired or damaged."""
         if not is_ref(ref):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,17 +48,25 @@ class PipelineResult:
         return "; ".join(said)
 
 
+Keep = Callable[[ArchiveWrite], Awaitable[None]]
+"""Archives one write exactly (raising when it cannot)."""
+
+
 async def run_lanes(
-    lanes: Sequence[Lane], request: Request, context: LaneContext
+    lanes: Sequence[Lane], request: Request, context: LaneContext, keep: Keep | None = None
 ) -> PipelineResult:
-    """Each lane sees the previous lane's request. A lane that raises is skipped (its request
-    and writes discarded) and reported; the request goes on as it was before that lane. A lane
-    that answers the request ends the list: nothing goes upstream."""
+    """Each lane sees the previous lane's request. A lane's archive writes are kept (``keep``)
+    before anything goes on: a lane whose writes cannot all be kept, for want of ``keep`` or
+    because it raised, is skipped like a lane that raises (its request and writes discarded,
+    the request going on as it was before that lane), and reported; nothing it took out of
+    the request is lost. A lane that answers the request ends the list: nothing goes
+    upstream."""
     result = PipelineResult(request, [], [])
     for lane in lanes:
         started = time.perf_counter()
         try:
             outcome = await lane(result.request, context)
+            await _keep_all(outcome.writes, keep)
         except Exception as exc:
             log.exception("lane %s failed and was skipped", lane.name)
             elapsed = time.perf_counter() - started
@@ -77,3 +85,11 @@ async def run_lanes(
             result.answer = outcome.answer
             break
     return result
+
+
+async def _keep_all(writes: list[ArchiveWrite], keep: Keep | None) -> None:
+    if writes and keep is None:
+        raise RuntimeError("the lane took content out but no archive keeps it")
+    for write in writes:
+        assert keep is not None
+        await keep(write)

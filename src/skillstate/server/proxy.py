@@ -17,7 +17,8 @@ from aiohttp import web
 
 from skillstate import jsonio
 from skillstate.conversation import ErrorKind, Wire
-from skillstate.pipeline import Lane, LaneContext, PipelineResult, run_lanes
+from skillstate.pipeline import ArchiveWrite, Lane, LaneContext, PipelineResult, run_lanes
+from skillstate.pipeline.runner import Keep
 from skillstate.protocols import adapter
 from skillstate.protocols.openai_responses.history import not_found
 from skillstate.server import relay
@@ -65,7 +66,7 @@ async def handle_generation(http: web.Request, wire: Wire) -> web.StreamResponse
     if target is not wire:
         ours["x-skillstate-translated"] = f"{wire.value}->{target.value}"
     mode = request_mode(http, gateway.mode)
-    lanes = await _lanes(chosen, inbound, target, mode)
+    lanes = await _lanes(chosen, inbound, target, mode, _keeper(gateway))
     if lanes.header():
         ours["x-skillstate-lanes"] = lanes.header()
     session = (inbound.session.id, inbound.session.source)
@@ -121,9 +122,25 @@ async def _continue(history: ResponseHistory, inbound: Inbound) -> None:
         inbound.session = SessionId(session, "previous-response")
 
 
-async def _lanes(lanes: list[Lane], inbound: Inbound, target: Wire, mode: Mode) -> PipelineResult:
+async def _lanes(
+    lanes: list[Lane], inbound: Inbound, target: Wire, mode: Mode, keep: Keep | None
+) -> PipelineResult:
     context = LaneContext(inbound.session.id, inbound.wire, target, mode)
-    return await run_lanes(lanes, inbound.request, context)
+    return await run_lanes(lanes, inbound.request, context, keep)
+
+
+def _keeper(gateway: GatewayContext) -> Keep | None:
+    """What keeps the lanes' archive writes: the state engine's archive, where ``recall``
+    finds them (None without an engine: a lane that would write is then skipped)."""
+    engine = gateway.engine
+    if engine is None:
+        return None
+    archive = engine.archive
+
+    async def keep(write: ArchiveWrite) -> None:
+        await archive.put(write.session, write.ref, write.data, write.summary)
+
+    return keep
 
 
 async def _answered(
