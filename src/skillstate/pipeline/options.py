@@ -27,3 +27,21 @@ class SchemasOptions:
                 f"description_chars must be 0 (never cut) or at least {MIN_DESCRIPTION_CHARS}"
                 f", not {chars}"
             )
+
+
+@dataclass(frozen=True, slots=True)
+class OutputsOptions:
+    """The ``outputs`` lane's. ``min_chars``: a tool output at least this long is replaced by
+    its view; ``budget_chars``: about how long a view is."""
+
+    min_chars: int = 16_000
+    budget_chars: int = 6_000
+
+    def __post_init__(self) -> None:
+        if self.budget_chars < 1_000:
+            raise ValueError(f"budget_chars must be at least 1000, not {self.budget_chars}")
+        if self.min_chars < 2 * self.budget_chars:
+            raise ValueError(
+                f"min_chars must be at least twice budget_chars ({2 * self.budget_chars}), "
+                f"not {self.min_chars}: a view would save too little"
+            )

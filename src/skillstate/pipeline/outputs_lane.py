@@ -1,0 +1,167 @@
+"""The output compaction lane (``outputs``): a bulky tool output becomes a compact view and an
+archive ref the model recalls the rest from.
+
+A tool result whose text is at least ``min_chars`` long is replaced, inside its own result (so
+the call and its result stay paired), by ``views.render``: one line saying it is a view and
+how to recall the output exactly, the view of its kind (JSON, diff, log, text), and the exact
+identifiers the view left out. The original is archived first, exactly (the runner keeps the
+lane's writes before anything goes on; a lane whose writes cannot be kept is skipped), under
+its content-addressed ref, in the session's archive index where ``recall`` finds it. Views
+and identifiers go through ``redaction``: no secret reaches the model from a view; the
+archive keeps the exact original, readable only through the gateway.
+
+Only where the gateway answers ``recall`` in that request (the state lane offers it once it
+has rewritten the session: from the first boundary in hybrid mode, always in paper mode):
+before then the request is left as pass-through would send it, and a view the model could
+not see behind would lose content for it. The same output always gives the same bytes (the
+view is a pure function of the text, the ref its hash), so once compacted an output stays the
+same on every later request and the provider's prefix cache keeps hitting.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import weakref
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from skillstate.archive import canonical_span, ref_for
+from skillstate.conversation import Message, Part, Request, Text, ToolResult
+from skillstate.economics.tokenizer import count_tokens
+from skillstate.pipeline.lane import ArchiveWrite, LaneContext, LaneOutcome
+from skillstate.pipeline.options import OutputsOptions
+from skillstate.redaction import redact
+from skillstate.state.tools import recall_tool
+from skillstate.views import render, view_of
+
+MEMO_SIZE = 512
+"""Outputs whose compaction is remembered (by content), and messages whose rewritten form is
+(by identity): a history re-sends every output on every request, a view costs a pass over
+its text, and a re-sent message rewritten to the same object keeps what was computed over it
+downstream (``conversation.prefixes``)."""
+
+WRITTEN_SIZE = 4096
+"""(session, ref) pairs known archived: a re-sent output is not archived again on every
+request (doing so would be harmless, only wasted writes)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Compacted:
+    """An output's replacement text, the ref of its original and that original's bytes."""
+
+    text: str
+    ref: str
+    data: bytes
+    saved: int
+    """Tokens the view saves over the output."""
+    call_id: str
+
+
+@dataclass(slots=True)
+class _Found:
+    compacted: list[_Compacted] = field(default_factory=list)
+
+
+class OutputsLane:
+    name = "outputs"
+
+    def __init__(self, options: OutputsOptions | None = None) -> None:
+        self.options = options if options is not None else OutputsOptions()
+        self._outputs: OrderedDict[tuple[str, str, int, int], _Compacted | None] = OrderedDict()
+        self._messages: OrderedDict[int, tuple[weakref.ref[Message], Message]] = OrderedDict()
+        self._written: OrderedDict[tuple[str, str], None] = OrderedDict()
+        self._recall = recall_tool()
+
+    async def __call__(self, request: Request, context: LaneContext) -> LaneOutcome:
+        if not any(tool == self._recall for tool in request.tools):
+            return LaneOutcome(request)
+        found = _Found()
+        messages = [self._message(message, found) for message in request.messages]
+        if not found.compacted:
+            return LaneOutcome(request)
+        writes = [
+            ArchiveWrite(c.ref, c.data, context.session, f"tool output of {c.call_id}")
+            for c in found.compacted
+            if self._new(context.session, c.ref)
+        ]
+        saved = sum(c.saved for c in found.compacted)
+        report = {"outputs": len(found.compacted), "tokens_saved": saved}
+        changed = dataclasses.replace(request, messages=messages)
+        return LaneOutcome(changed, writes, report, summary=f"-{saved}t")
+
+    def _message(self, message: Message, found: _Found) -> Message:
+        """``message`` with its bulky outputs compacted: the same rewritten object for the
+        same message object, ``message`` itself when nothing in it is bulky."""
+        kept = self._messages.get(id(message))
+        if kept is not None and kept[0]() is message:
+            self._messages.move_to_end(id(message))
+            found.compacted += self._compacted_in(message)
+            return kept[1]
+        before = len(found.compacted)
+        parts = [self._part(part, message.role, found) for part in message.parts]
+        if len(found.compacted) == before:
+            return message
+        rewritten = dataclasses.replace(message, parts=parts)
+        self._messages[id(message)] = (weakref.ref(message), rewritten)
+        while len(self._messages) > MEMO_SIZE:
+            self._messages.popitem(last=False)
+        return rewritten
+
+    def _compacted_in(self, message: Message) -> list[_Compacted]:
+        found = [self._compacted(message.role, part) for part in message.parts]
+        return [c for c in found if c is not None]
+
+    def _part(self, part: Part, role: str, found: _Found) -> Part:
+        compacted = self._compacted(role, part)
+        if compacted is None:
+            return part
+        found.compacted.append(compacted)
+        assert isinstance(part, ToolResult)
+        return dataclasses.replace(part, content=[Text(compacted.text)])
+
+    def _compacted(self, role: str, part: Part) -> _Compacted | None:
+        """The compaction of a bulky text output, remembered by content; None for any other
+        part, an output under ``min_chars``, and one whose view would not save tokens."""
+        if not isinstance(part, ToolResult):
+            return None
+        text = _text_of(part)
+        if text is None or len(text) < self.options.min_chars:
+            return None
+        key = (role, part.call_id, len(text), hash(text))
+        if key in self._outputs:
+            self._outputs.move_to_end(key)
+            return self._outputs[key]
+        compacted = self._compact(role, part, text)
+        self._outputs[key] = compacted
+        while len(self._outputs) > MEMO_SIZE:
+            self._outputs.popitem(last=False)
+        return compacted
+
+    def _compact(self, role: str, part: ToolResult, text: str) -> _Compacted | None:
+        view = view_of(text, budget_chars=self.options.budget_chars)
+        if view is None:
+            return None
+        data = canonical_span([Message(role, [part])])
+        ref = ref_for(data)
+        shown = redact(render(view, ref)).text
+        saved = count_tokens(text) - count_tokens(shown)
+        return _Compacted(shown, ref, data, saved, part.call_id) if saved > 0 else None
+
+    def _new(self, session: str, ref: str) -> bool:
+        """Whether ``ref`` is not yet known archived for ``session`` (and is from now on)."""
+        key = (session, ref)
+        if key in self._written:
+            self._written.move_to_end(key)
+            return False
+        self._written[key] = None
+        while len(self._written) > WRITTEN_SIZE:
+            self._written.popitem(last=False)
+        return True
+
+
+def _text_of(result: ToolResult) -> str | None:
+    """The output's text when it is text only (an output holding images or opaque items is
+    left whole: a view of part of it would misplace the rest)."""
+    if not result.content or not all(isinstance(item, Text) for item in result.content):
+        return None
+    return "\n".join(item.text for item in result.content if isinstance(item, Text))
