@@ -1,14 +1,16 @@
 """Line views, shared by the log and the plain text view: fold runs, pick lines by priority
 within a budget, and mark what was left out.
 
-A run of three or more lines that are equal, or equal once digits are masked, becomes one
-entry: its first line and ``(… repeated N times)``. Picked entries are written in their
+A run of three or more lines that are equal, or equal once each run of digits is masked
+(counters, timestamps, ids), becomes one entry: its first line and ``(… repeated N times)``
+(``, digits varying`` when they were not all equal). Picked entries are written in their
 original order; every stretch left out becomes one ``… N lines …`` line, so a reader always
 knows where and how much was cut.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -16,7 +18,7 @@ from skillstate.views.text import shorten
 
 _FOLD_RUN = 3  # shorter runs read better as they are
 _MARK_COST = 24  # an upper bound on the length of one "… N lines …" line
-_DIGITS = str.maketrans("0123456789", "##########")
+_DIGITS = re.compile(r"[0-9]+")  # one class, so linear
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,13 +35,18 @@ def fold(lines: list[str]) -> list[Entry]:
     entries: list[Entry] = []
     i = 0
     while i < len(lines):
-        key = lines[i].translate(_DIGITS)
+        key = _mask(lines[i])
         j = i + 1
-        while j < len(lines) and lines[j].translate(_DIGITS) == key:
+        while j < len(lines) and _mask(lines[j]) == key:
             j += 1
         entries.extend(_run(lines, i, j))
         i = j
     return entries
+
+
+def _mask(line: str) -> str:
+    """The line with each run of digits as one ``#``: ``tick 9`` and ``tick 10`` are alike."""
+    return _DIGITS.sub("#", line) if line else line
 
 
 def _run(lines: list[str], i: int, j: int) -> list[Entry]:
