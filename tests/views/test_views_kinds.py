@@ -44,3 +44,24 @@ def test_measure_rows_cover_the_corpus() -> None:
     for _name, kind, chars, body, shown, tokens, shown_tokens in rows:
         assert kind in {"json", "diff", "log", "text"}
         assert body < chars and shown < chars and shown_tokens < tokens
+
+
+def test_log_line_severity() -> None:
+    from skillstate.views.log_view import ERROR, WARNING, severity
+
+    for line in [
+        "error[E0425]: cannot find value",
+        "KeyError: 'a'",
+        "Traceback (most recent call last):",
+        "thread 'main' panicked at src/main.rs:2:5",
+        "E       assert 1 == 2",
+        ">       assert merge(left, patch) == {}",
+        "    > 4 |   expect(sum(1, 2)).toBe(3);",
+        "  ● sum › adds",
+        "_______ test_merge _______",
+        "FAILED tests/a.py::test_b - boom",
+    ]:
+        assert severity(line) == ERROR, line
+    assert severity("warning: unused variable: `x`") == WARNING
+    for line in ["> npm run build", "Compiling engine v0.1.0", "terror", "____", "all good"]:
+        assert severity(line) == 0, line

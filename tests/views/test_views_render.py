@@ -25,7 +25,7 @@ def test_render_has_one_header_line_then_the_body_then_the_sidecar() -> None:
 def test_render_without_a_sidecar_has_no_block() -> None:
     rendered = render(View("json", "shape:", (), 10, 1), "ar_1")
     assert rendered.endswith("]\nshape:")
-    assert rendered.startswith("[skillstate view of a JSON document: 10 chars, 1 lines;")
+    assert rendered.startswith("[skillstate view of a JSON document: 10 chars, 1 line;")
 
 
 def test_short_text_has_no_view() -> None:

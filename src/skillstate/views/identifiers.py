@@ -70,16 +70,25 @@ def sidecar(original: Iterable[str], body: str) -> tuple[str, ...]:
     """The identifiers that ``body`` does not contain, capped: first those that are not line
     references, then the references (a folded run of log lines can hold hundreds of them,
     which would crowd out the paths, hashes and codes), each in ``find``'s order."""
-    missing = [ident for ident in original if ident not in body]
-    ranked = [i for i in missing if not is_reference(i)] + [i for i in missing if is_reference(i)]
+    found = list(original)
     kept: list[str] = []
-    chars = 0
-    for ident in ranked:
-        chars += len(ident) + 2
-        if len(kept) >= MAX_ENTRIES or chars > MAX_CHARS:
-            break
-        kept.append(ident)
+    room = MAX_CHARS
+    for references in (False, True):
+        room = _take(found, body, references, kept, room)
     return tuple(kept)
+
+
+def _take(found: list[str], body: str, references: bool, kept: list[str], room: int) -> int:
+    """Append to ``kept`` the missing identifiers of one class while the caps allow; the room
+    left. It stops at the cap, so a text of countless identifiers costs no more than a few."""
+    for ident in found:
+        if is_reference(ident) != references or ident in body:
+            continue
+        room -= len(ident) + 2
+        if len(kept) >= MAX_ENTRIES or room < 0:
+            return -1
+        kept.append(ident)
+    return room
 
 
 def _urls(text: str) -> Iterator[_Hit]:

@@ -4,9 +4,9 @@ It keeps, in priority order while the budget lasts: the last lines (a test run's
 there), the first lines, every error line and two lines around each, more of the head (~15
 lines) and the tail (~20), then the warning lines and two lines around each. An error line
 holds one of the words error, failure, exception, traceback, FAILED, panic, fatal (any case,
-as a word or the end of one: ``KeyError``), or a test runner's marker: pytest's ``E   ``
-lines, ``>`` source pointers and ``___ test ___`` headers, jest's ``●``, ``Expected:`` and
-``Received:``.
+as a word, or ending a capitalised one: ``KeyError``), or a test runner's marker: pytest's ``E   ``
+lines, ``>   `` source pointers and ``___ test ___`` headers; jest's ``●``, ``> 4 |``
+pointers, ``Expected:`` and ``Received:``.
 Runs of repeated lines are folded (``lines.fold``) and what is left out is marked.
 """
 
@@ -21,15 +21,15 @@ HEAD = 15
 TAIL = 20
 CONTEXT = 2
 
-_WORD = re.compile(r"[a-z]+")
+_WORD = re.compile(r"[A-Za-z]+")
 _ERROR_WORDS = words(
     "error errors err failure failures failed fail failing exception exceptions traceback "
     "panic panicked fatal critical"
 )
 _WARNING_WORDS = words("warning warnings warn")
-_WORD_ENDS = ("error", "exception")  # KeyError, NullPointerException
+_WORD_ENDS = ("Error", "Exception")  # KeyError, NullPointerException; not "terror"
 _MARKERS = ("●", "✕")
-_STARTS = ("E   ", "Expected:", "Received:", "> ", "FAIL ")
+_STARTS = ("E   ", "Expected:", "Received:", ">   ", "FAIL ")
 _LOG_HINTS = ("at ", 'File "', "Traceback", "PASS ", "FAIL ", "INFO", "DEBUG", "WARN", "[")
 
 WARNING = 1
@@ -42,15 +42,27 @@ def severity(line: str) -> int:
     if line.startswith(("E   ", "FAIL ")) or any(m in line for m in _MARKERS):
         return ERROR
     stripped = line.lstrip()
-    if stripped.startswith(_STARTS) or (stripped.startswith("___") and line.endswith("___")):
+    if stripped.startswith(_STARTS) or _pointer(stripped) or _section(stripped):
         return ERROR
     found = 0
-    for word in _WORD.findall(line.lower()):
-        if word in _ERROR_WORDS or word.endswith(_WORD_ENDS):
+    for word in _WORD.findall(line):
+        lower = word.lower()
+        if lower in _ERROR_WORDS or word.endswith(_WORD_ENDS):
             return ERROR
-        if word in _WARNING_WORDS:
+        if lower in _WARNING_WORDS:
             found = WARNING
     return found
+
+
+def _pointer(stripped: str) -> bool:
+    """jest's source pointer: ``> 4 |   expect(sum(1, 2)).toBe(3);``."""
+    number, bar, _ = stripped[1:].partition("|")
+    return stripped.startswith(">") and bool(bar) and number.strip().isdigit()
+
+
+def _section(stripped: str) -> bool:
+    """pytest's ``____ test_name ____`` header of one failure."""
+    return stripped.startswith("___") and stripped.endswith("___") and " " in stripped
 
 
 def flagged(line: str) -> bool:

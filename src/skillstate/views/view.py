@@ -39,7 +39,8 @@ def render(view: View, ref: str) -> str:
     kind = _KIND_NAMES.get(view.kind, f"a {view.kind}")
     header = (
         f"[skillstate view of {kind}: {view.original_chars:,} chars, "
-        f"{view.original_lines:,} lines; the exact output is archived as {ref}: "
+        f"{view.original_lines:,} line{'' if view.original_lines == 1 else 's'}; "
+        f"the exact output is archived as {ref}: "
         f"recall it with ref {ref}, or with a query for matching lines]"
     )
     parts = [header, view.body]
