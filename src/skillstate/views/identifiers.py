@@ -106,12 +106,17 @@ def _urls(text: str) -> Iterator[_Hit]:
 def _token_hits(text: str) -> list[_Hit]:
     hits: list[_Hit] = []
     before: list[_Hit] = []  # the two tokens before this one, for HTTP statuses
+    known: dict[str, list[str]] = {}  # logs repeat their tokens: classify each once
     for match in _TOKEN.finditer(text):
         raw = match.group()
         token = raw.rstrip(".:!?").lstrip(":") if len(raw) <= _MAX_TOKEN else ""
-        start = match.start() + raw.find(token) if token else match.start()
-        if token and "://" not in token:
-            hits.extend((start, ident) for ident in classify(token))
+        # a plain word can only be an errno name: most tokens of a text end here
+        if token and (not token.isalpha() or token in _ERRNO) and "://" not in token:
+            start = match.start() + raw.find(token)
+            found = known.get(token)
+            if found is None:
+                found = known[token] = classify(token)
+            hits.extend((start, ident) for ident in found)
             if _STATUS.fullmatch(token):
                 hits.extend(_status(text, before, start, token))
         before = [*before[-1:], (match.start(), raw.lower())]
