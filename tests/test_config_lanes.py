@@ -20,9 +20,10 @@ def problems(**kwargs: object) -> str:
     return "\n".join(caught.value.problems)
 
 
-def test_every_lane_is_on_by_default() -> None:
+def test_the_default_lanes() -> None:
     settings = load_settings(environ={})
     assert settings.lanes.enabled("state") and settings.lanes.enabled("compaction")
+    assert not settings.lanes.enabled("schemas")  # rewrites the client's tools: asked for
 
 
 def test_a_lane_is_switched_off_in_the_config_file(tmp_path: Path) -> None:
@@ -60,8 +61,8 @@ async def test_every_lane_is_built_and_the_switched_off_ones_are_not_on(tmp_path
         assert built == ["compaction", "schemas", "state"]
     finally:
         await stores.close()
-    assert on.lanes.on() == {"compaction", "schemas", "state"}
-    assert off.lanes.on() == {"compaction", "schemas"}
+    assert on.lanes.on() == {"compaction", "state"}  # schemas: off unless switched on
+    assert off.lanes.on() == {"compaction"}
 
 
 def test_names_choose_the_set_from_the_environment_or_a_flag() -> None:
@@ -86,15 +87,20 @@ def test_unknown_names_in_a_chosen_set_are_named() -> None:
 
 def test_a_lanes_options_come_from_its_table(tmp_path: Path) -> None:
     config = tmp_path / "skillstate.toml"
-    config.write_text("[lanes.schemas]\ndescription_chars = 2000\n")
+    config.write_text("[lanes.schemas]\nenabled = true\ndescription_chars = 2000\n")
     settings = load_settings(environ={}, config_path=str(config))
     assert settings.lanes.options_for("schemas").description_chars == 2000
     assert "schemas=on (description_chars=2000)" in str(settings.lanes)  # skillstate config
+    config.write_text("[lanes.schemas]\ndescription_chars = 2000\n")
+    kept_off = load_settings(environ={}, config_path=str(config)).lanes
+    assert "schemas=off (description_chars=2000)" in str(kept_off)  # options alone: still off
     assert load_settings(environ={}).lanes.options_for("schemas").description_chars == 0
     # Choosing the set by name keeps the options the file gave.
     chosen = load_settings(environ={}, config_path=str(config), cli={"lanes": "state"})
     assert chosen.lanes.on() == {"state"}
     assert chosen.lanes.options_for("schemas").description_chars == 2000
+    switched = load_settings(environ={}, config_path=str(config), cli={"lanes": "schemas,state"})
+    assert switched.lanes.on() == {"schemas", "state"}
 
 
 async def test_the_built_lane_takes_its_options(tmp_path: Path) -> None:

@@ -15,12 +15,14 @@ import pytest
 
 from skillstate import jsonio
 from skillstate.bench.history import History
+from skillstate.pipeline.switches import LANES
 from skillstate.testing import Reply, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
 
 ROUTES = {"chat": "/v1/chat/completions", "messages": "/v1/messages", "responses": "/v1/responses"}
 HISTORY = {"chat": "messages", "messages": "messages", "responses": "input"}
 TURNS = 40
+EVERY = ",".join(LANES)
 
 SCHEMA = {
     "$schema": "http://json-schema.org/draft-07/schema#",
@@ -57,7 +59,7 @@ async def test_upstream_prefixes_are_byte_stable_within_an_epoch_with_every_lane
     lanes_seen: set[str] = set()
     async with (
         ScriptedUpstream(lambda r: Reply(text="ok")) as up,
-        gateway_for(up.url, settings={"collapse": {"min_turns": 4}}) as gw,
+        gateway_for(up.url, settings={"collapse": {"min_turns": 4}, "lanes": EVERY}) as gw,
         aiohttp.ClientSession() as http,
     ):
         assert gw.context.lanes_off == frozenset()  # every lane on

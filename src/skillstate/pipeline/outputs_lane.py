@@ -26,7 +26,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from skillstate.archive import canonical_span, ref_for
-from skillstate.conversation import Message, Part, Request, Text, ToolResult
+from skillstate.conversation import Message, Part, Request, Role, Text, ToolResult
 from skillstate.economics.tokenizer import count_tokens
 from skillstate.pipeline.lane import ArchiveWrite, LaneContext, LaneOutcome
 from skillstate.pipeline.options import OutputsOptions
@@ -111,7 +111,7 @@ class OutputsLane:
         found = [self._compacted(message.role, part) for part in message.parts]
         return [c for c in found if c is not None]
 
-    def _part(self, part: Part, role: str, found: _Found) -> Part:
+    def _part(self, part: Part, role: Role, found: _Found) -> Part:
         compacted = self._compacted(role, part)
         if compacted is None:
             return part
@@ -119,7 +119,7 @@ class OutputsLane:
         assert isinstance(part, ToolResult)
         return dataclasses.replace(part, content=[Text(compacted.text)])
 
-    def _compacted(self, role: str, part: Part) -> _Compacted | None:
+    def _compacted(self, role: Role, part: Part) -> _Compacted | None:
         """The compaction of a bulky text output, remembered by content; None for any other
         part, an output under ``min_chars``, and one whose view would not save tokens."""
         if not isinstance(part, ToolResult):
@@ -137,7 +137,7 @@ class OutputsLane:
             self._outputs.popitem(last=False)
         return compacted
 
-    def _compact(self, role: str, part: ToolResult, text: str) -> _Compacted | None:
+    def _compact(self, role: Role, part: ToolResult, text: str) -> _Compacted | None:
         view = view_of(text, budget_chars=self.options.budget_chars)
         if view is None:
             return None

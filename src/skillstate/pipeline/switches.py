@@ -7,7 +7,10 @@
     [lanes.schemas]
     description_chars = 2000
 
-Every lane is on unless its table says ``enabled = false``. An unknown lane or option, or an
+Host compaction and the state lane are on unless their table says ``enabled = false``; the
+content lanes that rewrite what the client sent (``schemas``) are off unless it says
+``enabled = true`` (``DEFAULT_OFF``: measured, they save too little by default to trade the
+client's own bytes for). An unknown lane or option, or an
 option of the wrong type, is an error naming it. ``--lanes a,b`` (or ``SKILLSTATE_LANES=a,b``)
 chooses the set instead: exactly those lanes on, every other off, the options of the tables
 kept (``with_only``). A request can choose its own set with ``x-skillstate-lanes: a,b``
@@ -32,9 +35,13 @@ OPTIONS: dict[str, type[Any]] = {"schemas": SchemasOptions}
 absent here takes none."""
 
 
+DEFAULT_OFF = frozenset({"schemas"})
+"""The lanes off unless switched on (docs/lanes.md has the figures behind each)."""
+
+
 @dataclass(frozen=True, slots=True)
 class LaneSwitches:
-    off: frozenset[str] = frozenset()
+    off: frozenset[str] = DEFAULT_OFF
     options: Mapping[str, Any] = field(default_factory=dict)
     """The options each lane's table gave, as that lane's options class."""
 
@@ -76,7 +83,7 @@ def parse_switches(tables: Mapping[str, object]) -> LaneSwitches:
     """``LaneSwitches`` from ``{lane: {"enabled": bool, option: value, ...}}``; raises
     ``ValueError`` listing every unknown lane, unknown option and value of the wrong type."""
     problems: list[str] = []
-    off: set[str] = set()
+    off: set[str] = set(DEFAULT_OFF)
     options: dict[str, Any] = {}
     for name, table in tables.items():
         if name not in LANES:
@@ -85,10 +92,12 @@ def parse_switches(tables: Mapping[str, object]) -> LaneSwitches:
         if not isinstance(table, Mapping):
             problems.append(f"lanes.{name} must be a table, e.g. {{enabled = false}}")
             continue
-        enabled = table.get("enabled", True)
+        enabled = table.get("enabled", name not in DEFAULT_OFF)
         if not isinstance(enabled, bool):
             problems.append(f"lanes.{name}.enabled must be true or false, not {enabled!r}")
-        elif not enabled:
+        elif enabled:
+            off.discard(name)
+        else:
             off.add(name)
         given = {key: value for key, value in table.items() if key != "enabled"}
         parsed = _options(name, given, problems)
