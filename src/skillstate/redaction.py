@@ -4,41 +4,46 @@ Contract. ``redact(text)`` returns the text with every secret it recognises repl
 ``[redacted:<kind>]`` (the kind only: never the secret, a prefix of it, or a hash of it) and the
 findings, ``Finding(kind, start, end)``, as offsets into the *original* text, sorted and
 disjoint. Overlapping matches merge into one finding whose kind is the most specific among them
-(an OpenAI key under ``api_key=`` is an ``openai-key``, not a ``secret``).
+(``KINDS`` order: an OpenAI key under ``api_key=`` is an ``openai-key``, not a ``secret``).
+``redact_json`` does the same inside a JSON value.
 
 What is redacted (kind in brackets):
 
 - provider keys and tokens by their shape: OpenAI ``sk-``/``sk-proj-`` [openai-key], Anthropic
   ``sk-ant-`` [anthropic-key], GitHub ``ghp_ gho_ ghu_ ghs_ ghr_ github_pat_`` [github-token],
-  AWS ``AKIA``/``ASIA`` ids [aws-access-key-id], Slack ``xox?-`` [slack-token], Google
+  AWS ``AKIA``/``ASIA`` ids [aws-access-key-id], Slack ``xox[abposr]-`` [slack-token], Google
   ``AIza`` [google-api-key], Stripe-like ``sk_live_ rk_live_ sk_test_ rk_test_`` [stripe-key],
-  JWTs ``eyJ…​.….…`` [jwt];
+  JWTs ``eyJ<b64url>.<b64url>.<b64url>`` [jwt]; a run of ``sk-sk-sk-...`` is one key;
 - ``Authorization: Bearer|Token <cred>`` [bearer-token] and ``Authorization: Basic <cred>``
   [basic-auth], and ``Bearer <cred>`` anywhere when the credential is 16+ characters with a
   digit (a token in a code string, not the word in prose);
 - PEM private key blocks, BEGIN through END, whole [private-key]; an unterminated block is
   redacted to the end of the text (what follows BEGIN is key material until proven otherwise);
 - the password of a URL with credentials, ``scheme://user:password@host`` [url-password]: the
-  scheme, user and host stay;
-- the value, never the name, in ``NAME=value``, ``NAME: value``, ``"name": "value"`` (and
-  ``:=``, ``=>``) where NAME contains password, passwd, passphrase, pwd, secret, token, api key,
-  access key, private key, or ends in auth [password when the name says pass/pwd,
-  aws-secret-key for ``aws_secret…``, secret otherwise].
+  scheme, user and host stay (a user without a password, as in a Sentry DSN, stays too);
+- the value, never the name, in ``NAME=value``, ``NAME: value``, ``"name": "value"``,
+  ``NAME := value``, ``'name' => 'value'`` and ``--name value`` where NAME contains password,
+  passwd, passphrase, pwd, secret, token, api key, access key, private key, or ends in auth
+  [password when the name says pass or pwd, aws-secret-key for ``aws_secret...``, secret
+  otherwise]. A quoted value goes up to its closing quote or, unterminated, to the end of its
+  line; an unquoted one up to a space, quote, comma, semicolon, ``&`` or bracket.
 
 What is never redacted on its shape alone: commit hashes, sha256 digests, UUIDs, paths, URLs
-without credentials, numbers, base64 blobs (an inline ``data:image/png;base64,…`` image too:
-its shape is a secret's shape, but redacting it would only hide a picture). Such a string is
-redacted only as the value of a secret-named key. Named values that are not secrets are kept:
-counts and types (``max_tokens``, ``token_count``, ``tokenizer``, names ending in file, path,
-url, type, name, …), ``PWD``/``OLDPWD`` (the shell's working directory), ``Author:``,
-references (``${DB_PASSWORD}``, ``{{ secrets.X }}``, ``os.environ["X"]``, ``getpass()``,
-``self.password``, ``password=password``), type annotations (``token: str``), booleans and
-nulls, bare numbers unless the name says password, and a lone short word after a colon in
-prose (``the token: see below``).
+without credentials, numbers, base64 blobs (an inline ``data:image/png;base64,...`` image too:
+it has a secret's shape, but redacting it would only hide a picture). Such a string is redacted
+only as the value of a secret-named key. Named values that are not secrets are kept: counts,
+types and places (``max_tokens``, ``token_count``, ``tokenizer``, names ending in file, path,
+dir, url, uri, endpoint, type, count, limit, name, id, ttl, timeout, ...), upper-case ``PWD`` and
+``OLDPWD`` (the shell's working directory; a lower-case ``pwd=`` is a password), ``Author:``,
+references (``${DB_PASSWORD}``, ``{{ secrets.X }}``, ``<placeholder>``, ``os.environ["X"]``,
+``getpass()``, ``self.password``, ``password=password``), type annotations (``token: str``),
+booleans, nulls and ``***``, bare numbers unless the name says password, and a lone short word
+after a colon (prose: ``Secret: see below``).
 
-Idempotent: markers are never matched again. Linear: each rule is one compiled pattern scanned
-once, every quantifier that could rescan is bounded or possessive, so the number of passes is
-``len(_RULES)`` whatever the input. Pure: no I/O; import compiles the patterns and nothing else.
+Idempotent: a marker, or a value that starts with one, is never matched again. Linear: each
+rule makes one forward pass (``len(_RULES)`` passes whatever the input), and every quantifier
+that could rescan is bounded or possessive. Pure: no I/O; import compiles the patterns and
+nothing else.
 """
 
 from __future__ import annotations
@@ -226,7 +231,7 @@ _TOKEN_RULES: tuple[_Rule, ...] = (
     _caseless(
         "authorization",
         r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?"
-        r"(?P<scheme>bearer|basic|token|digest)[ \t]+(?P<cred>[A-Za-z0-9._~+/-]++=*)",
+        r"(?P<scheme>bearer|basic|token)[ \t]+(?P<cred>[A-Za-z0-9._~+/-]++=*)",
         _bearer_header_kind,
     ),
     _caseless(
@@ -260,7 +265,8 @@ _NAME = (
     rf"(?P<name>{_SECRET_WORD}[\w.-]{{0,64}}+)[\"']?"
     # An annotation between the name and "=" (``password: str = "..."``) is skipped.
     r"(?::[ \t]*[A-Za-z_][\w.\[\], |]{0,60}?[ \t]*(?==))?"
-    r"[ \t]*(?P<sep>:=|=>|[:=])(?!=)[ \t]*"
+    # A space separates only a command-line flag from its value (``--password x``).
+    r"(?:[ \t]*(?P<sep>:=|=>|[:=])(?!=)[ \t]*|(?P<space>[ \t]+))"
 )
 _VALUE = (
     # A quoted value runs to its closing quote, or, unterminated, to the end of the line; 16 KiB
@@ -322,6 +328,8 @@ def _bare_is_secret(value: str, name: str, kind: str, sep: str) -> bool:
         return False
     if value.lower() == name.lower():  # password=password passes a variable on
         return False
+    if sep == " " and value.startswith("-"):  # "--password --verbose": the next flag
+        return False
     if kind != "password" and _NUMBER.fullmatch(value):
         return False
     # "the token: see below" is prose; a secret after a colon is rarely a short plain word.
@@ -351,6 +359,13 @@ class _NamedRule:
     folded_names: re.Pattern[str]
     folded_values: re.Pattern[str]
 
+    @staticmethod
+    def _not_a_name(subject: str, start: int, sep: str) -> bool:
+        # "https://x-access-token:<password>@host" names a URL's user: the URL rule's.
+        if subject.startswith("://", start - 3):
+            return True
+        return sep == " " and not subject.startswith("--", start)
+
     def scan(self, text: str, lowered: str | None) -> Iterator[Finding]:
         names, values, subject = self.names, self.values, text
         if lowered is not None:
@@ -360,15 +375,17 @@ class _NamedRule:
             at = match.end()
             start = _name_start(subject, match.start())
             name = text[start : match.end("name")]  # the original's case: PWD is not pwd
-            # "https://x-access-token:<password>@host" names a URL's user: the URL rule's.
-            kind = None if subject.startswith("://", start - 3) else _name_kind(name)
+            sep = match.group("sep") or " "
+            kind = None if self._not_a_name(subject, start, sep) else _name_kind(name)
             value = None if kind is None else values.match(subject, at)
             if kind is None or value is None:
                 continue
-            at = max(value.end(), at)
-            finding = _judge_value(value, name, kind, match.group("sep"))
+            finding = _judge_value(value, name, kind, sep)
             if finding is not None:
                 yield finding
+            # Past a value, found or refused; but a flag's refused value may be the next flag.
+            if finding is not None or sep != " ":
+                at = max(value.end(), at)
 
 
 def _named_rule() -> _NamedRule:
