@@ -308,6 +308,10 @@ ORDINARY = [
     "PWD=/home/jane/src OLDPWD=/home/jane",  # the shell's; a lower-case pwd= is a password
     "The password field is required. Secret: see below. Token: none yet.",
     "password: null\nsecret: true\ntoken: ***\n",
+    'api_key_env = "OPENAI_API_KEY"\nTOKEN_HEADER = "x-skillstate-token"',
+    "client(api_key=PROVIDER_KEY, token=TOKEN)",
+    'raise ValueError("missing SKILLSTATE_AUTH_TOKEN:")',
+    "requests carry ``Authorization: Bearer ...`` headers",
     "API_TOKEN: ${ORDERS_API_TOKEN}\nGITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}",
     'password = "<your password here>"',
     "test_redaction_keeps_long_names_like_TestVeryLongBase64ishFixtureNameAbCdEfGh0123",
@@ -334,6 +338,12 @@ def test_an_identifier_under_a_secret_name_is_redacted() -> None:
     commit = "9fceb02d0ae598e95dc970b74767f19372d61af8"
     result = redact(f"token={commit}")
     assert result.text == "token=[redacted:secret]"
+
+
+def test_a_constant_under_a_password_name_goes_under_another_name_stays() -> None:
+    # DB_PASSWORD=SUPER_SECRET_1 may be the password itself; api_key=PROVIDER_KEY is code.
+    assert redact("DB_PASSWORD=SUPER_SECRET_1").text == "DB_PASSWORD=[redacted:password]"
+    assert redact("API_KEY=PROVIDER_KEY").findings == ()
 
 
 def test_a_numeric_password_goes_a_numeric_setting_stays() -> None:

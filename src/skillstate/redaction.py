@@ -33,12 +33,13 @@ without credentials, numbers, base64 blobs (an inline ``data:image/png;base64,..
 it has a secret's shape, but redacting it would only hide a picture). Such a string is redacted
 only as the value of a secret-named key. Named values that are not secrets are kept: counts,
 types and places (``max_tokens``, ``token_count``, ``tokenizer``, names ending in file, path,
-dir, url, uri, endpoint, type, count, limit, name, id, ttl, timeout, ...), upper-case ``PWD`` and
-``OLDPWD`` (the shell's working directory; a lower-case ``pwd=`` is a password), ``Author:``,
-references (``${DB_PASSWORD}``, ``{{ secrets.X }}``, ``<placeholder>``, ``os.environ["X"]``,
-``getpass()``, ``self.password``, ``password=password``), type annotations (``token: str``),
-booleans, nulls and ``***``, bare numbers unless the name says password, and a lone short word
-after a colon (prose: ``Secret: see below``).
+dir, url, uri, endpoint, type, count, limit, name, id, env, var, header, ttl, ...); upper-case
+``PWD`` and ``OLDPWD`` (the shell's working directory; a lower-case ``pwd=`` is a password);
+``Author:``; references (``${DB_PASSWORD}``, ``{{ secrets.X }}``, ``<placeholder>``,
+``os.environ["X"]``, ``getpass()``, ``self.password``, ``password=password``, and, unless the
+name says password, a constant's name: ``api_key=PROVIDER_KEY``); type annotations
+(``token: str``); booleans, nulls, values without a letter or digit (``***``); bare numbers
+unless the name says password; a lone short word after a colon (prose: ``Secret: see below``).
 
 Idempotent: a marker, or a value that starts with one, is never matched again. Linear: each
 rule makes one forward pass (``len(_RULES)`` passes whatever the input), and every quantifier
@@ -102,7 +103,7 @@ def marker(kind: str) -> str:
     return f"[redacted:{kind}]"
 
 
-Judge = Callable[[re.Match[str]], Finding | None]
+_Judge = Callable[[re.Match[str]], Finding | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +117,7 @@ class _Rule:
 
     name: str
     pattern: re.Pattern[str]
-    judge: Judge
+    judge: _Judge
     folded: re.Pattern[str] | None = None
 
     def scan(self, text: str, lowered: str | None) -> Iterator[Finding]:
@@ -137,7 +138,7 @@ class _Rule:
             at = max(match.end(), match.start() + 1)
 
 
-def _caseless(name: str, source: str, judge: Judge) -> _Rule:
+def _caseless(name: str, source: str, judge: _Judge) -> _Rule:
     """A rule matching ``source`` in any case; ``source`` spells its literals in lower case."""
     return _Rule(name, re.compile(source, re.IGNORECASE), judge, re.compile(source))
 
@@ -149,7 +150,7 @@ def _lowered(text: str) -> str | None:
     return lowered if len(lowered) == len(text) else None
 
 
-def _whole(kind: str, group: int | str = 0, check: Callable[[str], bool] | None = None) -> Judge:
+def _whole(kind: str, group: int | str = 0, check: Callable[[str], bool] | None = None) -> _Judge:
     """A judge that takes ``group`` of the match as the secret, if ``check`` accepts it."""
 
     def judge(match: re.Match[str]) -> Finding | None:
@@ -180,6 +181,8 @@ def _openai_body(value: str) -> bool:
 
 
 def _bearer_header_kind(match: re.Match[str]) -> Finding | None:
+    if not _has_alnum(match.group("cred")):
+        return None
     scheme = match.group("scheme").lower()
     kind = "basic-auth" if scheme == "basic" else "bearer-token"
     return Finding(kind, match.start("cred"), match.end("cred"))
@@ -191,6 +194,11 @@ def _stripe(match: re.Match[str]) -> Finding:
 
 def _has_digit(value: str) -> bool:
     return any(c.isdigit() for c in value)
+
+
+def _has_alnum(value: str) -> bool:
+    """A secret has a letter or a digit; ``***``, ``...`` or a stray ``)`` is none."""
+    return any(c.isalnum() for c in value)
 
 
 _PEM = re.compile(
@@ -281,7 +289,7 @@ _VALUE = (
 
 _NOT_SECRET_NAME = re.compile(
     r"(?:file|path|dir|url|uri|endpoint|type|count|limit|len|length|usage|budget|name|ttl"
-    r"|timeout|expiry|expires(?:_at|_in)?|[_.-]id)\Z",
+    r"|timeout|expiry|expires(?:_at|_in)?|env|var|header|[_.-]id)\Z",
     re.IGNORECASE,
 )
 _SHELL_CWD = frozenset({"PWD", "OLDPWD"})
@@ -290,11 +298,12 @@ _SHELL_CWD = frozenset({"PWD", "OLDPWD"})
 _NOT_SECRET_VALUE = re.compile(
     r"(?:true|false|null|none|nil|yes|no|on|off|undefined|required|optional(?:\[.*)?"
     r"|str|bytes|int|float|bool|any|union|list|dict|tuple|secret\w*|string|number|boolean"
-    r"|object|bearer|basic|token|digest|\*+)",
+    r"|object|bearer|basic|token|digest)",
     re.IGNORECASE,
 )
 _NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_CONSTANT = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")  # PROVIDER_KEY: a constant's name
 _WORD = re.compile(r"[A-Za-z]{1,15}")
 _REFERENCE = re.compile(r"\$\{[^}]*\}|\$[A-Za-z_]\w*|\{\{.*\}\}|<[^<>]*>|%\(\w+\)s")
 
@@ -326,6 +335,8 @@ def _bare_is_secret(value: str, name: str, kind: str, sep: str) -> bool:
     """Whether an unquoted value is a literal secret rather than code, a type or a count."""
     if _NOT_SECRET_VALUE.fullmatch(value) or _DOTTED.fullmatch(value):
         return False
+    if kind != "password" and _CONSTANT.fullmatch(value):
+        return False
     if value.lower() == name.lower():  # password=password passes a variable on
         return False
     if sep == " " and value.startswith("-"):  # "--password --verbose": the next flag
@@ -336,11 +347,15 @@ def _bare_is_secret(value: str, name: str, kind: str, sep: str) -> bool:
     return not (sep == ":" and kind != "password" and _WORD.fullmatch(value))
 
 
-def _judge_value(value: re.Match[str], name: str, kind: str, sep: str) -> Finding | None:
+def _judge_value(
+    value: re.Match[str], original: str, name: str, kind: str, sep: str
+) -> Finding | None:
+    """The finding for a value matched in ``original`` (or in its lower-cased twin: the checks
+    read the original's case, for ``PROVIDER_KEY`` is a constant and ``provider_key`` is not)."""
     group = next(g for g in ("dq", "sq", "bare") if value.group(g) is not None)
-    text = value.group(group)
+    text = original[value.start(group) : value.end(group)]
     # A value that starts with a marker was redacted already (up to a bound, if it is longer).
-    if not text or _MARKER.match(text) or _REFERENCE.fullmatch(text):
+    if not _has_alnum(text) or _MARKER.match(text) or _REFERENCE.fullmatch(text):
         return None
     if group == "bare" and not _bare_is_secret(text, name, kind, sep):
         return None
@@ -380,7 +395,7 @@ class _NamedRule:
             value = None if kind is None else values.match(subject, at)
             if kind is None or value is None:
                 continue
-            finding = _judge_value(value, name, kind, sep)
+            finding = _judge_value(value, text, name, kind, sep)
             if finding is not None:
                 yield finding
             # Past a value, found or refused; but a flag's refused value may be the next flag.
