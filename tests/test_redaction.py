@@ -309,7 +309,7 @@ ORDINARY = [
     "The password field is required. Secret: see below. Token: none yet.",
     "password: null\nsecret: true\ntoken: ***\n",
     'api_key_env = "OPENAI_API_KEY"\nTOKEN_HEADER = "x-skillstate-token"',
-    "client(api_key=PROVIDER_KEY, token=TOKEN)",
+    "client(api_key=PROVIDER_KEY, token=TOKEN)\nOpenAI(api_key=key, secret=configured_secret)",
     'raise ValueError("missing SKILLSTATE_AUTH_TOKEN:")',
     "requests carry ``Authorization: Bearer ...`` headers",
     "API_TOKEN: ${ORDERS_API_TOKEN}\nGITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}",
@@ -344,6 +344,8 @@ def test_a_constant_under_a_password_name_goes_under_another_name_stays() -> Non
     # DB_PASSWORD=SUPER_SECRET_1 may be the password itself; api_key=PROVIDER_KEY is code.
     assert redact("DB_PASSWORD=SUPER_SECRET_1").text == "DB_PASSWORD=[redacted:password]"
     assert redact("API_KEY=PROVIDER_KEY").findings == ()
+    assert redact("password=hunter").text == "password=[redacted:password]"
+    assert redact("secret=hunter").findings == ()
 
 
 def test_a_numeric_password_goes_a_numeric_setting_stays() -> None:

@@ -37,9 +37,10 @@ dir, url, uri, endpoint, type, count, limit, name, id, env, var, header, ttl, ..
 ``PWD`` and ``OLDPWD`` (the shell's working directory; a lower-case ``pwd=`` is a password);
 ``Author:``; references (``${DB_PASSWORD}``, ``{{ secrets.X }}``, ``<placeholder>``,
 ``os.environ["X"]``, ``getpass()``, ``self.password``, ``password=password``, and, unless the
-name says password, a constant's name: ``api_key=PROVIDER_KEY``); type annotations
-(``token: str``); booleans, nulls, values without a letter or digit (``***``); bare numbers
-unless the name says password; a lone short word after a colon (prose: ``Secret: see below``).
+name says password, a constant's or a variable's name: ``api_key=PROVIDER_KEY``,
+``api_key=key``); type annotations (``token: str``); booleans, nulls, values without a letter
+or digit (``***``); bare numbers unless the name says password; a lone short word after a
+colon (prose: ``Secret: see below``).
 
 Idempotent: a marker, or a value that starts with one, is never matched again. Linear: each
 rule makes one forward pass (``len(_RULES)`` passes whatever the input), and every quantifier
@@ -304,6 +305,7 @@ _NOT_SECRET_VALUE = re.compile(
 _NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 _CONSTANT = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")  # PROVIDER_KEY: a constant's name
+_VARIABLE = re.compile(r"[a-z_]{1,32}")  # api_key=key: a variable passed on
 _WORD = re.compile(r"[A-Za-z]{1,15}")
 _REFERENCE = re.compile(r"\$\{[^}]*\}|\$[A-Za-z_]\w*|\{\{.*\}\}|<[^<>]*>|%\(\w+\)s")
 
@@ -335,7 +337,7 @@ def _bare_is_secret(value: str, name: str, kind: str, sep: str) -> bool:
     """Whether an unquoted value is a literal secret rather than code, a type or a count."""
     if _NOT_SECRET_VALUE.fullmatch(value) or _DOTTED.fullmatch(value):
         return False
-    if kind != "password" and _CONSTANT.fullmatch(value):
+    if kind != "password" and (_CONSTANT.fullmatch(value) or _VARIABLE.fullmatch(value)):
         return False
     if value.lower() == name.lower():  # password=password passes a variable on
         return False
