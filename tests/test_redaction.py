@@ -455,6 +455,14 @@ def test_a_refused_name_does_not_hide_a_secret_after_it() -> None:
     assert result.text == "token_url=DB_PASSWORD=[redacted:password]"
 
 
+def test_a_name_at_the_start_is_a_name_whatever_ends_the_text() -> None:
+    # A URL user is looked for before the name; at offset 0 there is nothing before it.
+    assert (
+        redact(f"password: {PASSWORD} see https://").text
+        == "password: [redacted:password] see https://"
+    )
+
+
 def test_an_unterminated_quoted_value_goes_to_the_end_of_its_line() -> None:
     result = redact(f'password="{PASSWORD}\nnext line')
     assert result.text == 'password="[redacted:password]\nnext line'

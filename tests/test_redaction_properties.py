@@ -165,3 +165,56 @@ def test_redact_json_is_deterministic_and_idempotent(value: object) -> None:
     first = redact_json(value)
     assert redact_json(value) == first
     assert redact_json(first[0])[0] == first[0]
+
+
+# Texts made of the pieces secrets and their contexts are made of, in any order: the places
+# where one rule's match meets another's, or a marker, are where idempotence breaks first.
+PIECES = [
+    "password",
+    "token",
+    "api_key",
+    "_url",
+    "PWD",
+    "=",
+    ":",
+    '"',
+    "'",
+    " ",
+    "\n",
+    "\\",
+    ",",
+    "(",
+    "{",
+    "$",
+    ".",
+    "--",
+    "://",
+    "@",
+    "u:",
+    "Bearer ",
+    "Basic ",
+    "Authorization: ",
+    "sk-",
+    "ghp_",
+    "xoxb-",
+    "AIza",
+    "AKIA",
+    "k_live_",
+    "s",
+    "r",
+    "eyJ",
+    "a1B2c3D4e5F6g7H8i9J0",
+    "x" * 36,
+    "ABCDEFGHIJKLMNOP",
+    "-----BEGIN PRIVATE KEY-----",
+    "-----END PRIVATE KEY-----",
+    "[redacted:secret]",
+]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(text=st.lists(st.sampled_from(PIECES), max_size=30).map("".join))
+def test_texts_of_secret_pieces_are_redacted_consistently_and_once(text: str) -> None:
+    result = redact(text)
+    _outside_unchanged(text, result)
+    assert redact(result.text).text == result.text

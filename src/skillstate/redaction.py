@@ -51,6 +51,7 @@ nothing else.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -166,14 +167,15 @@ def _whole(kind: str, group: int | str = 0, check: Callable[[str], bool] | None 
 # --- token shapes -------------------------------------------------------------------------
 # Each pattern starts with its literal prefix so the regex engine can search for it instead of
 # trying every position; the "no token character before" test comes right after the literal as
-# a lookbehind, for the same reason.
+# a lookbehind, for the same reason. A marker's "]" before (or "[" after) counts as a token
+# character: the text next to a marker was next to a token before it was redacted.
 
 _TOK = "A-Za-z0-9_-"
 
 
 def _prefixed(literal: str, body: str) -> re.Pattern[str]:
     lead = re.escape(literal)
-    return re.compile(f"{lead}(?<![{_TOK}]{lead}){body}")
+    return re.compile(f"{lead}(?<![\\]{_TOK}]{lead}){body}")
 
 
 def _openai_body(value: str) -> bool:
@@ -220,16 +222,16 @@ _TOKEN_RULES: tuple[_Rule, ...] = (
     _Rule("github-pat", _prefixed("github_pat_", r"[A-Za-z0-9_]{22,}+"), _whole("github-token")),
     _Rule(
         "aws-id",
-        re.compile(r"A(?<![A-Za-z0-9]A)(?:KIA|SIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
+        re.compile(r"A(?<![A-Za-z0-9\]]A)(?:KIA|SIA)[A-Z0-9]{16}(?![A-Za-z0-9\[])"),
         _whole("aws-access-key-id"),
     ),
     _Rule("slack", _prefixed("xox", r"[abposr]-[A-Za-z0-9-]{10,}+"), _whole("slack-token")),
-    _Rule("google", _prefixed("AIza", f"[{_TOK}]{{35}}(?![{_TOK}])"), _whole("google-api-key")),
+    _Rule("google", _prefixed("AIza", f"[{_TOK}]{{35}}(?![\\[{_TOK}])"), _whole("google-api-key")),
     _Rule(
         "stripe",
         # Starts at the literal "k_"; the "s" or "r" before it is looked behind at and counted
         # back into the finding.
-        re.compile(r"k_(?<![A-Za-z0-9_-][sr]k_)(?<=[sr]k_)(?:live|test)_[0-9A-Za-z]{16,}+"),
+        re.compile(r"k_(?<![A-Za-z0-9_\]-][sr]k_)(?<=[sr]k_)(?:live|test)_[0-9A-Za-z]{16,}+"),
         _stripe,
     ),
     _Rule(
@@ -245,7 +247,7 @@ _TOKEN_RULES: tuple[_Rule, ...] = (
     ),
     _caseless(
         "bearer",
-        r"bearer(?<![a-z]bearer)[ \t]+(?P<cred>[A-Za-z0-9._~+/-]{16,}+=*)",
+        r"bearer(?<![a-z\]]bearer)[ \t]+(?P<cred>[A-Za-z0-9._~+/-]{16,}+=*)",
         _whole("bearer-token", "cred", _has_digit),
     ),
     _Rule(
@@ -379,7 +381,7 @@ class _NamedRule:
     @staticmethod
     def _not_a_name(subject: str, start: int, sep: str) -> bool:
         # "https://x-access-token:<password>@host" names a URL's user: the URL rule's.
-        if subject.startswith("://", start - 3):
+        if start >= 3 and subject.startswith("://", start - 3):
             return True
         return sep == " " and not subject.startswith("--", start)
 
@@ -449,18 +451,42 @@ def _apply(text: str, findings: tuple[Finding, ...]) -> str:
     return "".join(pieces)
 
 
+def _clip(found: list[Finding], text: str) -> list[Finding]:
+    """The findings less the markers they overlap: a marker is a redaction already, and a
+    pattern that matches across one (``://[redacted:slack-token]@`` has a URL password's
+    shape) must not redact it again. What is left of a finding goes if it has a letter or a
+    digit. This is what keeps ``redact`` idempotent."""
+    spans = [match.span() for match in _MARKER.finditer(text)]
+    if not spans:
+        return found
+    starts = [start for start, _ in spans]
+    clipped: list[Finding] = []
+    for finding in found:
+        cursor = finding.start
+        at = max(bisect_right(starts, finding.start) - 1, 0)
+        pieces: list[tuple[int, int]] = []
+        while at < len(spans) and spans[at][0] < finding.end:
+            start, end = spans[at]
+            if end > cursor:
+                pieces.append((cursor, start))
+                cursor = end
+            at += 1
+        pieces.append((cursor, finding.end))
+        clipped.extend(
+            Finding(finding.kind, start, end)
+            for start, end in pieces
+            if start < end and _has_alnum(text[start:end])
+        )
+    return clipped
+
+
 def redact(text: str) -> Redacted:
     """``text`` with its secrets replaced by markers, and where they were (see the module's
-    contract). Each rule scans the text once; a span that is already a marker is left alone,
-    so redacting twice is redacting once."""
+    contract). Each rule scans the text once; markers already in it are left alone, so
+    redacting twice is redacting once."""
     lowered = _lowered(text)
-    found = [
-        finding
-        for rule in _RULES
-        for finding in rule.scan(text, lowered)
-        if not _MARKER.fullmatch(text, finding.start, finding.end)
-    ]
-    findings = _merge(found)
+    found = [finding for rule in _RULES for finding in rule.scan(text, lowered)]
+    findings = _merge(_clip(found, text))
     return Redacted(_apply(text, findings) if findings else text, findings)
 
 
