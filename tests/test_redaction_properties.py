@@ -209,6 +209,12 @@ PIECES = [
     "-----BEGIN PRIVATE KEY-----",
     "-----END PRIVATE KEY-----",
     "[redacted:secret]",
+    "password:",
+    "--token ",
+    "PASSWORD",
+    "_id",
+    "%(",
+    "*",
 ]
 
 

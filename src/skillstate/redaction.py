@@ -313,10 +313,11 @@ _REFERENCE = re.compile(r"\$\{[^}]*\}|\$[A-Za-z_]\w*|\{\{.*\}\}|<[^<>]*>|%\(\w+\
 
 
 def _name_start(text: str, end: int) -> int:
-    """Where the name holding the secret word that starts at ``end`` begins (64 at most)."""
+    """Where the name holding the secret word that starts at ``end`` begins (64 at most). A
+    marker's "]" counts as part of a name, as the token it replaced did."""
     start = end
     floor = max(0, end - 64)
-    while start > floor and (text[start - 1].isalnum() or text[start - 1] in "_.-"):
+    while start > floor and (text[start - 1].isalnum() or text[start - 1] in "_.-]"):
         start -= 1
     return start
 
