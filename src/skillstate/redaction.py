@@ -42,7 +42,9 @@ name says password, a constant's or a variable's name: ``api_key=PROVIDER_KEY``,
 or digit (``***``); bare numbers unless the name says password; a lone short word after a
 colon (prose: ``Secret: see below``).
 
-Idempotent: a marker, or a value that starts with one, is never matched again. Linear: each
+Idempotent: what a rule matches across a marker is clipped to the parts outside it, a value
+that starts with a marker is none, and a marker's brackets count as token characters next to
+a token, so redacting the output again finds nothing (bounds aside: see ``_VALUE``). Linear: each
 rule makes one forward pass (``len(_RULES)`` passes whatever the input), and every quantifier
 that could rescan is bounded or possessive. Pure: no I/O; import compiles the patterns and
 nothing else.
