@@ -44,10 +44,11 @@ colon (prose: ``Secret: see below``).
 
 Idempotent: what a rule matches across a marker is clipped to the parts outside it, a value
 that starts with a marker is none, and a marker's brackets count as token characters next to
-a token, so redacting the output again finds nothing (bounds aside: see ``_VALUE``). Linear: each
-rule makes one forward pass (``len(_RULES)`` passes whatever the input), and every quantifier
-that could rescan is bounded or possessive. Pure: no I/O; import compiles the patterns and
-nothing else.
+a token, so redacting the output again finds nothing (bounds aside: see ``_VALUE``).
+
+Linear: each rule makes one forward pass (``len(_RULES)`` passes whatever the input), and every
+quantifier that could rescan is bounded or possessive. Pure: no I/O; import compiles the
+patterns and nothing else.
 """
 
 from __future__ import annotations
