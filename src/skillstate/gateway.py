@@ -21,6 +21,7 @@ from skillstate.ledger import Ledger, Recorder
 from skillstate.ledger.recorder import Pricing
 from skillstate.pipeline.compaction_lane import CompactionLane
 from skillstate.pipeline.lane import Lane
+from skillstate.pipeline.outputs_lane import OutputsLane
 from skillstate.pipeline.schemas_lane import SchemasLane
 from skillstate.pipeline.state_lane import StateLane
 from skillstate.server.app import build_app
@@ -135,13 +136,15 @@ def build_lanes(settings: Settings, engine: StateEngine) -> list[Lane]:
     """Every lane, in the order a request runs them (``pipeline.switches.LANES``): host
     compaction first (it may answer the request, and it turns the gateway's own compaction
     items back into summaries for everything after it), then tool-schema compaction (before
-    the state lane, which renders the tools it is given), then the state lane. Those switched
-    off are built too: a request may ask for one (``x-skillstate-lanes``); which run by
-    default is every one not in ``settings.lanes.off``."""
+    the state lane, which renders the tools it is given), then the state lane, then output
+    compaction (after it: it compacts only where the state lane offers ``recall``). Those
+    switched off are built too: a request may ask for one (``x-skillstate-lanes``); which run
+    by default is every one not in ``settings.lanes.off``."""
     return [
         CompactionLane(engine, time.time),
         SchemasLane(settings.lanes.options_for("schemas")),
         StateLane(engine),
+        OutputsLane(settings.lanes.options_for("outputs")),
     ]
 
 

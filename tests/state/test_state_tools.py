@@ -41,10 +41,10 @@ def test_skill_state_describes_the_schema(keys: list[str] | None) -> None:
     assert tool.parameters["properties"]["patch"]["type"] == "object"
 
 
-def test_recall_offers_ref_query_and_context() -> None:
+def test_recall_offers_ref_offset_query_and_context() -> None:
     tool = recall_tool()
     assert tool.parameters is not None
-    assert set(tool.parameters["properties"]) == {"ref", "query", "context"}
+    assert set(tool.parameters["properties"]) == {"ref", "offset", "query", "context"}
     assert tool.parameters["properties"]["context"]["maximum"] == MAX_RECALL_CONTEXT
 
 
@@ -95,6 +95,7 @@ def test_bad_skill_state_calls(arguments: str, says: str) -> None:
     [
         ('{"ref": "sha256:ab12"}', RecallByRef("sha256:ab12")),
         ('{"ref": " sha256:ab12\\n"}', RecallByRef("sha256:ab12")),
+        ('{"ref": "sha256:ab12", "offset": 16000}', RecallByRef("sha256:ab12", 16000)),
         ('{"query": "port"}', RecallByQuery("port", DEFAULT_RECALL_CONTEXT)),
         ('{"query": "port", "context": 0}', RecallByQuery("port", 0)),
         (f'{{"query": "port", "context": {MAX_RECALL_CONTEXT}}}', RecallByQuery("port", 50)),
@@ -111,6 +112,9 @@ def test_recall_calls(arguments: str, expected: RecallByRef | RecallByQuery) -> 
         ('{"ref": "a", "query": "b"}', "not both"),
         ('{"ref": "a", "context": 2}', "not both"),
         ('{"ref": ""}', "non-empty"),
+        ('{"ref": "a", "offset": -1}', "`offset` must be an integer"),
+        ('{"ref": "a", "offset": "2"}', "`offset` must be an integer"),
+        ('{"ref": "a", "offset": true}', "`offset` must be an integer"),
         ('{"ref": 12}', "non-empty string"),
         ('{"query": "  "}', "non-empty"),
         ('{"query": "a", "context": -1}', "from 0 to"),

@@ -50,6 +50,11 @@ ARMS: dict[str, Arm] = {
         Arm("paper", {"mode": "paper"}, note="every request is (P, Σ, O)"),
         Arm("hybrid", {"mode": "hybrid"}, note="Σ and the archive, rewritten at epochs"),
         Arm(
+            "hybrid-outputs",
+            {"mode": "hybrid", "lanes": {"outputs": {"enabled": True}}},
+            note="hybrid with bulky tool outputs replaced by views (the outputs lane)",
+        ),
+        Arm(
             "hybrid-no-epochs",
             {"mode": "hybrid", "collapse": {"every_request": True}},
             note="hybrid rewriting on every request: cache-blind",

@@ -8,7 +8,7 @@
     description_chars = 2000
 
 Host compaction and the state lane are on unless their table says ``enabled = false``; the
-content lanes that rewrite what the client sent (``schemas``) are off unless it says
+content lanes that rewrite what the client sent (``schemas``, ``outputs``) are off unless it says
 ``enabled = true`` (``DEFAULT_OFF``: measured, they save too little by default to trade the
 client's own bytes for). An unknown lane or option, or an
 option of the wrong type, is an error naming it. ``--lanes a,b`` (or ``SKILLSTATE_LANES=a,b``)
@@ -25,17 +25,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillstate.pipeline.options import SchemasOptions
+from skillstate.pipeline.options import OutputsOptions, SchemasOptions
 
-LANES = ("compaction", "schemas", "state")
+LANES = ("compaction", "schemas", "state", "outputs")
 """Every lane's name, in the order the request path runs them."""
 
-OPTIONS: dict[str, type[Any]] = {"schemas": SchemasOptions}
+OPTIONS: dict[str, type[Any]] = {"schemas": SchemasOptions, "outputs": OutputsOptions}
 """Each lane's options (``pipeline.options``): the table's keys besides ``enabled``; a lane
 absent here takes none."""
 
 
-DEFAULT_OFF = frozenset({"schemas"})
+DEFAULT_OFF = frozenset({"schemas", "outputs"})
 """The lanes off unless switched on (docs/lanes.md has the figures behind each)."""
 
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 import functools
 import logging
 import time
+from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
 from skillstate import jsonio
-from skillstate.conversation import ErrorKind, Wire
+from skillstate.conversation import ErrorKind, Request, Wire
 from skillstate.pipeline import ArchiveWrite, Lane, LaneContext, PipelineResult, run_lanes
 from skillstate.pipeline.runner import Keep
 from skillstate.protocols import adapter
@@ -101,6 +102,8 @@ async def handle_generation(http: web.Request, wire: Wire) -> web.StreamResponse
             forward, inbound.raw, client, ours, http.query_string, finish
         )
     turn = Turn(forward, client, ours, lanes.followup, http.query_string)
+    if followup is not None and followup.handover is not None:
+        turn.after_handover = _later_lanes(chosen, inbound, target, mode, _keeper(gateway))
     turn.big = len(inbound.raw) >= jsonio.CUT_FROM
     if wire is Wire.RESPONSES and target is not wire and gateway.history is not None:
         turn.remember = functools.partial(
@@ -127,6 +130,24 @@ async def _lanes(
 ) -> PipelineResult:
     context = LaneContext(inbound.session.id, inbound.wire, target, mode)
     return await run_lanes(lanes, inbound.request, context, keep)
+
+
+def _later_lanes(
+    chosen: list[Lane], inbound: Inbound, target: Wire, mode: Mode, keep: Keep | None
+) -> Callable[[Request], Awaitable[Request]] | None:
+    """The lanes after the state lane, run again on the request its handover round leads to;
+    None when there are none."""
+    names = [lane.name for lane in chosen]
+    later = chosen[names.index("state") + 1 :] if "state" in names else []
+    if not later:
+        return None
+
+    context = LaneContext(inbound.session.id, inbound.wire, target, mode)
+
+    async def run(request: Request) -> Request:
+        return (await run_lanes(later, request, context, keep)).request
+
+    return run
 
 
 def _keeper(gateway: GatewayContext) -> Keep | None:

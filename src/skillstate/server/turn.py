@@ -67,6 +67,9 @@ class Turn:
     query: str = ""
     remember: Callable[[Response], Awaitable[None]] | None = None
     """Keeps the reply for a later ``previous_response_id`` (``server.history``)."""
+    after_handover: Callable[[Request], Awaitable[Request]] | None = None
+    """What the lanes after the state lane make of the request a handover round leads to
+    (they saw the request before it; the handover builds the turn's request anew)."""
     big: bool = False
     """The client's body was megabytes long: the upstream body is written in steps, so that
     a long string in it does not hold every other client (``jsonio.dumps_cooperatively``)."""
@@ -103,6 +106,8 @@ class Turn:
             response = None
         # Shielded: a client that leaves now must not leave Σ patched and the epoch not.
         sent = await asyncio.shield(followup.handed_over(response))
+        if self.after_handover is not None:
+            sent = await self.after_handover(sent)
         exchange = self.forward.exchange
         if exchange is not None:  # what the client's own round brings, not the hidden one's
             exchange.sent, exchange.first_byte_s = sent, None

@@ -81,7 +81,9 @@ async def answer_recall(archive: Archive, session: str, arguments: str) -> str:
             known = ", ".join(e.ref for e in entries) or "none yet"
             return f"No archived span {asked.ref!r} in this session (refs: {known})."
         text = await _span(archive, entry.ref, entry.first_turn)
-        return page(text, 0, RECALL_LIMIT) if text is not None else "That span is no longer kept."
+        if text is None:
+            return "That span is no longer kept."
+        return page(text, asked.offset, RECALL_LIMIT)
     return await _search(archive, entries, asked)
 
 

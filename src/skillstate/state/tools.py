@@ -38,9 +38,10 @@ class ToolCallError:
 
 @dataclass(frozen=True, slots=True)
 class RecallByRef:
-    """Fetch the archived content under ``ref`` exactly."""
+    """Fetch the archived content under ``ref`` exactly, a page from character ``offset``."""
 
     ref: str
+    offset: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,14 +100,20 @@ def recall_tool() -> Tool:
     """The ``recall`` tool: archived content by ``ref``, or matching lines by ``query``."""
     description = (
         "Fetch earlier content that was archived out of the conversation, exactly as it was. "
-        "Give `ref` (an archive ref named in the state message) for the whole span, or "
-        "`query` for the archived lines containing that text, with `context` lines around "
+        "Give `ref` (an archive ref named in the state message or in a view of a tool "
+        "output) for the whole span, a page at a time (`offset` reads on where a page says), "
+        "or `query` for the archived lines containing that text, with `context` lines around "
         f"each (default {DEFAULT_RECALL_CONTEXT}, at most {MAX_RECALL_CONTEXT})."
     )
     parameters: Json = {
         "type": "object",
         "properties": {
             "ref": {"type": "string", "description": "Archive ref of the span to fetch."},
+            "offset": {
+                "type": "integer",
+                "description": "With ref: the character to read on from (a page says).",
+                "minimum": 0,
+            },
             "query": {"type": "string", "description": "Text to find in archived lines."},
             "context": {
                 "type": "integer",
@@ -146,9 +153,11 @@ def parse_recall_call(arguments_json: str) -> RecallByRef | RecallByQuery | Tool
     arguments = _arguments(arguments_json, RECALL_TOOL)
     if isinstance(arguments, ToolCallError):
         return arguments
-    extra = _unknown(arguments, {"ref", "query", "context"})
+    extra = _unknown(arguments, {"ref", "offset", "query", "context"})
     if extra:
-        return ToolCallError(f"recall takes `ref`, or `query` and `context`; remove {extra}")
+        return ToolCallError(
+            f"recall takes `ref` and `offset`, or `query` and `context`; remove {extra}"
+        )
     if "ref" in arguments:
         return _by_ref(arguments)
     if "query" in arguments:
@@ -162,7 +171,10 @@ def _by_ref(arguments: Json) -> RecallByRef | ToolCallError:
     ref = arguments["ref"]
     if not isinstance(ref, str) or not ref.strip():
         return ToolCallError("`ref` must be a non-empty string (an archive ref)")
-    return RecallByRef(ref.strip())
+    offset = arguments.get("offset", 0)
+    if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+        return ToolCallError("`offset` must be an integer from 0 (a character of the span)")
+    return RecallByRef(ref.strip(), offset)
 
 
 def _by_query(arguments: Json) -> RecallByQuery | ToolCallError:
