@@ -513,3 +513,33 @@ def test_markers_on_collapsed_messages_do_not_count() -> None:
 def test_without_cache_markers_no_breakpoint_is_added() -> None:
     out = render(marked(0, 0, 0), range(1), 13, cache_markers=False)
     assert markers(out) == []
+
+
+KEY = "sk-" + "R" * 40  # built from pieces: no key-shaped literal in the repository
+
+
+def test_a_secret_in_the_state_is_never_rendered() -> None:
+    """The model (or the seed) may copy a key from a tool output into Σ: every rendering of
+    Σ shows a marker in its place, the same on every request; the stored Σ is not changed."""
+    from skillstate.state.handover import handover_request
+    from skillstate.state.render import shown_state, sigma_message, tail_note
+
+    state = {"notes": {"env": f"export OPENAI_API_KEY={KEY}"}, "step": 3}
+    schema = StateSchema.from_keys(None)
+    sigma = sigma_message(state, [], schema).parts[0].text  # type: ignore[union-attr]
+    tail = tail_note({}, nudge=None, state=state)
+    assert tail is not None
+    changes = tail_note({"notes": {"token": KEY}}, nudge=None)
+    assert changes is not None
+    asked = Request("m", [Message("user", [Text("Go on.")])], Wire.CHAT)
+    handover = jsonio.dumps_str(adapter(Wire.CHAT).encode_request(
+        handover_request(asked, state, schema)))  # fmt: skip
+    from skillstate.state.paper import render_paper
+
+    paper = render_paper(asked, procedure=[], state=state, schema=schema, task="Go on.")
+    shown_paper = jsonio.dumps_str(adapter(Wire.CHAT).encode_request(paper))
+    texts = [sigma, tail.parts[0].text, changes.parts[0].text, handover, shown_paper]  # type: ignore[union-attr]
+    for text in texts:
+        assert KEY not in text and "[redacted:" in text
+    assert shown_state(state) == shown_state(state)
+    assert state["notes"]["env"].endswith(KEY)  # type: ignore[index]

@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 
 from skillstate.conversation.model import Json, Message, Request, Text
-from skillstate.state.render import NOTE_LABEL, state_json
+from skillstate.state.render import NOTE_LABEL, shown_state
 from skillstate.state.schema import StateSchema
 
 HANDOVER_ROUND = "handover"
@@ -59,7 +59,7 @@ def handover_request(request: Request, state: Json, schema: StateSchema) -> Requ
     keys in it; nothing else changes (a streamed request stays one: the reply is read whole,
     and the provider's cache does not care)."""
     text = (
-        f"{_INSTRUCTION}\nΣ now:\n```json\n{state_json(state)}\n```\n"
+        f"{_INSTRUCTION}\nΣ now:\n```json\n{shown_state(state)}\n```\n"
         f"State keys:\n{schema.describe()}"
     )
     messages = [*request.messages, Message("user", [Text(text)])]

@@ -55,7 +55,7 @@ from skillstate.conversation.model import (
     ToolResult,
 )
 from skillstate.state.envelope import ENVELOPE_SHAPE
-from skillstate.state.render import MARK, MAX_CACHE_BREAKPOINTS, state_json
+from skillstate.state.render import MARK, MAX_CACHE_BREAKPOINTS, shown_state
 from skillstate.state.schema import StateSchema
 
 PAPER_PROTOCOL = (
@@ -100,7 +100,7 @@ def render_paper(
     lines: list[str] = []
     if slot is not None and not observed.is_instruction:
         lines.append(f"{TASK_HEADING}\n{slot}")
-    lines.append(f"{STATE_HEADING}\n```json\n{state_json(state)}\n```")
+    lines.append(f"{STATE_HEADING}\n```json\n{shown_state(state)}\n```")
     slot_message = Message("user", [Text("\n\n".join(lines))])
     protocol = Text(paper_protocol(schema))
     observation = observed.messages

@@ -37,6 +37,7 @@ from skillstate.conversation.model import (
     ToolCall,
     ToolResult,
 )
+from skillstate.redaction import redact_json
 from skillstate.state.schema import StateSchema
 from skillstate.state.tools import RECALL_TOOL, SKILL_STATE_TOOL
 
@@ -78,6 +79,14 @@ def state_json(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
 
+def shown_state(value: Any) -> str:
+    """Σ (or a patch of it) as the model is shown it: ``state_json`` of the value with every
+    secret in it replaced by a marker naming its kind (``redaction``): a key the model or the
+    seed copied into Σ from a tool output is not sent back on every request. The stored Σ is
+    left as it is; the same Σ always shows the same text."""
+    return state_json(redact_json(value)[0])
+
+
 def sigma_message(
     snapshot: Json,
     spans: Sequence[SpanRef],
@@ -99,7 +108,7 @@ def sigma_message(
     ]
     if unset:
         lines.append("Not set yet: " + ", ".join(unset) + ".")
-    text = "\n".join(lines) + "\n```json\n" + state_json(snapshot) + "\n```"
+    text = "\n".join(lines) + "\n```json\n" + shown_state(snapshot) + "\n```"
     return Message("user", [Text(text)])
 
 
@@ -138,12 +147,12 @@ def tail_note(
     if state and any(key != "step" for key in state):
         lines.append(
             f"The session state Σ so far (update it with `{skill_state}`: a JSON Merge "
-            "Patch of what changed):\n```json\n" + state_json(state) + "\n```"
+            "Patch of what changed):\n```json\n" + shown_state(state) + "\n```"
         )
     elif changes:
         lines.append(
             "Σ changes since the state message (merge them into it):\n```json\n"
-            + state_json(changes)
+            + shown_state(changes)
             + "\n```"
         )
     if nudge and nudge.strip():
