@@ -9,19 +9,18 @@ from pathlib import Path
 import pytest
 
 from skillstate.config import KEYS, describe, describe_json, load_settings, mask_secret
+from skillstate.pipeline.switches import LANES
 from skillstate.state.options import CollapseOptions
 
 KEY = "sk-proj-0123456789abcdefwxyz"
 ORG = "org-very-private-value"
 
 #: The rows ``describe`` shows by default: every key, the collapse table one row per option.
-ROWS = [
-    row
-    for key in KEYS
-    for row in (
-        [f"collapse.{f.name}" for f in fields(CollapseOptions)] if key == "collapse" else [key]
-    )
-]
+TABLES = {
+    "collapse": [f"collapse.{f.name}" for f in fields(CollapseOptions)],
+    "lanes": [f"lanes.{name}" for name in LANES],
+}
+ROWS = [row for key in KEYS for row in TABLES.get(key, [key])]
 
 
 @pytest.mark.parametrize(

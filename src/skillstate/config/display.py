@@ -35,7 +35,8 @@ def mask_secret(secret: SecretStr | str) -> str:
 
 def describe(settings: Settings) -> list[tuple[str, str, str]]:
     """``(key, value as text, source)`` for every key; one row per configured upstream, one
-    per collapse option (``collapse.<option>``) and one per priced model (``prices.<model>``)."""
+    per collapse option (``collapse.<option>``), one per lane (``lanes.<lane>``) and one per
+    priced model (``prices.<model>``)."""
     rows: list[tuple[str, str, str]] = []
     for key in KEYS:
         source = settings.sources.get(key, "default")
@@ -47,6 +48,8 @@ def describe(settings: Settings) -> list[tuple[str, str, str]]:
                 (f"upstreams[{index}]", _upstream_text(upstream), source)
                 for index, upstream in enumerate(settings.upstreams)
             )
+        elif key == "lanes":
+            rows.extend((name, text, source) for name, text in settings.lanes.rows())
         elif key == "prices":
             shown = _price_rows(settings.prices) or [("prices", "(none)")]
             rows.extend((name, text, source) for name, text in shown)

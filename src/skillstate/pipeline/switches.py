@@ -65,18 +65,22 @@ class LaneSwitches:
             tables[name] = table
         return tables
 
-    def __str__(self) -> str:
-        """``compaction=on, schemas=on (description_chars=2000), state=off``: the options a
-        table gave beside its lane."""
-        said = []
+    def rows(self) -> list[tuple[str, str]]:
+        """``("lanes.schemas", "on (description_chars=2000)")`` for each lane: its switch, and
+        the options its table gave."""
+        rows = []
         for name in LANES:
-            text = f"{name}={'on' if self.enabled(name) else 'off'}"
+            text = "on" if self.enabled(name) else "off"
             given = self.options.get(name)
             if given is not None:
                 pairs = ", ".join(f"{k}={v}" for k, v in dataclasses.asdict(given).items())
                 text += f" ({pairs})"
-            said.append(text)
-        return ", ".join(said)
+            rows.append((f"lanes.{name}", text))
+        return rows
+
+    def __str__(self) -> str:
+        """``compaction=on, schemas=on (description_chars=2000), state=off``."""
+        return ", ".join(f"{key.removeprefix('lanes.')}={text}" for key, text in self.rows())
 
 
 def parse_switches(tables: Mapping[str, object]) -> LaneSwitches:
