@@ -24,6 +24,7 @@ from skillstate.pipeline.lane import Lane
 from skillstate.pipeline.outputs_lane import OutputsLane
 from skillstate.pipeline.schemas_lane import SchemasLane
 from skillstate.pipeline.state_lane import StateLane
+from skillstate.pipeline.style_lane import StyleLane
 from skillstate.server.app import build_app
 from skillstate.server.context import GatewayContext
 from skillstate.server.guard import Guard, check_exposure
@@ -136,13 +137,15 @@ def build_lanes(settings: Settings, engine: StateEngine) -> list[Lane]:
     """Every lane, in the order a request runs them (``pipeline.switches.LANES``): host
     compaction first (it may answer the request, and it turns the gateway's own compaction
     items back into summaries for everything after it), then tool-schema compaction (before
-    the state lane, which renders the tools it is given), then the state lane, then output
+    the state lane, which renders the tools it is given), the output style (before the state
+    lane too: paper mode's procedure is the system prompt it is given), the state lane, output
     compaction (after it: it compacts only where the state lane offers ``recall``). Those
     switched off are built too: a request may ask for one (``x-skillstate-lanes``); which run
     by default is every one not in ``settings.lanes.off``."""
     return [
         CompactionLane(engine, time.time),
         SchemasLane(settings.lanes.options_for("schemas")),
+        StyleLane(settings.lanes.options_for("style")),
         StateLane(engine),
         OutputsLane(settings.lanes.options_for("outputs")),
     ]

@@ -45,3 +45,14 @@ class OutputsOptions:
                 f"min_chars must be at least twice budget_chars ({2 * self.budget_chars}), "
                 f"not {self.min_chars}: a view would save too little"
             )
+
+
+@dataclass(frozen=True, slots=True)
+class StyleOptions:
+    """The ``style`` lane's. ``style``: the output style asked for (``concise``, or ``off``)."""
+
+    style: str = "concise"
+
+    def __post_init__(self) -> None:
+        if self.style not in ("off", "concise"):
+            raise ValueError(f"style must be 'concise' or 'off', not {self.style!r}")

@@ -8,13 +8,12 @@
     description_chars = 2000
 
 Host compaction and the state lane are on unless their table says ``enabled = false``; the
-content lanes that rewrite what the client sent (``schemas``, ``outputs``) are off unless it says
-``enabled = true`` (``DEFAULT_OFF``: measured, they save too little by default to trade the
-client's own bytes for). An unknown lane or option, or an
-option of the wrong type, is an error naming it. ``--lanes a,b`` (or ``SKILLSTATE_LANES=a,b``)
-chooses the set instead: exactly those lanes on, every other off, the options of the tables
-kept (``with_only``). A request can choose its own set with ``x-skillstate-lanes: a,b``
-(``chosen``), from every lane the gateway built, switched off or not.
+lanes that rewrite what the client sent (``schemas``, ``style``, ``outputs``) are off unless it
+says ``enabled = true`` (``DEFAULT_OFF``; docs/lanes.md has the measurements behind each). An
+unknown lane or option, or an option of the wrong type, is an error naming it. ``--lanes a,b``
+(or ``SKILLSTATE_LANES=a,b``) chooses the set instead: exactly those lanes on, every other
+off, the options of the tables kept (``with_only``). A request can choose its own set with
+``x-skillstate-lanes: a,b``, from every lane the gateway built, switched off or not.
 """
 
 from __future__ import annotations
@@ -25,17 +24,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillstate.pipeline.options import OutputsOptions, SchemasOptions
+from skillstate.pipeline.options import OutputsOptions, SchemasOptions, StyleOptions
 
-LANES = ("compaction", "schemas", "state", "outputs")
+LANES = ("compaction", "schemas", "style", "state", "outputs")
 """Every lane's name, in the order the request path runs them."""
 
-OPTIONS: dict[str, type[Any]] = {"schemas": SchemasOptions, "outputs": OutputsOptions}
+OPTIONS: dict[str, type[Any]] = {
+    "schemas": SchemasOptions,
+    "style": StyleOptions,
+    "outputs": OutputsOptions,
+}
 """Each lane's options (``pipeline.options``): the table's keys besides ``enabled``; a lane
 absent here takes none."""
 
 
-DEFAULT_OFF = frozenset({"schemas", "outputs"})
+DEFAULT_OFF = frozenset({"schemas", "style", "outputs"})
 """The lanes off unless switched on (docs/lanes.md has the figures behind each)."""
 
 

@@ -15,6 +15,7 @@ from skillstate import jsonio
 from skillstate.conversation import ErrorKind, Message, ProtocolError, Request, ToolResult, Wire
 from skillstate.conversation.prefixes import PrefixMemo
 from skillstate.pipeline.lane import Lane
+from skillstate.pipeline.style_lane import STYLE_KEY, STYLES
 from skillstate.pipeline.switches import parse_names
 from skillstate.protocols import adapter
 from skillstate.protocols.memo import SessionMemos
@@ -25,6 +26,7 @@ from skillstate.upstream.routing import Upstream
 
 BYPASS = "x-skillstate-bypass"
 LANES = "x-skillstate-lanes"
+STYLE = "x-skillstate-style"
 JSON_TYPE = "application/json"
 MODE = "x-skillstate-mode"
 
@@ -193,6 +195,19 @@ def chosen_lanes(request: web.Request, lanes: list[Lane], off: frozenset[str]) -
     except ValueError as exc:
         raise Refusal(400, f"{LANES}: {exc}") from exc
     return [lane for lane in lanes if lane.name in names]
+
+
+def request_extra(request: web.Request) -> dict[str, str]:
+    """What a request asks of the lanes by header: ``x-skillstate-style`` (``concise`` or
+    ``off``) for the ``style`` lane. An unknown style is a ``Refusal`` naming the known ones."""
+    asked = request.headers.get(STYLE)
+    if asked is None:
+        return {}
+    style = asked.strip().lower()
+    if style not in STYLES:
+        known = ", ".join(STYLES)
+        raise Refusal(400, f"{STYLE}: {asked.strip()!r} is not a style (styles: {known})")
+    return {STYLE_KEY: style}
 
 
 def request_mode(request: web.Request, default: Mode) -> Mode:

@@ -32,6 +32,7 @@ from skillstate.server.inbound import (
     Refusal,
     chosen_lanes,
     read_inbound,
+    request_extra,
     request_mode,
     session_headers,
 )
@@ -47,6 +48,7 @@ async def handle_generation(http: web.Request, wire: Wire) -> web.StreamResponse
     try:
         inbound = await read_inbound(http, wire)
         chosen = chosen_lanes(http, gateway.lanes, gateway.lanes_off)
+        extra = request_extra(http)
     except Refusal as refusal:
         return error_response(wire, refusal.status, refusal.message, kind=refusal.kind)
     upstream = gateway.router.route(inbound.request.model)
@@ -67,7 +69,8 @@ async def handle_generation(http: web.Request, wire: Wire) -> web.StreamResponse
     if target is not wire:
         ours["x-skillstate-translated"] = f"{wire.value}->{target.value}"
     mode = request_mode(http, gateway.mode)
-    lanes = await _lanes(chosen, inbound, target, mode, _keeper(gateway))
+    context = LaneContext(inbound.session.id, inbound.wire, target, mode, extra=extra)
+    lanes = await run_lanes(chosen, inbound.request, context, _keeper(gateway))
     if lanes.header():
         ours["x-skillstate-lanes"] = lanes.header()
     session = (inbound.session.id, inbound.session.source)
@@ -103,7 +106,7 @@ async def handle_generation(http: web.Request, wire: Wire) -> web.StreamResponse
         )
     turn = Turn(forward, client, ours, lanes.followup, http.query_string)
     if followup is not None and followup.handover is not None:
-        turn.after_handover = _later_lanes(chosen, inbound, target, mode, _keeper(gateway))
+        turn.after_handover = _later_lanes(chosen, context, _keeper(gateway))
     turn.big = len(inbound.raw) >= jsonio.CUT_FROM
     if wire is Wire.RESPONSES and target is not wire and gateway.history is not None:
         turn.remember = functools.partial(
@@ -125,15 +128,8 @@ async def _continue(history: ResponseHistory, inbound: Inbound) -> None:
         inbound.session = SessionId(session, "previous-response")
 
 
-async def _lanes(
-    lanes: list[Lane], inbound: Inbound, target: Wire, mode: Mode, keep: Keep | None
-) -> PipelineResult:
-    context = LaneContext(inbound.session.id, inbound.wire, target, mode)
-    return await run_lanes(lanes, inbound.request, context, keep)
-
-
 def _later_lanes(
-    chosen: list[Lane], inbound: Inbound, target: Wire, mode: Mode, keep: Keep | None
+    chosen: list[Lane], context: LaneContext, keep: Keep | None
 ) -> Callable[[Request], Awaitable[Request]] | None:
     """The lanes after the state lane, run again on the request its handover round leads to;
     None when there are none."""
@@ -141,8 +137,6 @@ def _later_lanes(
     later = chosen[names.index("state") + 1 :] if "state" in names else []
     if not later:
         return None
-
-    context = LaneContext(inbound.session.id, inbound.wire, target, mode)
 
     async def run(request: Request) -> Request:
         return (await run_lanes(later, request, context, keep)).request
