@@ -10,6 +10,7 @@ from skillstate import __version__
 from skillstate.cli.bench import bench_command
 from skillstate.cli.bench_overhead import overhead_command
 from skillstate.cli.config import config_command
+from skillstate.cli.mcp import mcp_command
 from skillstate.cli.options import Flags, load, settings_options
 from skillstate.cli.prices import prices_command
 from skillstate.cli.serve import serve_command, start
@@ -51,6 +52,7 @@ cli.add_command(config_command)
 cli.add_command(state_command)
 cli.add_command(stats_command)
 cli.add_command(prices_command)
+cli.add_command(mcp_command)
 bench_command.add_command(overhead_command, "overhead")
 cli.add_command(bench_command)
 
