@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import signal
@@ -19,6 +20,7 @@ from skillstate.economics.prices import builtin_catalog
 from skillstate.economics.tokenizer import encoding, give_back_heap
 from skillstate.ledger import Ledger, Recorder
 from skillstate.ledger.recorder import Pricing
+from skillstate.mcp import McpEndpoint, McpTools
 from skillstate.pipeline.compaction_lane import CompactionLane
 from skillstate.pipeline.lane import Lane
 from skillstate.pipeline.outputs_lane import OutputsLane
@@ -177,6 +179,7 @@ async def running(settings: Settings, *, port: int | None = None) -> AsyncIterat
     context.lanes = build_lanes(settings, context.engine)
     context.lanes_off = settings.lanes.off
     context.history = ResponseHistory(stores.archive)
+    context.mcp = McpEndpoint(functools.partial(_mcp_tools, settings, context.engine, stores))
     ledger = await Ledger.open(stores.database)
     recorder = Recorder(
         ledger, build_pricing(settings), retention_days=settings.ledger_retention_days
@@ -211,9 +214,19 @@ async def running(settings: Settings, *, port: int | None = None) -> AsyncIterat
         yield RunningGateway(f"http://{settings.host}:{bound}", context)
     finally:
         await runner.cleanup()
+        await context.mcp.close()
         await recorder.close()
         await ledger.close()
         await stores.close()
+
+
+def _mcp_tools(settings: Settings, engine: StateEngine, stores: Stores) -> McpTools:
+    """The MCP server's tools over the gateway's own archive and state."""
+    budget = settings.lanes.options_for("outputs").budget_chars
+    schema = engine.config.schema
+    return McpTools(
+        engine.archive, engine.store, schema, budget_chars=budget, degraded=stores.degraded
+    )
 
 
 HEAP_TRIM_EVERY = 10.0

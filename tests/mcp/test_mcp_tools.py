@@ -60,11 +60,21 @@ def test_public_surface() -> None:
 
     assert sorted(skillstate.mcp.__all__) == [
         "DEFAULT_SESSION",
+        "MCP_PATH",
+        "McpEndpoint",
         "McpTools",
         "TOOL_SCHEMAS",
         "ToolAnswer",
         "URI_PREFIX",
         "URI_TEMPLATE",
-        "build_server",
-        "serve_stdio",
     ]
+
+
+def test_the_package_does_not_load_the_sdk() -> None:
+    """The gateway imports the package for its route; the SDK waits for the first request."""
+    import subprocess
+    import sys
+
+    code = "import sys, skillstate.mcp, skillstate.gateway; print('mcp' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

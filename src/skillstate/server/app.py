@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from skillstate.conversation import ErrorKind, Wire
+from skillstate.mcp.http import MCP_PATH
 from skillstate.server import info
 from skillstate.server.client_stream import PREPARED
 from skillstate.server.compact_route import handle_compact
@@ -24,6 +25,14 @@ from skillstate.server.ui_routes import add_ui_routes
 log = logging.getLogger("skillstate.server")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+async def _mcp(request: web.Request) -> web.StreamResponse:
+    """``/mcp``: the MCP server over streamable HTTP (``mcp.http``), where the gateway has it."""
+    endpoint = request.app[GATEWAY].mcp
+    if endpoint is None:
+        raise web.HTTPNotFound(text="no MCP server here")
+    return await endpoint.handle(request)
 
 
 def build_app(gateway: GatewayContext, guard: Guard | None = None) -> web.Application:
@@ -48,6 +57,7 @@ def build_app(gateway: GatewayContext, guard: Guard | None = None) -> web.Applic
         app.router.add_post(prefix + "/responses/compact", handle_compact)
         app.router.add_get(prefix + "/models", info.models)
     app.router.add_get("/health", info.health)
+    app.router.add_route("*", MCP_PATH, _mcp)
     add_state_routes(app.router)
     add_cost_routes(app.router)
     add_ui_routes(app.router)

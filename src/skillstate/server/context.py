@@ -9,6 +9,7 @@ from aiohttp import web
 
 from skillstate.exchange import Observer
 from skillstate.ledger.recorder import Recorder
+from skillstate.mcp.http import McpEndpoint
 from skillstate.pipeline.lane import Lane
 from skillstate.protocols.memo import SessionMemos
 from skillstate.server.history import ResponseHistory
@@ -50,6 +51,8 @@ class GatewayContext:
     """Writes the ledger (/cost, /metrics); None: nothing is recorded."""
     memos: SessionMemos = field(default_factory=SessionMemos)
     """Each session's previous messages, decoded (``protocols.memo``)."""
+    mcp: McpEndpoint | None = None
+    """The MCP server at ``/mcp`` (None: not served)."""
     bodies: Bodies = field(default_factory=Bodies)
     """Recent long bodies, charted so that the next one is parsed from its new bytes
     (``splice``)."""

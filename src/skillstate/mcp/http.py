@@ -1,0 +1,137 @@
+"""The MCP server over streamable HTTP, at ``/mcp`` on the gateway.
+
+The SDK serves streamable HTTP as an ASGI application; the gateway is aiohttp, so each request
+is handed to the SDK's session manager as ASGI (``_scope``, and a ``receive`` / ``send`` pair
+over the aiohttp request and response). Stateless, answering in JSON: every POST is a whole
+exchange, so nothing of a client is kept between requests. The SDK (and what it imports) is
+loaded, and its session manager started, on the first request: an idle gateway stays small.
+
+The route sits behind the gateway's guard like every other (the token when one is set, the
+allowed hosts and origins), so the SDK's own Host and Origin checks are off: they would repeat
+the guard's with a list of their own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, MutableMapping
+from typing import Any
+
+from aiohttp import web
+
+from skillstate.mcp.tools import McpTools
+
+MCP_PATH = "/mcp"
+
+Message = MutableMapping[str, Any]
+
+
+class McpEndpoint:
+    """``/mcp``: the tools ``make_tools`` builds (on the first request), served over HTTP."""
+
+    def __init__(self, make_tools: Callable[[], McpTools]) -> None:
+        self._make_tools = make_tools
+        self._manager: Any = None
+        self._task: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
+        self._lock = asyncio.Lock()
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        manager = await self._started()
+        body = await request.read()
+        bridge = _Bridge(request, body)
+        try:
+            await manager.handle_request(_scope(request), bridge.receive, bridge.send)
+        finally:
+            bridge.done.set()
+        if bridge.response is None:
+            return web.Response(status=500, text="the MCP server gave no answer")
+        return bridge.response
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._stop.set()
+            await self._task
+
+    async def _started(self) -> Any:
+        async with self._lock:
+            if self._manager is None:
+                from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+                from mcp.server.transport_security import TransportSecuritySettings
+
+                from skillstate.mcp.server import build_server
+
+                manager = StreamableHTTPSessionManager(
+                    app=build_server(self._make_tools()),
+                    json_response=True,
+                    stateless=True,
+                    security_settings=TransportSecuritySettings(
+                        enable_dns_rebinding_protection=False
+                    ),
+                )
+                running = asyncio.Event()
+                self._task = asyncio.create_task(self._run(manager, running), name="skillstate-mcp")
+                await running.wait()
+                self._manager = manager
+            return self._manager
+
+    async def _run(self, manager: Any, running: asyncio.Event) -> None:
+        """The session manager's lifetime, in a task of its own: its task group must be left
+        by the task that entered it, not by whichever request or shutdown comes last."""
+        async with manager.run():
+            running.set()
+            await self._stop.wait()
+
+
+class _Bridge:
+    """ASGI's ``receive`` and ``send`` over one aiohttp request: the body in one message, then
+    a disconnect once the answer is out; the answer streamed as the application sends it."""
+
+    def __init__(self, request: web.Request, body: bytes) -> None:
+        self.request = request
+        self.body: bytes | None = body
+        self.response: web.StreamResponse | None = None
+        self.done = asyncio.Event()
+
+    async def receive(self) -> Message:
+        if self.body is not None:
+            body, self.body = self.body, None
+            return {"type": "http.request", "body": body, "more_body": False}
+        await self.done.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in message["headers"]]
+            response = web.StreamResponse(status=message["status"])
+            for name, value in headers:
+                response.headers.add(name, value)
+            await response.prepare(self.request)
+            self.response = response
+        elif message["type"] == "http.response.body" and self.response is not None:
+            await self.response.write(message.get("body", b""))
+            if not message.get("more_body", False):
+                await self.response.write_eof()
+
+
+def _scope(request: web.Request) -> dict[str, Any]:
+    """The ASGI scope of ``request``."""
+    peer = request.transport.get_extra_info("peername") if request.transport else None
+    host, _, port = (request.host or "127.0.0.1").partition(":")
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": f"{request.version.major}.{request.version.minor}",
+        "method": request.method,
+        "scheme": request.scheme,
+        "path": request.path,
+        "raw_path": request.raw_path.split("?", 1)[0].encode("latin-1"),
+        "query_string": request.query_string.encode("latin-1"),
+        "root_path": "",
+        "headers": [
+            (name.lower().encode("latin-1"), value.encode("latin-1"))
+            for name, value in request.headers.items()
+        ],
+        "server": (host, int(port) if port.isdigit() else 80),
+        "client": tuple(peer[:2]) if peer else None,
+    }
