@@ -20,7 +20,7 @@ from skillstate.economics.prices import builtin_catalog
 from skillstate.economics.tokenizer import encoding, give_back_heap
 from skillstate.ledger import Ledger, Recorder
 from skillstate.ledger.recorder import Pricing
-from skillstate.mcp import McpEndpoint, McpTools
+from skillstate.mcp import McpTools
 from skillstate.pipeline.compaction_lane import CompactionLane
 from skillstate.pipeline.lane import Lane
 from skillstate.pipeline.outputs_lane import OutputsLane
@@ -32,6 +32,7 @@ from skillstate.server.context import GatewayContext
 from skillstate.server.guard import Guard, check_exposure
 from skillstate.server.history import ResponseHistory
 from skillstate.server.listener import Listener
+from skillstate.server.mcp_route import McpEndpoint
 from skillstate.server.runner import GatewayRunner, HeaderLimits
 from skillstate.state.engine import EngineConfig, PriceLookup, StateEngine
 from skillstate.state.epochs import CachePrices, upstream_prices

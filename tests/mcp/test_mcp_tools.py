@@ -60,8 +60,6 @@ def test_public_surface() -> None:
 
     assert sorted(skillstate.mcp.__all__) == [
         "DEFAULT_SESSION",
-        "MCP_PATH",
-        "McpEndpoint",
         "McpTools",
         "TOOL_SCHEMAS",
         "ToolAnswer",

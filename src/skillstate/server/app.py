@@ -9,7 +9,6 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from skillstate.conversation import ErrorKind, Wire
-from skillstate.mcp.http import MCP_PATH
 from skillstate.server import info
 from skillstate.server.client_stream import PREPARED
 from skillstate.server.compact_route import handle_compact
@@ -17,6 +16,7 @@ from skillstate.server.context import GATEWAY, GatewayContext
 from skillstate.server.cost_routes import add_cost_routes
 from skillstate.server.errors import error_response, guess_wire
 from skillstate.server.guard import Guard, add_cors_headers, guard_middleware
+from skillstate.server.mcp_route import MCP_PATH, handle_mcp
 from skillstate.server.proxy import handle_generation
 from skillstate.server.state_routes import add_state_routes
 from skillstate.server.timing import add_overhead_header, timing_middleware
@@ -25,14 +25,6 @@ from skillstate.server.ui_routes import add_ui_routes
 log = logging.getLogger("skillstate.server")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-
-async def _mcp(request: web.Request) -> web.StreamResponse:
-    """``/mcp``: the MCP server over streamable HTTP (``mcp.http``), where the gateway has it."""
-    endpoint = request.app[GATEWAY].mcp
-    if endpoint is None:
-        raise web.HTTPNotFound(text="no MCP server here")
-    return await endpoint.handle(request)
 
 
 def build_app(gateway: GatewayContext, guard: Guard | None = None) -> web.Application:
@@ -57,7 +49,7 @@ def build_app(gateway: GatewayContext, guard: Guard | None = None) -> web.Applic
         app.router.add_post(prefix + "/responses/compact", handle_compact)
         app.router.add_get(prefix + "/models", info.models)
     app.router.add_get("/health", info.health)
-    app.router.add_route("*", MCP_PATH, _mcp)
+    app.router.add_route("*", MCP_PATH, handle_mcp)
     add_state_routes(app.router)
     add_cost_routes(app.router)
     add_ui_routes(app.router)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 
 from skillstate.exchange import Observer
 from skillstate.ledger.recorder import Recorder
-from skillstate.mcp.http import McpEndpoint
 from skillstate.pipeline.lane import Lane
 from skillstate.protocols.memo import SessionMemos
 from skillstate.server.history import ResponseHistory
@@ -21,6 +21,9 @@ from skillstate.upstream.client import UpstreamClient
 from skillstate.upstream.limits import RateLimit
 from skillstate.upstream.retry import RetryPolicy
 from skillstate.upstream.routing import Router, Upstream
+
+if TYPE_CHECKING:  # the route's module reads this one's GATEWAY
+    from skillstate.server.mcp_route import McpEndpoint
 
 
 @dataclass(slots=True)

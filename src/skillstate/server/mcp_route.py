@@ -1,9 +1,10 @@
-"""The MCP server over streamable HTTP, at ``/mcp`` on the gateway.
+"""The MCP server (``skillstate.mcp``) over streamable HTTP, at ``/mcp`` on the gateway.
 
 The SDK serves streamable HTTP as an ASGI application; the gateway is aiohttp, so each request
 is handed to the SDK's session manager as ASGI (``_scope``, and a ``receive`` / ``send`` pair
-over the aiohttp request and response). Stateless, answering in JSON: every POST is a whole
-exchange, so nothing of a client is kept between requests. The SDK (and what it imports) is
+over the aiohttp request), and what it sends back becomes the response. Stateless, answering
+in JSON: every POST is a whole exchange with one body, so nothing of a client is kept between
+requests and nothing needs streaming. The SDK (and what it imports) is
 loaded, and its session manager started, on the first request: an idle gateway stays small.
 
 The route sits behind the gateway's guard like every other (the token when one is set, the
@@ -20,6 +21,7 @@ from typing import Any
 from aiohttp import web
 
 from skillstate.mcp.tools import McpTools
+from skillstate.server.context import GATEWAY
 
 MCP_PATH = "/mcp"
 
@@ -36,17 +38,20 @@ class McpEndpoint:
         self._stop = asyncio.Event()
         self._lock = asyncio.Lock()
 
-    async def handle(self, request: web.Request) -> web.StreamResponse:
+    async def handle(self, request: web.Request) -> web.Response:
         manager = await self._started()
-        body = await request.read()
-        bridge = _Bridge(request, body)
+        bridge = _Bridge(await request.read())
         try:
             await manager.handle_request(_scope(request), bridge.receive, bridge.send)
         finally:
             bridge.done.set()
-        if bridge.response is None:
+        if bridge.status is None:
             return web.Response(status=500, text="the MCP server gave no answer")
-        return bridge.response
+        response = web.Response(status=bridge.status, body=bytes(bridge.body))
+        for name, value in bridge.headers:
+            if name.lower() not in ("content-length", "transfer-encoding"):
+                response.headers.add(name, value)
+        return response
 
     async def close(self) -> None:
         if self._task is not None:
@@ -84,34 +89,39 @@ class McpEndpoint:
 
 
 class _Bridge:
-    """ASGI's ``receive`` and ``send`` over one aiohttp request: the body in one message, then
-    a disconnect once the answer is out; the answer streamed as the application sends it."""
+    """ASGI's ``receive`` and ``send`` for one request: the body in one message, then a
+    disconnect once the answer is out; the answer's status, headers and body gathered."""
 
-    def __init__(self, request: web.Request, body: bytes) -> None:
-        self.request = request
-        self.body: bytes | None = body
-        self.response: web.StreamResponse | None = None
+    def __init__(self, body: bytes) -> None:
+        self.request_body: bytes | None = body
+        self.status: int | None = None
+        self.headers: list[tuple[str, str]] = []
+        self.body = bytearray()
         self.done = asyncio.Event()
 
     async def receive(self) -> Message:
-        if self.body is not None:
-            body, self.body = self.body, None
+        if self.request_body is not None:
+            body, self.request_body = self.request_body, None
             return {"type": "http.request", "body": body, "more_body": False}
         await self.done.wait()
         return {"type": "http.disconnect"}
 
     async def send(self, message: Message) -> None:
         if message["type"] == "http.response.start":
-            headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in message["headers"]]
-            response = web.StreamResponse(status=message["status"])
-            for name, value in headers:
-                response.headers.add(name, value)
-            await response.prepare(self.request)
-            self.response = response
-        elif message["type"] == "http.response.body" and self.response is not None:
-            await self.response.write(message.get("body", b""))
-            if not message.get("more_body", False):
-                await self.response.write_eof()
+            self.status = int(message["status"])
+            self.headers = [
+                (k.decode("latin-1"), v.decode("latin-1")) for k, v in message.get("headers", [])
+            ]
+        elif message["type"] == "http.response.body":
+            self.body += message.get("body", b"")
+
+
+async def handle_mcp(request: web.Request) -> web.StreamResponse:
+    """``/mcp``: the MCP server, where the gateway serves one (``GatewayContext.mcp``)."""
+    endpoint = request.app[GATEWAY].mcp
+    if endpoint is None:
+        raise web.HTTPNotFound(text="no MCP server here")
+    return await endpoint.handle(request)
 
 
 def _scope(request: web.Request) -> dict[str, Any]:
