@@ -38,7 +38,7 @@ from skillstate.state.engine import EngineConfig, PriceLookup, StateEngine
 from skillstate.state.epochs import CachePrices, upstream_prices
 from skillstate.state.mode import Mode
 from skillstate.state.schema import Bounds, StateSchema
-from skillstate.storage.stores import Stores, open_stores
+from skillstate.storage.stores import StoreOptions, Stores, open_stores
 from skillstate.upstream.client import UpstreamClient
 from skillstate.upstream.retry import RetryPolicy
 from skillstate.upstream.routing import Router, Upstream, normalize_base_url
@@ -173,7 +173,8 @@ async def running(settings: Settings, *, port: int | None = None) -> AsyncIterat
     guard = build_guard(settings)
     check_exposure(settings.host, guard.token)
     context = build_context(settings)
-    stores = await open_stores(Path(settings.data_dir))
+    options = StoreOptions.of_archive(settings.archive_ttl_days, settings.archive_max_mb)
+    stores = await open_stores(Path(settings.data_dir), options=options)
     if stores.degraded:
         log.warning("state kept in memory only: %s", stores.degraded)
     context.engine = build_engine(settings, stores)

@@ -79,6 +79,12 @@ class Archive:
             log.warning("archived span %s is unreadable: %s", ref, error)
             return None
 
+    async def text(self, ref: str) -> str | None:
+        """The reading copy of the span under ``ref`` (``span_text``), what ``recall`` pages
+        and searches; None when unknown, expired or damaged. Reading it is a use."""
+        messages = await self.span(ref)
+        return None if messages is None else span_text(messages)
+
     async def entries(self, session: str) -> list[ArchiveEntry]:
         return await self._store.entries(session)
 

@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from skillstate import __version__
+from skillstate.cli.archive import archive_command
 from skillstate.cli.bench import bench_command
 from skillstate.cli.bench_overhead import overhead_command
 from skillstate.cli.config import config_command
@@ -53,6 +54,7 @@ cli.add_command(state_command)
 cli.add_command(stats_command)
 cli.add_command(prices_command)
 cli.add_command(mcp_command)
+cli.add_command(archive_command)
 bench_command.add_command(overhead_command, "overhead")
 cli.add_command(bench_command)
 

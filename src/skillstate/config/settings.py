@@ -232,6 +232,10 @@ class Settings(BaseModel):
     shutdown_timeout: StrictFloat = 10.0
     # The ledger (docs/cost.md): rows older than this many days are removed.
     ledger_retention_days: StrictFloat = 30.0
+    # The archive (docs/archive.md): a span unused (not written, not read) this many days
+    # expires; past this many MiB of blob files, the least recently used are evicted.
+    archive_ttl_days: StrictFloat = 7.0
+    archive_max_mb: StrictInt = 500
     # Who may reach the gateway, and for how long a client may hold a connection open
     # (SECURITY.md): a token every route checks (required off loopback), the Host names and
     # browser origins allowed besides the gateway's own, the time to send a request head and
@@ -290,6 +294,7 @@ class Settings(BaseModel):
         "max_header_line_bytes",
         "max_headers",
         "circuit_failures",
+        "archive_max_mb",
     )
     @classmethod
     def _limit(cls, size: int) -> int:
@@ -311,6 +316,7 @@ class Settings(BaseModel):
         "circuit_open_seconds",
         "shutdown_timeout",
         "ledger_retention_days",
+        "archive_ttl_days",
     )
     @classmethod
     def _timeout(cls, seconds: float) -> float:

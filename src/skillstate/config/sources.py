@@ -257,6 +257,8 @@ TEXT_PARSERS: dict[str, Callable[[str], object]] = {
     "circuit_open_seconds": parse_float,
     "shutdown_timeout": parse_float,
     "ledger_retention_days": parse_float,
+    "archive_ttl_days": parse_float,
+    "archive_max_mb": parse_int,
     "header_timeout": parse_float,
     "body_timeout": parse_float,
     "max_connections": parse_int,

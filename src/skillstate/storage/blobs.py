@@ -5,9 +5,10 @@ archive holds whatever the client sent: code, secrets in tool output). A file is
 temporary name, synced and renamed, so a reader never sees half a blob and a crash leaves at
 most a stray temporary file, removed on the next start.
 
-Bounds: a blob not used (written or read) for ``ttl`` seconds expires; past ``max_bytes`` of
-files on disk, the least recently used blobs are evicted first. The store's clock stamps each
-use into the file's modification time, so the order survives a restart.
+Bounds: a blob not used (written or read) for ``ttl`` seconds expires (7 days by default);
+past ``max_bytes`` of files on disk (500 MiB by default), the least recently used blobs are
+evicted first. The store's clock stamps each use into the file's modification time, so the
+order survives a restart. Looking (``kept``, ``usage``) is not a use.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import stat
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from skillstate.storage.codec import BlobFormatError, Codec, default_codec, pack, unpack
@@ -29,8 +30,8 @@ from skillstate.storage.records import check_key
 
 log = logging.getLogger("skillstate.storage")
 
-DEFAULT_MAX_BYTES = 1024 * 1024 * 1024
-DEFAULT_TTL = 30 * 24 * 3600.0
+DEFAULT_MAX_BYTES = 500 * 1024 * 1024
+DEFAULT_TTL = 7 * 24 * 3600.0
 #: How often (store clock seconds) a write also sweeps expired blobs.
 _SWEEP_EVERY = 60.0
 #: A temporary file this old belongs to a writer that died.
@@ -59,6 +60,16 @@ class BlobStore:
         self._index: dict[str, tuple[int, float]] | None = None  # key -> (file size, last use)
         self._swept = float("-inf")
 
+    @property
+    def max_bytes(self) -> int:
+        """The quota: bytes of blob files past which the least recently used are evicted."""
+        return self._max_bytes
+
+    @property
+    def ttl(self) -> float:
+        """Seconds a blob is kept after its last use."""
+        return self._ttl
+
     async def put(self, key: str, data: bytes) -> None:
         """Keep ``data`` under ``key``; an existing blob is only marked as used."""
         await asyncio.to_thread(self._put, key, data)
@@ -72,7 +83,16 @@ class BlobStore:
 
     async def sweep(self) -> int:
         """Remove expired blobs now; how many."""
+        return len(await self.expire())
+
+    async def expire(self) -> list[str]:
+        """Remove expired blobs now; their keys, sorted."""
         return await asyncio.to_thread(self._sweep_now)
+
+    async def kept(self, keys: Iterable[str]) -> set[str]:
+        """Those of ``keys`` whose blob is on disk and not expired; not a use of any."""
+        wanted = list(keys)
+        return await asyncio.to_thread(self._kept, wanted)
 
     async def usage(self) -> int:
         """Bytes of blob files on disk."""
@@ -128,10 +148,20 @@ class BlobStore:
             self._loaded()
             return self._remove(key)
 
-    def _sweep_now(self) -> int:
+    def _sweep_now(self) -> list[str]:
         with self._lock:
             self._loaded()
             return self._expire(self._clock())
+
+    def _kept(self, keys: list[str]) -> set[str]:
+        with self._lock:
+            index = self._loaded()
+            now = self._clock()
+            return {
+                key
+                for key in keys
+                if key in index and now - index[key][1] <= self._ttl and self._path(key).exists()
+            }
 
     def _usage(self) -> int:
         with self._lock:
@@ -163,13 +193,13 @@ class BlobStore:
             return False
         return True
 
-    def _expire(self, now: float) -> int:
+    def _expire(self, now: float) -> list[str]:
         assert self._index is not None
         self._swept = now
-        expired = [key for key, (_, last) in self._index.items() if now - last > self._ttl]
+        expired = sorted(key for key, (_, last) in self._index.items() if now - last > self._ttl)
         for key in expired:
             self._remove(key)
-        return len(expired)
+        return expired
 
     def _evict(self, now: float, keep: str) -> None:
         assert self._index is not None

@@ -1,14 +1,31 @@
-"""The default archive: its index in the SQLite database, its blobs as files (``BlobStore``)."""
+"""The default archive: its index in the SQLite database, its blobs as files (``BlobStore``).
+
+Besides the ``ArchiveStore`` protocol it answers what ``skillstate archive`` asks of the whole
+archive: every session's entries, which refs still have their blob, and a cleanup that drops
+expired blobs and the index rows left without one.
+"""
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Collection
+from dataclasses import dataclass
 from functools import partial
 
 from skillstate.storage.blobs import BlobStore
 from skillstate.storage.protocols import ArchiveEntry
 from skillstate.storage.records import check_session
 from skillstate.storage.sqlite import SQLiteDatabase, transaction
+
+
+@dataclass(frozen=True, slots=True)
+class Cleanup:
+    """What one ``cleanup`` removed: the keys of the expired blob files it deleted, the refs
+    whose index rows it dropped (their blob expired or was evicted), and how many rows."""
+
+    expired_blobs: tuple[str, ...]
+    dropped_refs: tuple[str, ...]
+    dropped_rows: int
 
 
 class SQLiteArchiveStore:
@@ -35,6 +52,26 @@ class SQLiteArchiveStore:
     async def forget(self, session: str) -> int:
         check_session(session)
         return await self._db.run(partial(_forget, session))
+
+    async def all_entries(
+        self, session: str | None = None, *, limit: int | None = None
+    ) -> list[ArchiveEntry]:
+        """Every session's entries (or ``session``'s), newest first, at most ``limit``."""
+        if session is not None:
+            check_session(session)
+        return await self._db.run(partial(_all_entries, session, limit))
+
+    async def kept(self, refs: Collection[str]) -> set[str]:
+        """Those of ``refs`` whose blob is still there; looking is not a use."""
+        return await self.blobs.kept(refs)
+
+    async def cleanup(self) -> Cleanup:
+        """Delete the expired blobs now, then the index rows whose blob is gone."""
+        expired = await self.blobs.expire()
+        refs = {entry.ref for entry in await self.all_entries()}
+        gone = sorted(refs - await self.blobs.kept(refs))
+        rows = await self._db.run(partial(_drop, gone)) if gone else 0
+        return Cleanup(tuple(expired), tuple(gone), rows)
 
     async def close(self) -> None:
         return None  # the database is closed by whoever opened it
@@ -69,3 +106,28 @@ def _forget(session: str, conn: sqlite3.Connection) -> int:
     with transaction(conn):
         cursor = conn.execute("DELETE FROM archive_entries WHERE session = ?", (session,))
         return cursor.rowcount
+
+
+def _all_entries(
+    session: str | None, limit: int | None, conn: sqlite3.Connection
+) -> list[ArchiveEntry]:
+    query = (
+        "SELECT session, ref, first_turn, last_turn, summary, size, created FROM archive_entries"
+    )
+    params: list[object] = []
+    if session is not None:
+        query += " WHERE session = ?"
+        params.append(session)
+    query += " ORDER BY created DESC, session, first_turn, ref"
+    if limit is not None:
+        query += " LIMIT ?"
+        params.append(limit)
+    return [ArchiveEntry(*row) for row in conn.execute(query, params).fetchall()]
+
+
+def _drop(refs: list[str], conn: sqlite3.Connection) -> int:
+    with transaction(conn):
+        return sum(
+            conn.execute("DELETE FROM archive_entries WHERE ref = ?", (ref,)).rowcount
+            for ref in refs
+        )

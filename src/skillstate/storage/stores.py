@@ -27,6 +27,11 @@ class StoreOptions:
     busy_timeout: float = 5.0
     synchronous: Synchronous = "NORMAL"
 
+    @classmethod
+    def of_archive(cls, ttl_days: float, max_mb: int) -> StoreOptions:
+        """The options for the settings ``archive_ttl_days`` and ``archive_max_mb``."""
+        return cls(archive_max_bytes=max_mb * 1024 * 1024, archive_ttl=ttl_days * 24 * 3600.0)
+
 
 @dataclass(slots=True)
 class Stores:
@@ -35,6 +40,8 @@ class Stores:
     state: ResilientStateStore
     archive: ResilientArchiveStore
     database: SQLiteDatabase | None = None
+    #: The archive on disk itself, for what only it answers (``skillstate archive``).
+    disk_archive: SQLiteArchiveStore | None = None
 
     @property
     def degraded(self) -> str | None:
@@ -78,8 +85,10 @@ async def open_stores(
         ttl=opts.archive_ttl,
         clock=clock,
     )
+    disk_archive = SQLiteArchiveStore(database, blobs)
     return Stores(
         ResilientStateStore(SQLiteStateStore(database, clock=clock), clock=clock),
-        ResilientArchiveStore(SQLiteArchiveStore(database, blobs)),
+        ResilientArchiveStore(disk_archive),
         database,
+        disk_archive,
     )
