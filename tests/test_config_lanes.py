@@ -58,7 +58,7 @@ async def test_every_lane_is_built_and_the_switched_off_ones_are_not_on(tmp_path
         engine = build_engine(on, stores)
         # Built whatever the switches say: a request may ask for one that is off.
         built = [lane.name for lane in build_lanes(off, engine)]
-        assert built == ["compaction", "schemas", "style", "state", "outputs"]
+        assert built == ["compaction", "schemas", "style", "effort", "state", "outputs"]
     finally:
         await stores.close()
     assert on.lanes.on() == {"compaction", "state"}  # schemas: off unless switched on

@@ -22,6 +22,7 @@ from skillstate.ledger import Ledger, Recorder
 from skillstate.ledger.recorder import Pricing
 from skillstate.mcp import McpTools
 from skillstate.pipeline.compaction_lane import CompactionLane
+from skillstate.pipeline.effort_lane import EffortLane
 from skillstate.pipeline.lane import Lane
 from skillstate.pipeline.outputs_lane import OutputsLane
 from skillstate.pipeline.schemas_lane import SchemasLane
@@ -141,7 +142,8 @@ def build_lanes(settings: Settings, engine: StateEngine) -> list[Lane]:
     compaction first (it may answer the request, and it turns the gateway's own compaction
     items back into summaries for everything after it), then tool-schema compaction (before
     the state lane, which renders the tools it is given), the output style (before the state
-    lane too: paper mode's procedure is the system prompt it is given), the state lane, output
+    lane too: paper mode's procedure is the system prompt it is given), effort routing, the
+    state lane, output
     compaction (after it: it compacts only where the state lane offers ``recall``). Those
     switched off are built too: a request may ask for one (``x-skillstate-lanes``); which run
     by default is every one not in ``settings.lanes.off``."""
@@ -149,6 +151,7 @@ def build_lanes(settings: Settings, engine: StateEngine) -> list[Lane]:
         CompactionLane(engine, time.time),
         SchemasLane(settings.lanes.options_for("schemas")),
         StyleLane(settings.lanes.options_for("style")),
+        EffortLane(builtin_catalog()),
         StateLane(engine),
         OutputsLane(settings.lanes.options_for("outputs")),
     ]

@@ -165,6 +165,12 @@ class Catalog:
     prices: Mapping[str, Price]
     aliases: Mapping[str, str] = field(default_factory=dict)
     sources: Mapping[str, str] = field(default_factory=dict)
+    effort: frozenset[str] = frozenset()
+    """The listed models that take a reasoning effort (the catalog's ``[effort] models``)."""
+
+    def accepts_effort(self, model: str) -> bool:
+        """Whether ``model`` (resolved as for its price) takes a reasoning effort."""
+        return self.resolve(model) in self.effort
 
     def resolve(self, model: str) -> str | None:
         """The catalog entry ``model`` is priced by, or ``None`` for a model not listed.
@@ -338,12 +344,28 @@ def parse_catalog(text: str) -> Catalog:
             aliases[alias] = name
     if not prices:
         problems.append("the catalog lists no models (its [models.NAME] tables)")
+    effort = _effort(document.get("effort", {}), models, problems)
     if problems:
         raise PricesError(problems)
     assert isinstance(as_of, datetime.date)  # checked above
     return Catalog(
-        as_of, MappingProxyType(prices), MappingProxyType(aliases), MappingProxyType(sources)
+        as_of,
+        MappingProxyType(prices),
+        MappingProxyType(aliases),
+        MappingProxyType(sources),
+        effort,
     )
+
+
+def _effort(table: object, models: Mapping[str, object], problems: list[str]) -> frozenset[str]:
+    """``[effort] models``: listed model names, each taking a reasoning effort."""
+    names = table.get("models", []) if isinstance(table, dict) else None
+    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+        problems.append("the catalog's [effort] models must be a list of model names")
+        return frozenset()
+    unknown = [name for name in names if name not in models]
+    problems.extend(f"[effort] names {name!r}, which no [models] table lists" for name in unknown)
+    return frozenset(names)
 
 
 def _sources(providers: object, problems: list[str]) -> dict[str, str]:

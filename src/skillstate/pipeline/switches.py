@@ -8,12 +8,13 @@
     description_chars = 2000
 
 Host compaction and the state lane are on unless their table says ``enabled = false``; the
-lanes that rewrite what the client sent (``schemas``, ``style``, ``outputs``) are off unless it
-says ``enabled = true`` (``DEFAULT_OFF``; docs/lanes.md has the measurements behind each). An
-unknown lane or option, or an option of the wrong type, is an error naming it. ``--lanes a,b``
-(or ``SKILLSTATE_LANES=a,b``) chooses the set instead: exactly those lanes on, every other
-off, the options of the tables kept (``with_only``). A request can choose its own set with
-``x-skillstate-lanes: a,b``, from every lane the gateway built, switched off or not.
+lanes that rewrite what the client sent (``schemas``, ``style``, ``effort``, ``outputs``) are
+off unless it says ``enabled = true`` (``DEFAULT_OFF``; docs/lanes.md has the measurements
+behind each). An unknown lane or option, or an option of the wrong type, is an error naming
+it. ``--lanes a,b`` (or ``SKILLSTATE_LANES=a,b``) chooses the set instead: exactly those
+lanes on, every other off, the options of the tables kept (``with_only``). A request can
+choose its own set with ``x-skillstate-lanes: a,b``, from every lane the gateway built,
+switched off or not.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any
 
 from skillstate.pipeline.options import OutputsOptions, SchemasOptions, StyleOptions
 
-LANES = ("compaction", "schemas", "style", "state", "outputs")
+LANES = ("compaction", "schemas", "style", "effort", "state", "outputs")
 """Every lane's name, in the order the request path runs them."""
 
 OPTIONS: dict[str, type[Any]] = {
@@ -38,7 +39,7 @@ OPTIONS: dict[str, type[Any]] = {
 absent here takes none."""
 
 
-DEFAULT_OFF = frozenset({"schemas", "style", "outputs"})
+DEFAULT_OFF = frozenset({"schemas", "style", "effort", "outputs"})
 """The lanes off unless switched on (docs/lanes.md has the figures behind each)."""
 
 

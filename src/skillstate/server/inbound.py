@@ -14,6 +14,7 @@ from aiohttp import web
 from skillstate import jsonio
 from skillstate.conversation import ErrorKind, Message, ProtocolError, Request, ToolResult, Wire
 from skillstate.conversation.prefixes import PrefixMemo
+from skillstate.pipeline.effort_lane import EFFORT_KEY
 from skillstate.pipeline.lane import Lane
 from skillstate.pipeline.style_lane import STYLE_KEY, STYLES
 from skillstate.pipeline.switches import parse_names
@@ -27,6 +28,8 @@ from skillstate.upstream.routing import Upstream
 BYPASS = "x-skillstate-bypass"
 LANES = "x-skillstate-lanes"
 STYLE = "x-skillstate-style"
+EFFORT = "x-skillstate-effort"
+EFFORT_VALUES = ("low", "medium", "high", "off")
 JSON_TYPE = "application/json"
 MODE = "x-skillstate-mode"
 
@@ -199,15 +202,19 @@ def chosen_lanes(request: web.Request, lanes: list[Lane], off: frozenset[str]) -
 
 def request_extra(request: web.Request) -> dict[str, str]:
     """What a request asks of the lanes by header: ``x-skillstate-style`` (``concise`` or
-    ``off``) for the ``style`` lane. An unknown style is a ``Refusal`` naming the known ones."""
-    asked = request.headers.get(STYLE)
-    if asked is None:
-        return {}
-    style = asked.strip().lower()
-    if style not in STYLES:
-        known = ", ".join(STYLES)
-        raise Refusal(400, f"{STYLE}: {asked.strip()!r} is not a style (styles: {known})")
-    return {STYLE_KEY: style}
+    ``off``) for the ``style`` lane, ``x-skillstate-effort`` (``low``, ``medium``, ``high`` or
+    ``off``) for the ``effort`` lane. An unknown value is a ``Refusal`` naming the known ones."""
+    extra: dict[str, str] = {}
+    for header, key, known in ((STYLE, STYLE_KEY, STYLES), (EFFORT, EFFORT_KEY, EFFORT_VALUES)):
+        asked = request.headers.get(header)
+        if asked is None:
+            continue
+        value = asked.strip().lower()
+        if value not in known:
+            said = ", ".join(known)
+            raise Refusal(400, f"{header}: {asked.strip()!r} is not one of {said}")
+        extra[key] = value
+    return extra
 
 
 def request_mode(request: web.Request, default: Mode) -> Mode:
