@@ -209,3 +209,23 @@ def test_archive_settings_in_the_file_must_have_their_toml_type(
         load_settings(environ=clean_env, config_path=str(config))
     problems = "\n".join(caught.value.problems)
     assert "archive_max_mb" in problems and "archive_ttl_days" in problems
+
+
+async def test_the_quota_setting_bounds_a_running_gateways_archive(tmp_path: Path) -> None:
+    """``archive_max_mb`` reaches the stores the gateway opens: past 1 MiB of spans, the one
+    used least recently is gone (the default 500 MiB would keep all three)."""
+    from skillstate.archive import canonical_span
+    from skillstate.testing.gateway import gateway_for
+
+    environ = {"SKILLSTATE_ARCHIVE_MAX_MB": "1"}
+    async with gateway_for(environ=environ, settings={"data_dir": str(tmp_path)}) as gw:
+        assert gw.context.engine is not None
+        archive = gw.context.engine.archive
+        refs = []
+        for _ in range(3):  # random hex does not compress below half: ~600 KB on disk each
+            text = os.urandom(600_000).hex()
+            span = canonical_span([Message("user", [Text(text)])])
+            refs.append(ref_for(span))
+            await archive.put("s", refs[-1], span)
+        kept = [await archive.span(ref) is not None for ref in refs]
+    assert kept == [False, False, True]
