@@ -17,6 +17,7 @@ never gives way (see ``_place_marker`` for the rule).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -24,6 +25,7 @@ from typing import Any
 
 import orjson
 
+from skillstate import jsonio
 from skillstate.conversation.model import (
     CacheMark,
     Image,
@@ -83,8 +85,14 @@ def shown_state(value: Any) -> str:
     """Σ (or a patch of it) as the model is shown it: ``state_json`` of the value with every
     secret in it replaced by a marker naming its kind (``redaction``): a key the model or the
     seed copied into Σ from a tool output is not sent back on every request. The stored Σ is
-    left as it is; the same Σ always shows the same text."""
-    return state_json(redact_json(value)[0])
+    left as it is; the same Σ always shows the same text (kept by that text: paper mode shows
+    Σ whole on every request, and it changes far less often)."""
+    return _shown(state_json(value))
+
+
+@functools.lru_cache(maxsize=256)
+def _shown(text: str) -> str:
+    return state_json(redact_json(jsonio.loads(text))[0])
 
 
 def sigma_message(
