@@ -27,6 +27,19 @@ pytestmark = pytest.mark.e2e
 PROMPT = "Print the end-to-end marker with your shell tool."
 
 
+def claude_env(home: Path, gateway: str) -> dict[str, str]:
+    """Claude Code's environment against the gateway at ``gateway``: no title request and no
+    telemetry (nonessential traffic off), and no retries."""
+    return {
+        **base_env(home),
+        "ANTHROPIC_BASE_URL": gateway,
+        "ANTHROPIC_API_KEY": "sk-ant-test",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_TELEMETRY": "1",
+        "CLAUDE_CODE_MAX_RETRIES": "0",
+    }
+
+
 def claude_print(binary: Path, home: Path) -> Callable[[str], Invocation]:
     """``claude -p`` against a gateway URL. No title request and no telemetry (nonessential
     traffic off), and no retries, so a broken reply fails the run at once."""
@@ -34,14 +47,7 @@ def claude_print(binary: Path, home: Path) -> Callable[[str], Invocation]:
     def build(gateway: str) -> Invocation:
         work = home / "work"
         work.mkdir()
-        env = {
-            **base_env(home),
-            "ANTHROPIC_BASE_URL": gateway,
-            "ANTHROPIC_API_KEY": "sk-ant-test",
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "DISABLE_TELEMETRY": "1",
-            "CLAUDE_CODE_MAX_RETRIES": "0",
-        }
+        env = claude_env(home, gateway)
         argv = [str(binary), "-p", PROMPT, "--allowedTools", "Bash", "--output-format", "json"]
         return Invocation(argv, env, work)
 

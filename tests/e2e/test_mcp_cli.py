@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from e2e_support import Invocation, base_env, round_trip
+from e2e_support import Invocation, round_trip
+from test_claude_code import claude_env
 
 import skillstate
 from skillstate.archive import Archive, canonical_span, ref_for
@@ -79,17 +80,9 @@ async def test_claude_code_loads_the_mcp_server_and_retrieves(claude: Path, tmp_
     def build(gateway: str) -> Invocation:
         work = tmp_path / "work"
         work.mkdir()
-        env = {
-            **base_env(tmp_path),
-            "ANTHROPIC_BASE_URL": gateway,
-            "ANTHROPIC_API_KEY": "sk-ant-test",
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "DISABLE_TELEMETRY": "1",
-            "CLAUDE_CODE_MAX_RETRIES": "0",
-            # Connect the MCP servers before the first request (they load in the background
-            # otherwise, and the first request offers a tool to wait for them instead).
-            "MCP_CONNECTION_NONBLOCKING": "false",
-        }
+        # Connect the MCP servers before the first request (they load in the background
+        # otherwise, and the first request offers a tool to wait for them instead).
+        env = claude_env(tmp_path, gateway) | {"MCP_CONNECTION_NONBLOCKING": "false"}
         argv = [str(claude), "-p", "Find the cache key in the archived build log.",
                 "--mcp-config", str(config), "--strict-mcp-config",
                 "--allowedTools", RETRIEVE, "--output-format", "json"]  # fmt: skip

@@ -24,6 +24,7 @@ import click
 
 from skillstate import jsonio
 from skillstate.cli.options import command_flags, load, settings_options
+from skillstate.cli.table import print_table
 from skillstate.config import Settings
 
 if TYPE_CHECKING:
@@ -109,14 +110,7 @@ def list_command(session: str | None, limit: int, as_json: bool, **params: Any) 
         click.echo("no archive entries" + (f" for session {session}" if session else ""))
         return
     now = time.time()
-    table = [_LIST_COLUMNS, *(_list_row(row, now) for row in rows)]
-    widths = [max(len(line[i]) for line in table) for i in range(len(_LIST_COLUMNS))]
-    for line in table:
-        cells = [
-            cell.rjust(width) if i in (3, 4) else cell.ljust(width)
-            for i, (cell, width) in enumerate(zip(line, widths, strict=True))
-        ]
-        click.echo("  ".join(cells).rstrip())
+    print_table([_LIST_COLUMNS, *(_list_row(row, now) for row in rows)], right=(3, 4))
 
 
 @archive_command.command("get")

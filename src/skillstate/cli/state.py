@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from skillstate.cli.client import client_options, print_json, request
+from skillstate.cli.table import print_table
 
 _COLUMNS = ("SESSION", "STEP", "VERSION", "STATE", "LAST SEEN")
 
@@ -37,14 +38,7 @@ def list_command(url: str | None, as_json: bool) -> None:
     if not sessions:
         click.echo("no sessions")
         return
-    rows = [_COLUMNS, *(_row(line) for line in sessions)]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(_COLUMNS))]
-    for row in rows:
-        cells = [
-            cell.ljust(width) if i in (0, 4) else cell.rjust(width)
-            for i, (cell, width) in enumerate(zip(row, widths, strict=True))
-        ]
-        click.echo("  ".join(cells).rstrip())
+    print_table([_COLUMNS, *(_row(line) for line in sessions)], right=(1, 2, 3))
 
 
 @state_command.command("show")
