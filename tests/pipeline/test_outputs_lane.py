@@ -99,3 +99,69 @@ def test_the_options_are_bounded() -> None:
         OutputsOptions(budget_chars=10)
     with pytest.raises(ValueError, match="min_chars must be at least twice"):
         OutputsOptions(min_chars=1_000, budget_chars=1_000)
+
+
+def medium_log() -> str:
+    """About 7,000 characters, under ``min_chars``, with an error line a view keeps."""
+    out = [f"[{n:03d}] INFO compiling module_{n % 37}.py in 0.{n % 9}s" for n in range(160)]
+    out[99] = "[099] ERROR src/app/cart.py:12: TypeError: 'NoneType'"
+    return "\n".join(out)
+
+
+def loop(outputs: list[str]) -> Request:
+    """A task, then one step per output (the state lane's Σ message in between is not needed:
+    ``kept`` names where the kept turns sit)."""
+    messages = [Message("user", [Text("Fix the build.")])]
+    for n, output in enumerate(outputs):
+        messages.append(Message("assistant", [ToolCall(f"call_{n}", "shell", "{}")]))
+        messages.append(Message("tool", [ToolResult(f"call_{n}", [Text(output)])]))
+    return Request(model="m", messages=messages, tools=[recall_tool()], source=Wire.CHAT)
+
+
+def at_boundary(kept: range) -> LaneContext:
+    return LaneContext("s1", Wire.CHAT, Wire.CHAT, Mode.HYBRID, kept=kept)
+
+
+def result_text(request: Request, message: int) -> str:
+    part = request.messages[message].parts[0]
+    assert isinstance(part, ToolResult) and isinstance(part.content[0], Text)
+    return part.content[0].text
+
+
+async def test_at_a_boundary_shorter_outputs_of_the_kept_turns_become_views_but_the_newest() -> (
+    None
+):
+    medium = medium_log()
+    sent = loop([medium, medium + "\nsecond", medium + "\nthird", medium + "\nfourth"])
+    lane = OutputsLane()  # fresh_turns = 2
+    kept = range(1, len(sent.messages))  # every step's turn was kept verbatim
+    outcome = await lane(sent, at_boundary(kept))
+    shown = [result_text(outcome.request, m) for m in (2, 4, 6, 8)]
+    assert [s.startswith("[skillstate view of a log") for s in shown] == [1, 1, 0, 0]
+    assert shown[2:] == [medium + "\nthird", medium + "\nfourth"]  # the newest two: whole
+    assert [w.ref in s for w, s in zip(outcome.writes, shown, strict=False)] == [True, True]
+    assert read_span(outcome.writes[0].data) == [sent.messages[2]]
+    assert "TypeError" in shown[0]
+    # Outside the kept turns (before any boundary, or after it: newer than the boundary),
+    # the same outputs stay as they are.
+    assert (await OutputsLane()(sent, CONTEXT)).request is sent
+    later = await OutputsLane()(sent, at_boundary(range(1, 3)))  # one turn kept: the newest
+    assert later.request is sent
+
+
+async def test_a_boundarys_views_are_the_same_bytes_on_every_request_of_the_epoch() -> None:
+    medium = medium_log()
+    sent = loop([medium, "ok", "ok"])
+    kept = range(1, len(sent.messages))
+    first = await OutputsLane()(sent, at_boundary(kept))
+    grown = loop([medium, "ok", "ok", "a newer step", medium])  # two turns later
+    again = await OutputsLane()(grown, at_boundary(kept))
+    assert again.request.messages[: len(sent.messages)] == first.request.messages
+    assert result_text(again.request, 10) == medium  # newer than the boundary: whole
+
+
+async def test_boundary_options_are_checked() -> None:
+    with pytest.raises(ValueError, match="boundary_min_chars must be at least 2000"):
+        OutputsOptions(boundary_min_chars=100)
+    with pytest.raises(ValueError, match="fresh_turns must be at least 1"):
+        OutputsOptions(fresh_turns=0)

@@ -93,3 +93,29 @@ async def test_a_lane_whose_writes_cannot_be_kept_is_skipped() -> None:
     nowhere = await run_lanes([Append("a", "one")], _request(), CONTEXT)  # no archive at all
     assert not nowhere.changed and nowhere.writes == []
     assert "no archive keeps it" in (nowhere.reports[0].error or "")
+
+
+class Keeps:
+    """Says where the kept turns sit, as the state lane does."""
+
+    name = "keeps"
+
+    async def __call__(self, request: Request, context: LaneContext) -> LaneOutcome:
+        return LaneOutcome(request, kept=range(2, 5))
+
+
+class Reads:
+    def __init__(self) -> None:
+        self.name = "reads"
+        self.seen: list[range] = []
+
+    async def __call__(self, request: Request, context: LaneContext) -> LaneOutcome:
+        self.seen.append(context.kept)
+        return LaneOutcome(request)
+
+
+async def test_the_lanes_after_one_that_says_where_the_kept_turns_are_see_it() -> None:
+    before, after = Reads(), Reads()
+    result = await run_lanes([before, Keeps(), Untouched(), after], _request(), CONTEXT)
+    assert before.seen == [range(0)] and after.seen == [range(2, 5)]
+    assert result.context.kept == range(2, 5)

@@ -7,7 +7,7 @@ import hashlib
 from dataclasses import replace
 
 from skillstate.conversation import Image, Message, Opaque, Text, ToolCall, ToolResult, Wire
-from skillstate.state.epoch_record import Epoch, anchor
+from skillstate.state.epoch_record import Epoch, Span, anchor
 
 REFERENCE = {"type": "tool_reference", "tool_name": "mcp__github__create_issue"}
 
@@ -53,3 +53,14 @@ def test_a_moved_cache_marker_on_a_result_keeps_the_epoch() -> None:
     assert isinstance(result, ToolResult)
     marked[2] = replace(marked[2], parts=[replace(result, cache={"type": "ephemeral"})])
     assert anchor(marked) == anchor(history())
+
+
+def test_the_kept_turns_sit_after_the_head_and_the_sigma_message() -> None:
+    span = Span("ar_1", 1, 4, 2)
+    epoch = Epoch(1, head=1, cut=5, anchor="x", snapshot={}, spans=(span,), kept_until=9)
+    assert epoch.kept() == range(2, 6)  # the client's messages 5 to 8, after head and Σ
+    assert Epoch.from_json(epoch.to_json()) == epoch
+    older = epoch.to_json()
+    del older["kept_until"]  # a record written before the field: nothing kept
+    assert Epoch.from_json(older).kept() == range(0)
+    assert replace(epoch, spans=()).kept() == range(0)  # nothing collapsed: no Σ message

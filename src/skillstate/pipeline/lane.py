@@ -22,7 +22,15 @@ from skillstate.state.rounds import Policy
 @dataclass(frozen=True, slots=True)
 class LaneContext:
     """What a lane may read besides the request. ``state`` is Σ as loaded for this request;
-    ``extra`` carries what a lane's preparation loaded for it (its epoch, say)."""
+    ``extra`` carries what the request asked of the lanes by header (``x-skillstate-style``).
+
+    ``kept`` is where, in the request a lane is given, the turns that the epoch's boundary
+    kept verbatim sit (``Epoch.kept``): set by the state lane for the lanes after it, in
+    hybrid mode once a boundary has collapsed something, empty otherwise. The same messages
+    sit there on every request of the epoch, and the boundary request misses the provider's
+    cache from the Σ message on anyway: the one place old content may be rewritten (DESIGN.md,
+    "Cache-stable rewriting: epochs"), by a pure function of it, so that every later request
+    of the epoch sends the same bytes."""
 
     session: str
     client_wire: Wire
@@ -30,6 +38,7 @@ class LaneContext:
     mode: Mode
     state: Mapping[str, Any] = field(default_factory=dict)
     extra: Mapping[str, Any] = field(default_factory=dict)
+    kept: range = range(0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +92,8 @@ class LaneOutcome:
     summary: str = ""
     answer: Response | None = None
     followup: Followup | None = None
+    kept: range | None = None
+    """For the lanes after this one: ``LaneContext.kept`` in its request (None: unchanged)."""
 
 
 class Lane(Protocol):

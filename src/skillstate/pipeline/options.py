@@ -10,6 +10,9 @@ from dataclasses import dataclass
 MIN_DESCRIPTION_CHARS = 64
 """The smallest cut bound: below it the cut's own marker would be most of what is left."""
 
+MIN_BOUNDARY_CHARS = 2_000
+"""The shortest output a boundary makes a view of: a view of less says almost nothing."""
+
 
 @dataclass(frozen=True, slots=True)
 class SchemasOptions:
@@ -32,10 +35,15 @@ class SchemasOptions:
 @dataclass(frozen=True, slots=True)
 class OutputsOptions:
     """The ``outputs`` lane's. ``min_chars``: a tool output at least this long is replaced by
-    its view; ``budget_chars``: about how long a view is."""
+    its view when it arrives; ``budget_chars``: about how long a view is.
+    ``boundary_min_chars``: at an epoch boundary, an output at least this long in the turns
+    the boundary kept is replaced by its view too (about a quarter of its length), except in
+    the newest ``fresh_turns`` turns (an output of ``min_chars`` or more is a view anyway)."""
 
     min_chars: int = 16_000
     budget_chars: int = 6_000
+    boundary_min_chars: int = 4_000
+    fresh_turns: int = 2
 
     def __post_init__(self) -> None:
         if self.budget_chars < 1_000:
@@ -45,6 +53,13 @@ class OutputsOptions:
                 f"min_chars must be at least twice budget_chars ({2 * self.budget_chars}), "
                 f"not {self.min_chars}: a view would save too little"
             )
+        if self.boundary_min_chars < MIN_BOUNDARY_CHARS:
+            raise ValueError(
+                f"boundary_min_chars must be at least {MIN_BOUNDARY_CHARS}, "
+                f"not {self.boundary_min_chars}"
+            )
+        if self.fresh_turns < 1:
+            raise ValueError(f"fresh_turns must be at least 1, not {self.fresh_turns}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,12 @@ its content-addressed ref, in the session's archive index where ``recall`` finds
 and identifiers go through ``redaction``: no secret reaches the model from a view; the
 archive keeps the exact original, readable only through the gateway.
 
+At an epoch boundary, a shorter output (at least ``boundary_min_chars``) in the turns the
+boundary kept verbatim (``pipeline.kept``) becomes a view too, except in the newest
+``fresh_turns``: that request misses the cache from the Σ message on anyway, and the same
+outputs sit there on every request of the epoch. The turns before them are in Σ and the
+archive already; the outputs after them, newer than the boundary, wait for the next.
+
 Only where the gateway answers ``recall`` in that request (the state lane offers it once it
 has rewritten the session: from the first boundary in hybrid mode, always in paper mode):
 before then the request is left as pass-through would send it, and a view the model could
@@ -28,11 +34,12 @@ from dataclasses import dataclass, field
 from skillstate.archive import canonical_span, ref_for
 from skillstate.conversation import Message, Part, Request, Role, Text, ToolResult
 from skillstate.economics.tokenizer import count_tokens
+from skillstate.pipeline.kept import settled_results
 from skillstate.pipeline.lane import ArchiveWrite, LaneContext, LaneOutcome
 from skillstate.pipeline.options import OutputsOptions
 from skillstate.redaction import redact
 from skillstate.state.tools import recall_tool
-from skillstate.views import render, view_of
+from skillstate.views import MIN_BUDGET, render, view_of
 
 MEMO_SIZE = 512
 """Outputs whose compaction is remembered (by content), and messages whose rewritten form is
@@ -68,7 +75,9 @@ class OutputsLane:
     def __init__(self, options: OutputsOptions | None = None) -> None:
         self.options = options if options is not None else OutputsOptions()
         self._outputs: OrderedDict[tuple[str, str, int, int], _Compacted | None] = OrderedDict()
-        self._messages: OrderedDict[int, tuple[weakref.ref[Message], Message]] = OrderedDict()
+        self._messages: OrderedDict[
+            tuple[int, frozenset[int]], tuple[weakref.ref[Message], Message]
+        ] = OrderedDict()
         self._written: OrderedDict[tuple[str, str], None] = OrderedDict()
         self._recall = recall_tool()
 
@@ -76,7 +85,14 @@ class OutputsLane:
         if not any(tool == self._recall for tool in request.tools):
             return LaneOutcome(request)
         found = _Found()
-        messages = [self._message(message, found) for message in request.messages]
+        settled: dict[int, set[int]] = {}
+        fresh = self.options.fresh_turns
+        for index, position in settled_results(request, context.kept, fresh):
+            settled.setdefault(index, set()).add(position)
+        messages = [
+            self._message(message, found, frozenset(settled.get(i, ())))
+            for i, message in enumerate(request.messages)
+        ]
         if not found.compacted:
             return LaneOutcome(request)
         writes = [
@@ -89,43 +105,53 @@ class OutputsLane:
         changed = dataclasses.replace(request, messages=messages)
         return LaneOutcome(changed, writes, report, summary=f"-{saved}t")
 
-    def _message(self, message: Message, found: _Found) -> Message:
-        """``message`` with its bulky outputs compacted: the same rewritten object for the
-        same message object, ``message`` itself when nothing in it is bulky."""
-        kept = self._messages.get(id(message))
+    def _message(self, message: Message, found: _Found, settled: frozenset[int]) -> Message:
+        """``message`` with its bulky outputs compacted, and those at the ``settled`` places
+        of its parts that are long enough at a boundary: the same rewritten object for the
+        same message object, ``message`` itself when nothing in it is compacted."""
+        key = (id(message), settled)
+        kept = self._messages.get(key)
         if kept is not None and kept[0]() is message:
-            self._messages.move_to_end(id(message))
-            found.compacted += self._compacted_in(message)
+            self._messages.move_to_end(key)
+            found.compacted += self._compacted_in(message, settled)
             return kept[1]
         before = len(found.compacted)
-        parts = [self._part(part, message.role, found) for part in message.parts]
+        parts = [
+            self._part(part, message.role, found, i in settled)
+            for i, part in enumerate(message.parts)
+        ]
         if len(found.compacted) == before:
             return message
         rewritten = dataclasses.replace(message, parts=parts)
-        self._messages[id(message)] = (weakref.ref(message), rewritten)
+        self._messages[key] = (weakref.ref(message), rewritten)
         while len(self._messages) > MEMO_SIZE:
             self._messages.popitem(last=False)
         return rewritten
 
-    def _compacted_in(self, message: Message) -> list[_Compacted]:
-        found = [self._compacted(message.role, part) for part in message.parts]
+    def _compacted_in(self, message: Message, settled: frozenset[int]) -> list[_Compacted]:
+        found = [
+            self._compacted(message.role, part, i in settled)
+            for i, part in enumerate(message.parts)
+        ]
         return [c for c in found if c is not None]
 
-    def _part(self, part: Part, role: Role, found: _Found) -> Part:
-        compacted = self._compacted(role, part)
+    def _part(self, part: Part, role: Role, found: _Found, settled: bool) -> Part:
+        compacted = self._compacted(role, part, settled)
         if compacted is None:
             return part
         found.compacted.append(compacted)
         assert isinstance(part, ToolResult)
         return dataclasses.replace(part, content=[Text(compacted.text)])
 
-    def _compacted(self, role: Role, part: Part) -> _Compacted | None:
+    def _compacted(self, role: Role, part: Part, settled: bool) -> _Compacted | None:
         """The compaction of a bulky text output, remembered by content; None for any other
-        part, an output under ``min_chars``, and one whose view would not save tokens."""
+        part, an output under ``min_chars`` (``boundary_min_chars`` where ``settled``), and
+        one whose view would not save tokens."""
         if not isinstance(part, ToolResult):
             return None
         text = _text_of(part)
-        if text is None or len(text) < self.options.min_chars:
+        least = self.options.boundary_min_chars if settled else self.options.min_chars
+        if text is None or len(text) < least:
             return None
         key = (role, part.call_id, len(text), hash(text))
         if key in self._outputs:
@@ -138,7 +164,10 @@ class OutputsLane:
         return compacted
 
     def _compact(self, role: Role, part: ToolResult, text: str) -> _Compacted | None:
-        view = view_of(text, budget_chars=self.options.budget_chars)
+        budget = self.options.budget_chars
+        if len(text) < self.options.min_chars:  # a boundary's: a quarter of it
+            budget = max(MIN_BUDGET, min(budget, len(text) // 4))
+        view = view_of(text, budget_chars=budget)
         if view is None:
             return None
         data = canonical_span([Message(role, [part])])

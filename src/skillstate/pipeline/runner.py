@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -29,6 +30,8 @@ class PipelineResult:
     request: Request
     writes: list[ArchiveWrite]
     reports: list[LaneReport]
+    context: LaneContext
+    """The context as the last lane saw it (``kept`` as the state lane set it)."""
     answer: Response | None = None
     followup: Followup | None = None
 
@@ -60,12 +63,12 @@ async def run_lanes(
     because it raised, is skipped like a lane that raises (its request and writes discarded,
     the request going on as it was before that lane), and reported; nothing it took out of
     the request is lost. A lane that answers the request ends the list: nothing goes
-    upstream."""
-    result = PipelineResult(request, [], [])
+    upstream. A lane's ``kept`` is the context's for the lanes after it."""
+    result = PipelineResult(request, [], [], context)
     for lane in lanes:
         started = time.perf_counter()
         try:
-            outcome = await lane(result.request, context)
+            outcome = await lane(result.request, result.context)
             await _keep_all(outcome.writes, keep)
         except Exception as exc:
             log.exception("lane %s failed and was skipped", lane.name)
@@ -81,6 +84,8 @@ async def run_lanes(
         result.writes += outcome.writes
         if outcome.followup is not None:
             result.followup = outcome.followup
+        if outcome.kept is not None:
+            result.context = dataclasses.replace(result.context, kept=outcome.kept)
         if outcome.answer is not None:
             result.answer = outcome.answer
             break

@@ -86,9 +86,13 @@ class StateLane:
         summary = f"{prepared.mode}:step{report.get('step', 0)}"
         if report.get("epoch"):
             summary += f":epoch{report['epoch']}"
+        kept = range(0)
+        if prepared.mode is Mode.HYBRID and prepared.epoch is not None:
+            kept = prepared.epoch.kept()
         return LaneOutcome(
             prepared.request,
             report=report,
             summary=summary,
             followup=StateFollowup(self.engine, prepared),
+            kept=kept,
         )

@@ -106,7 +106,7 @@ async def handle_generation(http: web.Request, wire: Wire) -> web.StreamResponse
         )
     turn = Turn(forward, client, ours, lanes.followup, http.query_string)
     if followup is not None and followup.handover is not None:
-        turn.after_handover = _later_lanes(chosen, context, _keeper(gateway))
+        turn.after_handover = _later_lanes(chosen, lanes.context, _keeper(gateway))
     turn.big = len(inbound.raw) >= jsonio.CUT_FROM
     if wire is Wire.RESPONSES and target is not wire and gateway.history is not None:
         turn.remember = functools.partial(

@@ -367,6 +367,7 @@ class StateEngine:
             snapshot=record.state,
             spans=spans,
             started_step=record.step,
+            kept_until=len(request.messages),
         )
         await self.store.put_doc(session, DOC_NAME, epoch.to_json())
         self._remember(self._epochs, session, epoch.to_json())

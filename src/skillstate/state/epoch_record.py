@@ -76,6 +76,9 @@ class Epoch:
     snapshot: Json
     spans: tuple[Span, ...] = ()
     started_step: int = 0
+    kept_until: int | None = None
+    """How many messages the client's history held at the boundary (None in a record written
+    before it was kept: read as ``cut``, nothing kept)."""
     extra: Json = field(default_factory=dict)
 
     def to_json(self) -> Json:
@@ -87,6 +90,7 @@ class Epoch:
             "snapshot": self.snapshot,
             "spans": [s.to_json() for s in self.spans],
             "started_step": self.started_step,
+            "kept_until": self.kept_until,
         }
 
     @staticmethod
@@ -100,7 +104,18 @@ class Epoch:
             snapshot=dict(data.get("snapshot", {})),
             spans=tuple(Span.from_json(s) for s in spans),
             started_step=int(data.get("started_step", 0)),
+            kept_until=None if data.get("kept_until") is None else int(data["kept_until"]),
         )
+
+    def kept(self) -> range:
+        """Where the turns this boundary kept verbatim sit in hybrid mode's outbound request:
+        after the head and the Σ message, the client's messages ``cut`` to ``kept_until`` as
+        they stood at the boundary. The same indexes on every request of the epoch; empty
+        when nothing was collapsed (no Σ message) or nothing was kept."""
+        if not self.spans or self.kept_until is None or self.kept_until <= self.cut:
+            return range(0)
+        start = self.head + 1
+        return range(start, start + self.kept_until - self.cut)
 
     def holds(self, messages: Sequence[Message]) -> bool:
         """Whether the client's ``messages`` still extend the history this epoch was built on
