@@ -10,11 +10,11 @@ from typing import Any
 
 import aiohttp
 import pytest
+from tool_loops import ROUTES, tool_loop
 
 from skillstate.testing import RecordedRequest, Reply, ScriptedCall, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
 
-ROUTES = {"chat": "/v1/chat/completions", "messages": "/v1/messages", "responses": "/v1/responses"}
 NEEDLE = "cache key ZEBRA-777-needle"
 
 
@@ -33,38 +33,7 @@ def body(wire: str, stream: bool) -> dict[str, Any]:
     """A short tool loop: three small steps, then the build's whole log."""
     outputs = [("call_a", "value a"), ("call_b", "value b"), ("call_c", "value c")]
     outputs.append(("call_make", build_log()))
-    history: list[dict[str, Any]] = []
-    for call_id, output in outputs:
-        if wire == "chat":
-            call = {"id": call_id, "type": "function",
-                    "function": {"name": "shell", "arguments": "{}"}}  # fmt: skip
-            history += [
-                {"role": "assistant", "content": None, "tool_calls": [call]},
-                {"role": "tool", "tool_call_id": call_id, "content": output},
-            ]
-        elif wire == "messages":
-            use = {"type": "tool_use", "id": call_id, "name": "shell", "input": {}}
-            result = {"type": "tool_result", "tool_use_id": call_id, "content": output}
-            history += [
-                {"role": "assistant", "content": [use]},
-                {"role": "user", "content": [result]},
-            ]
-        else:
-            history += [
-                {"type": "function_call", "call_id": call_id, "name": "shell", "arguments": "{}"},
-                {"type": "function_call_output", "call_id": call_id, "output": output},
-            ]
-    task = {"role": "user", "content": "Build the project and find the cache key."}
-    schema = {"type": "object", "properties": {}}
-    if wire == "chat":
-        tools: Any = [{"type": "function", "function": {"name": "shell", "parameters": schema}}]
-        return {"model": "m", "stream": stream, "messages": [task, *history], "tools": tools}
-    if wire == "messages":
-        tools = [{"name": "shell", "input_schema": schema}]
-        said = {"model": "m", "stream": stream, "max_tokens": 64, "tools": tools}
-        return said | {"messages": [task, *history]}
-    tools = [{"type": "function", "name": "shell", "parameters": schema}]
-    return {"model": "m", "stream": stream, "input": [task, *history], "tools": tools}
+    return tool_loop(wire, stream, "Build the project and find the cache key.", outputs)
 
 
 def policy(request: RecordedRequest) -> Reply:

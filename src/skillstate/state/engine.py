@@ -19,7 +19,7 @@ import hashlib
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from skillstate import jsonio
@@ -46,10 +46,16 @@ from skillstate.state.mode import Mode
 from skillstate.state.options import CollapseOptions
 from skillstate.state.paper import newest_instruction, procedure_of, render_paper
 from skillstate.state.render import SpanRef, render_hybrid
+from skillstate.state.reports import LastReport, hybrid_report
 from skillstate.state.schema import StateSchema
 from skillstate.state.seed import assistant_turns, seed_state
-from skillstate.state.tools import SKILL_STATE_TOOL, internal_names, recall_tool, skill_state_tool
-from skillstate.state.turns import Turn
+from skillstate.state.tools import (
+    RECALL_TOOL,
+    SKILL_STATE_TOOL,
+    internal_names,
+    recall_tool,
+    skill_state_tool,
+)
 from skillstate.storage.protocols import ArchiveStore, Change, StateRecord, StateStore
 
 log = logging.getLogger("skillstate.state")
@@ -132,10 +138,10 @@ class StateEngine:
             tool.name: tool for tool in (skill_state_tool(config.schema), recall_tool())
         }
         self._tool_tokens: int | None = None  # counted once the tokenizer is loaded
-        self._last: SessionCache[_Last] = SessionCache(
+        self._last: SessionCache[LastReport] = SessionCache(
             entries=kept_sessions,
             max_bytes=REPORT_BYTES,
-            weigh=_report_weight,
+            weigh=LastReport.weight,
             evicted=lambda session, last: self._keep_report(session, last.shown()),
         )
         self._writes: set[asyncio.Task[None]] = set()
@@ -204,11 +210,16 @@ class StateEngine:
                 task=task,
                 cache_markers=upstream is Wire.MESSAGES,
             )
+            internal = self._paper_tools(request)
+            offered = [replace(self._tools[tool], name=name) for name, tool in internal.items()]
+            outbound = replace(outbound, tools=[*outbound.tools, *offered])
             report: Json = {"mode": "paper", "step": record.step}
-            prepared = Prepared(session, Mode.PAPER, request, outbound, record, None, report)
+            prepared = Prepared(
+                session, Mode.PAPER, request, outbound, record, None, report, internal
+            )
         else:
             prepared = await self._hybrid(session, record, request, upstream)
-        self._last.put(session, _Last.of(prepared))
+        self._last.put(session, LastReport.of(prepared.report, prepared.decision, prepared.epoch))
         return prepared
 
     async def _start(self, session: str, record: StateRecord, request: Request) -> StateRecord:
@@ -280,7 +291,7 @@ class StateEngine:
         if epoch is not None or not passthrough:
             internal = internal_names(tool.name for tool in request.tools)
             outbound = self._render(request, record, epoch, upstream, internal)
-        report = _report(decision, epoch, record, request, outbound)
+        report = hybrid_report(decision, epoch, record, request, outbound)
         prepared = Prepared(
             session, Mode.HYBRID, request, outbound, record, epoch, report, internal, upstream
         )
@@ -289,6 +300,13 @@ class StateEngine:
             prepared.handover = handover_request(request, record.state, self.config.schema)
             report["handover"] = "asked"
         return prepared
+
+    @staticmethod
+    def _paper_tools(request: Request) -> dict[str, str]:
+        """Paper mode offers ``recall`` (Σ is patched through the envelope): the archive holds
+        what a lane took out of the observation (the outputs lane's views)."""
+        names = internal_names(tool.name for tool in request.tools)
+        return {name: tool for name, tool in names.items() if tool == RECALL_TOOL}
 
     def _hands_over(self, request: Request) -> bool:
         return self.config.options.handover and can_hand_over(request)
@@ -541,53 +559,5 @@ def _ends(span: range) -> tuple[int, int]:
     return span.start + 1, span.stop
 
 
-def _report(
-    decision: Decision, epoch: Epoch | None, record: StateRecord, client: Request, out: Request
-) -> Json:
-    return {
-        "mode": "hybrid",
-        "step": record.step,
-        "messages": len(client.messages),
-        "window_tokens": decision.window_tokens,
-        "outbound_messages": len(out.messages),
-        "recomputed": decision.recomputed,
-        "epoch": epoch.number if epoch else 0,
-    }
-
-
-@dataclass(frozen=True, slots=True)
-class _Last:
-    """What ``/state`` shows of the request the engine took last: its report, and in hybrid
-    mode where each turn went (listed only when asked: a long session has thousands)."""
-
-    report: Json
-    turns: Sequence[Turn] | None = None
-    head: int = 0
-    cut: int = 0
-
-    @classmethod
-    def of(cls, prepared: Prepared) -> _Last:
-        if prepared.decision is None:
-            return cls(prepared.report)
-        epoch = prepared.epoch
-        head, cut = (epoch.head, epoch.cut) if epoch else (0, 0)
-        return cls(prepared.report, prepared.decision.turns, head, cut)
-
-    def shown(self) -> Json:
-        if self.turns is None:
-            return self.report
-        return {**self.report, "turns": [_turn_entry(t, self.head, self.cut) for t in self.turns]}
-
-
-def _report_weight(last: _Last) -> int:
-    """About what a kept report costs in memory: its dict, and a small object per turn."""
-    return 640 + 120 * len(last.turns or ())
-
-
 def _json_weight(doc: Json) -> int:
     return len(jsonio.dumps(doc))
-
-
-def _turn_entry(turn: Turn, head: int, cut: int) -> Json:
-    where = "head" if turn.end <= head else "collapsed" if turn.end <= cut else "verbatim"
-    return {"index": turn.index, "kind": str(turn.kind), "tokens": turn.tokens, "where": where}
