@@ -61,8 +61,8 @@ async def test_every_lane_is_built_and_the_switched_off_ones_are_not_on(tmp_path
         assert built == ["compaction", "schemas", "style", "effort", "state", "outputs"]
     finally:
         await stores.close()
-    assert on.lanes.on() == {"compaction", "state"}  # schemas: off unless switched on
-    assert off.lanes.on() == {"compaction"}
+    assert on.lanes.on() == {"compaction", "state", "outputs"}  # schemas: off unless asked
+    assert off.lanes.on() == {"compaction", "outputs"}
 
 
 def test_names_choose_the_set_from_the_environment_or_a_flag() -> None:

@@ -14,7 +14,7 @@ import pytest
 from skillstate.archive import read_span, ref_for
 from skillstate.conversation import Message, Request, Text, ToolCall, ToolResult, Wire
 from skillstate.pipeline.lane import LaneContext
-from skillstate.pipeline.options import OutputsOptions
+from skillstate.pipeline.options import VIEW_KINDS, OutputsOptions
 from skillstate.pipeline.outputs_lane import OutputsLane
 from skillstate.state.mode import Mode
 from skillstate.state.tools import recall_tool
@@ -24,6 +24,9 @@ FIXTURES = Path(__file__).parents[1] / "fixtures"
 OUTPUTS = sorted(p for p in (FIXTURES / "outputs").glob("[!.]*") if p.suffix != ".py")
 SECRETS = sorted(p for p in (FIXTURES / "secrets").glob("*") if p.suffix not in (".json", ".md"))
 CONTEXT = LaneContext("corpus", Wire.CHAT, Wire.CHAT, Mode.HYBRID)
+EVERY_KIND = VIEW_KINDS
+"""Views of every kind when the output arrives (by default text and diffs wait for a
+boundary: ``test_outputs_lane``), so each of the corpus goes through its view."""
 
 
 def as_request(text: str) -> Request:
@@ -41,7 +44,7 @@ def read(path: Path) -> str:
 async def test_each_output_is_compacted_and_recoverable_exactly(path: Path) -> None:
     text = read(path)
     sent = as_request(text)
-    outcome = await OutputsLane(OutputsOptions(min_chars=12_000))(sent, CONTEXT)
+    outcome = await OutputsLane(OutputsOptions(min_chars=12_000, arrival=EVERY_KIND))(sent, CONTEXT)
     assert outcome.report["tokens_saved"] > 0, path.name  # a measured saving
     (write,) = outcome.writes
     assert ref_for(write.data) == write.ref
@@ -58,7 +61,7 @@ async def test_no_secret_appears_in_any_view(path: Path) -> None:
     expected = json.loads(path.with_name(path.name + ".expect.json").read_text())
     text = read(path)
     padded = "\n".join([text, *[f"step {n}: nothing to see" for n in range(2_000)], text])
-    outcome = await OutputsLane()(as_request(padded), CONTEXT)
+    outcome = await OutputsLane(OutputsOptions(arrival=EVERY_KIND))(as_request(padded), CONTEXT)
     view = outcome.request.messages[2].parts[0].content[0].text  # type: ignore[union-attr]
     assert outcome.writes, path.name
     for secret in expected.get("secrets", []):

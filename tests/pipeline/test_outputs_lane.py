@@ -57,7 +57,8 @@ async def test_a_bulky_output_becomes_a_view_and_its_original_is_archived_exactl
 
 
 async def test_no_secret_reaches_the_view_and_the_archive_keeps_it() -> None:
-    outcome = await OutputsLane(OutputsOptions(min_chars=2_000, budget_chars=1_000))(
+    options = OutputsOptions(min_chars=2_000, budget_chars=1_000, arrival=("text",))
+    outcome = await OutputsLane(options)(
         request("\n".join([f"line {n}" for n in range(400)] + [f"token={KEY}"] * 3)), CONTEXT
     )
     rendered = outcome.request.messages[2].parts[0].content[0].text  # type: ignore[union-attr]
@@ -165,3 +166,32 @@ async def test_boundary_options_are_checked() -> None:
         OutputsOptions(boundary_min_chars=100)
     with pytest.raises(ValueError, match="fresh_turns must be at least 1"):
         OutputsOptions(fresh_turns=0)
+
+
+def prose(paragraphs: int = 300) -> str:
+    """A document (a file read, a page of docs): a view of the ``text`` kind."""
+    return "\n\n".join(
+        f"Section {n}. The {WORDS[n % 5]} module keeps its cache warm between requests."
+        for n in range(paragraphs)
+    )
+
+
+WORDS = ("billing", "search", "ledger", "archive", "router")
+
+
+async def test_a_text_or_diff_output_waits_for_a_boundary_a_log_does_not() -> None:
+    text = prose()
+    assert len(text) > OutputsOptions().min_chars
+    sent = loop([text, "ok", "ok"])
+    assert (await OutputsLane()(sent, CONTEXT)).request is sent  # the file as it was read
+    at = await OutputsLane()(sent, at_boundary(range(1, len(sent.messages))))
+    assert result_text(at.request, 2).startswith("[skillstate view of a text")
+    logged = await OutputsLane()(loop([build_log(), "ok", "ok"]), CONTEXT)
+    assert result_text(logged.request, 2).startswith("[skillstate view of a log")
+    every = OutputsOptions(arrival=("log", "json", "diff", "text"))
+    assert (await OutputsLane(every)(sent, CONTEXT)).request is not sent
+
+
+def test_arrival_names_view_kinds() -> None:
+    with pytest.raises(ValueError, match="arrival: prose is not a view kind"):
+        OutputsOptions(arrival=("log", "prose"))

@@ -50,6 +50,21 @@ ARMS: dict[str, Arm] = {
         Arm("paper", {"mode": "paper"}, note="every request is (P, Σ, O)"),
         Arm("hybrid", {"mode": "hybrid"}, note="Σ and the archive, rewritten at epochs"),
         Arm(
+            "hybrid-schemas",
+            {"mode": "hybrid", "lanes": {"schemas": {"enabled": True}}},
+            note="hybrid with the tools' schemas compacted (the schemas lane)",
+        ),
+        Arm(
+            "hybrid-style",
+            {"mode": "hybrid", "lanes": {"style": {"enabled": True}}},
+            note="hybrid with the concise-output instruction (the style lane)",
+        ),
+        Arm(
+            "hybrid-effort",
+            {"mode": "hybrid", "lanes": {"effort": {"enabled": True}}},
+            note="hybrid with effort routing (the effort lane; for models that take one)",
+        ),
+        Arm(
             "hybrid-outputs",
             {"mode": "hybrid", "lanes": {"outputs": {"enabled": True}}},
             note="hybrid with bulky tool outputs replaced by views (the outputs lane)",

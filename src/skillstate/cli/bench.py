@@ -70,7 +70,12 @@ def _names(text: str | None, known: Sequence[str], what: str) -> list[str]:
     return names
 
 
-@bench_command.command("run")
+def _arms_epilog() -> str:
+    """Each arm and what it is, for ``bench run --help``."""
+    return "\b\nArms:\n" + "\n".join(f"  {arm.name}: {arm.note}" for arm in ARMS.values())
+
+
+@bench_command.command("run", epilog=_arms_epilog())
 @click.argument("workloads", nargs=-1, metavar="[WORKLOAD...]")
 @click.option("--arms", metavar="A,B,...", help=f"Arms to run (default all: {', '.join(ARMS)}).")
 @click.option(
@@ -128,13 +133,8 @@ def run_command(
     variant: str,
     out: str,
 ) -> None:
-    """Run WORKLOADs (default: every registered one) on every arm and report.
-
-    \b
-    Arms: direct (no gateway), passthrough (gateway, lanes off: the baseline), schemas
-    (passthrough with the tool schemas compacted), paper, hybrid, hybrid-no-epochs
-    (rewrites every request), sliding-window (the client keeps its last turns, gateway
-    off).
+    """Run WORKLOADs (default: every registered one) on every arm and report (each arm is
+    listed below).
 
     A saving is claimed only when every arm finished the same seeds, the arm changed the
     requests, no tool pair was split, score and recall are no worse than passthrough's

@@ -10,6 +10,9 @@ from dataclasses import dataclass
 MIN_DESCRIPTION_CHARS = 64
 """The smallest cut bound: below it the cut's own marker would be most of what is left."""
 
+VIEW_KINDS = ("log", "json", "diff", "text")
+"""The kinds of view the outputs lane makes (``skillstate.views``)."""
+
 MIN_BOUNDARY_CHARS = 2_000
 """The shortest output a boundary makes a view of: a view of less says almost nothing."""
 
@@ -44,6 +47,7 @@ class OutputsOptions:
     budget_chars: int = 6_000
     boundary_min_chars: int = 4_000
     fresh_turns: int = 2
+    arrival: tuple[str, ...] = ("log", "json")
 
     def __post_init__(self) -> None:
         if self.budget_chars < 1_000:
@@ -57,6 +61,11 @@ class OutputsOptions:
             raise ValueError(
                 f"boundary_min_chars must be at least {MIN_BOUNDARY_CHARS}, "
                 f"not {self.boundary_min_chars}"
+            )
+        unknown = sorted(set(self.arrival) - set(VIEW_KINDS))
+        if unknown:
+            raise ValueError(
+                f"arrival: {', '.join(unknown)} is not a view kind ({', '.join(VIEW_KINDS)})"
             )
         if self.fresh_turns < 1:
             raise ValueError(f"fresh_turns must be at least 1, not {self.fresh_turns}")

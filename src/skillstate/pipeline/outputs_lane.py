@@ -62,6 +62,8 @@ class _Compacted:
     saved: int
     """Tokens the view saves over the output."""
     call_id: str
+    kind: str
+    """The view's kind (``views``: json, log, diff, text)."""
 
 
 @dataclass(slots=True)
@@ -156,11 +158,14 @@ class OutputsLane:
         key = (role, part.call_id, len(text), hash(text))
         if key in self._outputs:
             self._outputs.move_to_end(key)
-            return self._outputs[key]
-        compacted = self._compact(role, part, text)
-        self._outputs[key] = compacted
-        while len(self._outputs) > MEMO_SIZE:
-            self._outputs.popitem(last=False)
+            compacted = self._outputs[key]
+        else:
+            compacted = self._compact(role, part, text)
+            self._outputs[key] = compacted
+            while len(self._outputs) > MEMO_SIZE:
+                self._outputs.popitem(last=False)
+        if compacted is None or (not settled and compacted.kind not in self.options.arrival):
+            return None
         return compacted
 
     def _compact(self, role: Role, part: ToolResult, text: str) -> _Compacted | None:
@@ -174,7 +179,7 @@ class OutputsLane:
         ref = ref_for(data)
         shown = redact(render(view, ref)).text
         saved = count_tokens(text) - count_tokens(shown)
-        return _Compacted(shown, ref, data, saved, part.call_id) if saved > 0 else None
+        return _Compacted(shown, ref, data, saved, part.call_id, view.kind) if saved > 0 else None
 
     def _new(self, session: str, ref: str) -> bool:
         """Whether ``ref`` is not yet known archived for ``session`` (and is from now on)."""

@@ -7,14 +7,14 @@
     [lanes.schemas]
     description_chars = 2000
 
-Host compaction and the state lane are on unless their table says ``enabled = false``; the
-lanes that rewrite what the client sent (``schemas``, ``style``, ``effort``, ``outputs``) are
-off unless it says ``enabled = true`` (``DEFAULT_OFF``; docs/lanes.md has the measurements
-behind each). An unknown lane or option, or an option of the wrong type, is an error naming
-it. ``--lanes a,b`` (or ``SKILLSTATE_LANES=a,b``) chooses the set instead: exactly those
-lanes on, every other off, the options of the tables kept (``with_only``). A request can
-choose its own set with ``x-skillstate-lanes: a,b``, from every lane the gateway built,
-switched off or not.
+Host compaction, the state lane and output compaction are on unless their table says
+``enabled = false``; the lanes the benchmark cannot show paying (``schemas``, ``style``,
+``effort``) are off unless it says ``enabled = true`` (``DEFAULT_OFF``; docs/lanes.md has the
+measurements behind each). An unknown lane or option, or an option of the wrong type, is an
+error naming it. ``--lanes a,b`` (or ``SKILLSTATE_LANES=a,b``) chooses the set instead:
+exactly those lanes on, every other off, the options of the tables kept (``with_only``). A
+request can choose its own set with ``x-skillstate-lanes: a,b``, from every lane the gateway
+built, switched off or not.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ OPTIONS: dict[str, type[Any]] = {
 absent here takes none."""
 
 
-DEFAULT_OFF = frozenset({"schemas", "style", "effort", "outputs"})
+DEFAULT_OFF = frozenset({"schemas", "style", "effort"})
 """The lanes off unless switched on (docs/lanes.md has the figures behind each)."""
 
 
@@ -65,7 +65,8 @@ class LaneSwitches:
         for name in LANES:
             table: dict[str, object] = {"enabled": self.enabled(name)}
             if name in OPTIONS:
-                table.update(dataclasses.asdict(self.options_for(name)))
+                given = dataclasses.asdict(self.options_for(name))
+                table.update({k: _plain(v) for k, v in given.items()})
             tables[name] = table
         return tables
 
@@ -77,7 +78,10 @@ class LaneSwitches:
             text = "on" if self.enabled(name) else "off"
             given = self.options.get(name)
             if given is not None:
-                pairs = ", ".join(f"{k}={v}" for k, v in dataclasses.asdict(given).items())
+                pairs = ", ".join(
+                    f"{k}={','.join(v) if isinstance(v, tuple) else v}"
+                    for k, v in dataclasses.asdict(given).items()
+                )
                 text += f" ({pairs})"
             rows.append((f"lanes.{name}", text))
         return rows
@@ -85,6 +89,11 @@ class LaneSwitches:
     def __str__(self) -> str:
         """``compaction=on, schemas=on (description_chars=2000), state=off``."""
         return ", ".join(f"{key.removeprefix('lanes.')}={text}" for key, text in self.rows())
+
+
+def _plain(value: object) -> object:
+    """An option as JSON has it (a tuple as a list)."""
+    return list(value) if isinstance(value, tuple) else value
 
 
 def parse_switches(tables: Mapping[str, object]) -> LaneSwitches:
@@ -130,14 +139,20 @@ def _options(name: str, given: Mapping[str, object], problems: list[str]) -> Any
             problems.append(f"lanes.{name}.{key} must be {kind}, not {value!r}")
     if len(problems) > before or not given or declared is None:
         return None
-    try:
-        return declared(**given)
+    try:  # a TOML or JSON list is the option's tuple
+        return declared(**{k: tuple(v) if isinstance(v, list) else v for k, v in given.items()})
     except ValueError as exc:  # the options' own bounds (``__post_init__``)
         problems.append(f"lanes.{name}: {exc}")
         return None
 
 
-_TYPE_WORDS = {"int": "an integer", "float": "a number", "bool": "true or false", "str": "text"}
+_TYPE_WORDS = {
+    "int": "an integer",
+    "float": "a number",
+    "bool": "true or false",
+    "str": "text",
+    "tuple[str, ...]": "a list of strings",
+}
 
 
 def _fits(value: object, annotation: object) -> bool:
@@ -154,6 +169,8 @@ def _fits(value: object, annotation: object) -> bool:
         return isinstance(value, int | float)
     if kind == "str":
         return isinstance(value, str)
+    if kind == "tuple[str, ...]":
+        return isinstance(value, list | tuple) and all(isinstance(v, str) for v in value)
     return True
 
 
