@@ -28,6 +28,7 @@ from skillstate.pipeline.outputs_lane import OutputsLane
 from skillstate.pipeline.schemas_lane import SchemasLane
 from skillstate.pipeline.state_lane import StateLane
 from skillstate.pipeline.style_lane import StyleLane
+from skillstate.pipeline.vision_lane import VisionLane
 from skillstate.server.app import build_app
 from skillstate.server.context import GatewayContext
 from skillstate.server.guard import Guard, check_exposure
@@ -43,6 +44,7 @@ from skillstate.storage.stores import StoreOptions, Stores, open_stores
 from skillstate.upstream.client import UpstreamClient
 from skillstate.upstream.retry import RetryPolicy
 from skillstate.upstream.routing import Router, Upstream, normalize_base_url
+from skillstate.vision.pages import require_pillow
 
 log = logging.getLogger("skillstate")
 
@@ -144,9 +146,13 @@ def build_lanes(settings: Settings, engine: StateEngine) -> list[Lane]:
     the state lane, which renders the tools it is given), the output style (before the state
     lane too: paper mode's procedure is the system prompt it is given), effort routing, the
     state lane, output
-    compaction (after it: it compacts only where the state lane offers ``recall``). Those
-    switched off are built too: a request may ask for one (``x-skillstate-lanes``); which run
-    by default is every one not in ``settings.lanes.off``."""
+    compaction (after it: it compacts only where the state lane offers ``recall``), then
+    text as page images (after that: it takes only what output compaction left as text).
+    Those switched off are built too: a request may ask for one (``x-skillstate-lanes``);
+    which run by default is every one not in ``settings.lanes.off``. The vision lane switched
+    on without Pillow installed is an error here, at startup (``pages.MissingPillow``)."""
+    if settings.lanes.enabled("vision"):
+        require_pillow()
     return [
         CompactionLane(engine, time.time),
         SchemasLane(settings.lanes.options_for("schemas")),
@@ -154,6 +160,7 @@ def build_lanes(settings: Settings, engine: StateEngine) -> list[Lane]:
         EffortLane(builtin_catalog()),
         StateLane(engine),
         OutputsLane(settings.lanes.options_for("outputs")),
+        VisionLane(settings.lanes.options_for("vision")),
     ]
 
 

@@ -8,13 +8,13 @@
     description_chars = 2000
 
 Host compaction and the state lane are on unless their table says ``enabled = false``; the
-lanes that rewrite what the client sent (``schemas``, ``style``, ``effort``, ``outputs``) are
-off unless it says ``enabled = true`` (``DEFAULT_OFF``; docs/lanes.md has the measurements
-behind each). An unknown lane or option, or an option of the wrong type, is an error naming
-it. ``--lanes a,b`` (or ``SKILLSTATE_LANES=a,b``) chooses the set instead: exactly those
-lanes on, every other off, the options of the tables kept (``with_only``). A request can
-choose its own set with ``x-skillstate-lanes: a,b``, from every lane the gateway built,
-switched off or not.
+lanes that rewrite what the client sent (``schemas``, ``style``, ``effort``, ``outputs``,
+``vision``) are off unless it says ``enabled = true`` (``DEFAULT_OFF``; docs/lanes.md has
+the measurements behind each). An unknown lane or option, or an option of the wrong type, is
+an error naming it. ``--lanes a,b`` (or ``SKILLSTATE_LANES=a,b``) chooses the set instead:
+exactly those lanes on, every other off, the options of the tables kept (``with_only``). A
+request can choose its own set with ``x-skillstate-lanes: a,b``, from every lane the gateway
+built, switched off or not.
 """
 
 from __future__ import annotations
@@ -25,21 +25,27 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillstate.pipeline.options import OutputsOptions, SchemasOptions, StyleOptions
+from skillstate.pipeline.options import (
+    OutputsOptions,
+    SchemasOptions,
+    StyleOptions,
+    VisionOptions,
+)
 
-LANES = ("compaction", "schemas", "style", "effort", "state", "outputs")
+LANES = ("compaction", "schemas", "style", "effort", "state", "outputs", "vision")
 """Every lane's name, in the order the request path runs them."""
 
 OPTIONS: dict[str, type[Any]] = {
     "schemas": SchemasOptions,
     "style": StyleOptions,
     "outputs": OutputsOptions,
+    "vision": VisionOptions,
 }
 """Each lane's options (``pipeline.options``): the table's keys besides ``enabled``; a lane
 absent here takes none."""
 
 
-DEFAULT_OFF = frozenset({"schemas", "style", "effort", "outputs"})
+DEFAULT_OFF = frozenset({"schemas", "style", "effort", "outputs", "vision"})
 """The lanes off unless switched on (docs/lanes.md has the figures behind each)."""
 
 
@@ -65,7 +71,8 @@ class LaneSwitches:
         for name in LANES:
             table: dict[str, object] = {"enabled": self.enabled(name)}
             if name in OPTIONS:
-                table.update(dataclasses.asdict(self.options_for(name)))
+                options = dataclasses.asdict(self.options_for(name)).items()
+                table.update((k, list(v) if isinstance(v, tuple) else v) for k, v in options)
             tables[name] = table
         return tables
 
