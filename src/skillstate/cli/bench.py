@@ -132,7 +132,8 @@ def run_command(
 
     \b
     Arms: direct (no gateway), passthrough (gateway, lanes off: the baseline), schemas
-    (passthrough with the tool schemas compacted), paper, hybrid, hybrid-no-epochs
+    (passthrough with the tool schemas compacted), paper, hybrid, hybrid-outputs (bulky
+    outputs as views), hybrid-vision (dense old outputs as page images), hybrid-no-epochs
     (rewrites every request), sliding-window (the client keeps its last turns, gateway
     off).
 
