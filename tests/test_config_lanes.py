@@ -172,7 +172,7 @@ async def test_the_vision_lane_on_without_pillow_is_an_error_at_startup(
     from skillstate.vision.pages import MissingPillow
 
     settings = load_settings(environ={"SKILLSTATE_LANES": "state,vision"})
-    monkeypatch.setitem(sys.modules, "PIL.Image", None)  # what a missing Pillow looks like
+    monkeypatch.setitem(sys.modules, "PIL", None)  # what a missing Pillow looks like
     stores = await open_stores(tmp_path)
     try:
         with pytest.raises(MissingPillow, match=r"install skillstate\[vision\]"):

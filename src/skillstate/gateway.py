@@ -151,8 +151,7 @@ def build_lanes(settings: Settings, engine: StateEngine) -> list[Lane]:
     Those switched off are built too: a request may ask for one (``x-skillstate-lanes``);
     which run by default is every one not in ``settings.lanes.off``. The vision lane switched
     on without Pillow installed is an error here, at startup (``pages.MissingPillow``)."""
-    if settings.lanes.enabled("vision"):
-        require_pillow()
+    check_lanes(settings)
     return [
         CompactionLane(engine, time.time),
         SchemasLane(settings.lanes.options_for("schemas")),
@@ -162,6 +161,13 @@ def build_lanes(settings: Settings, engine: StateEngine) -> list[Lane]:
         OutputsLane(settings.lanes.options_for("outputs")),
         VisionLane(settings.lanes.options_for("vision")),
     ]
+
+
+def check_lanes(settings: Settings) -> None:
+    """Raise where a lane switched on cannot run here: the vision lane without Pillow
+    (``pages.MissingPillow``, naming the extra to install)."""
+    if settings.lanes.enabled("vision"):
+        require_pillow()
 
 
 LINGER_S = 2.0
@@ -182,6 +188,7 @@ async def running(settings: Settings, *, port: int | None = None) -> AsyncIterat
     (``guard.Exposed``)."""
     guard = build_guard(settings)
     check_exposure(settings.host, guard.token)
+    check_lanes(settings)  # before any store is opened
     context = build_context(settings)
     options = StoreOptions.of_archive(settings.archive_ttl_days, settings.archive_max_mb)
     stores = await open_stores(Path(settings.data_dir), options=options)

@@ -235,3 +235,19 @@ async def test_the_pages_encode_on_every_upstream_wire(source: Wire, upstream: W
         (output,) = [i for i in items if i.get("call_id") == "call_0" and "output" in i]
         assert [p["type"] for p in output["output"]] == ["input_text", *["input_image"] * pages]
         assert all(p.get("detail") == "high" for p in output["output"][1:])
+
+
+async def test_without_pillow_the_lane_fails_and_the_runner_skips_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sys
+
+    from skillstate.pipeline.runner import run_lanes
+
+    async def keep(write: object) -> None:
+        return None
+
+    sent = four_steps(dense(seed=7))  # not drawn before: nothing remembered
+    monkeypatch.setitem(sys.modules, "PIL", None)  # what a missing Pillow looks like
+    result = await run_lanes([VisionLane()], sent, at_boundary(sent), keep)
+    assert result.request is sent and result.header() == "vision=failed:MissingPillow"

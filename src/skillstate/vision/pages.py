@@ -59,15 +59,20 @@ class Page:
 
 def require_pillow() -> None:
     """Raise ``MissingPillow`` naming the extra that brings it, where Pillow cannot be
-    imported."""
+    imported (or cannot draw its scalable font)."""
     try:
-        import PIL.Image  # noqa: F401  (only whether it imports)
+        from PIL import features
     except ImportError as exc:
         raise MissingPillow(
             "the vision lane draws pages with Pillow, which is not installed: install "
             "skillstate[vision] (or Pillow), or switch the lane off ([lanes.vision] "
             "enabled = false)"
         ) from exc
+    if not features.check("freetype2"):  # load_default(size=...) needs it for its font
+        raise MissingPillow(
+            "the vision lane draws pages with Pillow's FreeType font, and this Pillow was "
+            "built without FreeType: install a Pillow wheel, or switch the lane off"
+        )
 
 
 def lay_out(text: str, layout: Layout) -> list[list[str]]:
