@@ -58,7 +58,9 @@ async def test_every_lane_is_built_and_the_switched_off_ones_are_not_on(tmp_path
         engine = build_engine(on, stores)
         # Built whatever the switches say: a request may ask for one that is off.
         built = [lane.name for lane in build_lanes(off, engine)]
-        assert built == ["compaction", "schemas", "style", "effort", "state", "outputs"]
+        assert built == [
+            "compaction", "schemas", "style", "effort", "state", "outputs", "vision"
+        ]  # fmt: skip
     finally:
         await stores.close()
     assert on.lanes.on() == {"compaction", "state", "outputs"}  # schemas: off unless asked
@@ -129,3 +131,53 @@ def test_options_of_the_wrong_name_type_or_bound_are_named() -> None:
     assert "must be an integer" in said
     said = problems(environ={"SKILLSTATE_LANES": '{"schemas": {"description_chars": 10}}'})
     assert "description_chars must be 0 (never cut) or at least 64" in said
+
+
+def test_the_vision_lanes_options_come_from_its_table(tmp_path: Path) -> None:
+    config = tmp_path / "skillstate.toml"
+    config.write_text(
+        "[lanes.vision]\nenabled = true\nmax_pages = 2\nmin_ratio = 3\n"
+        'models = ["gpt-4.1*", "my-model"]\n'
+    )
+    settings = load_settings(environ={}, config_path=str(config))
+    options = settings.lanes.options_for("vision")
+    assert settings.lanes.enabled("vision")
+    assert (options.max_pages, options.min_ratio) == (2, 3)
+    assert options.models == ("gpt-4.1*", "my-model")  # a tuple: the options stay frozen
+    assert "vision=on (min_chars=4000, max_pages=2" in str(settings.lanes)
+    default = load_settings(environ={}).lanes
+    assert not default.enabled("vision")  # off unless switched on
+    assert default.options_for("vision").models == ("gpt-4o*", "gpt-4.1*", "gpt-5*", "claude-*")
+
+
+@pytest.mark.parametrize(
+    ("table", "named"),
+    [
+        ('{"vision": {"max_pages": 0}}', "max_pages must be from 1 to 16"),
+        ('{"vision": {"min_ratio": 0.5}}', "min_ratio must be at least 1.0"),
+        ('{"vision": {"models": "gpt-4o"}}', "lanes.vision.models must be a list of strings"),
+        ('{"vision": {"font_size": "big"}}', "lanes.vision.font_size must be an integer"),
+        ('{"vision": {"pages": 2}}', "lanes.vision has no option 'pages'"),
+    ],
+)
+def test_the_vision_lanes_options_are_checked(table: str, named: str) -> None:
+    assert named in problems(environ={"SKILLSTATE_LANES": table})
+
+
+async def test_the_vision_lane_on_without_pillow_is_an_error_at_startup(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    from skillstate.vision.pages import MissingPillow
+
+    settings = load_settings(environ={"SKILLSTATE_LANES": "state,vision"})
+    monkeypatch.setitem(sys.modules, "PIL", None)  # what a missing Pillow looks like
+    stores = await open_stores(tmp_path)
+    try:
+        with pytest.raises(MissingPillow, match=r"install skillstate\[vision\]"):
+            build_lanes(settings, build_engine(settings, stores))
+        off = load_settings(environ={"SKILLSTATE_LANES": "state"})
+        assert "vision" in [lane.name for lane in build_lanes(off, build_engine(off, stores))]
+    finally:
+        await stores.close()

@@ -28,6 +28,7 @@ from skillstate.pipeline.outputs_lane import OutputsLane
 from skillstate.pipeline.schemas_lane import SchemasLane
 from skillstate.pipeline.state_lane import StateLane
 from skillstate.pipeline.style_lane import StyleLane
+from skillstate.pipeline.vision_lane import VisionLane
 from skillstate.server.app import build_app
 from skillstate.server.context import GatewayContext
 from skillstate.server.guard import Guard, check_exposure
@@ -43,6 +44,7 @@ from skillstate.storage.stores import StoreOptions, Stores, open_stores
 from skillstate.upstream.client import UpstreamClient
 from skillstate.upstream.retry import RetryPolicy
 from skillstate.upstream.routing import Router, Upstream, normalize_base_url
+from skillstate.vision.pages import require_pillow
 
 log = logging.getLogger("skillstate")
 
@@ -144,9 +146,12 @@ def build_lanes(settings: Settings, engine: StateEngine) -> list[Lane]:
     the state lane, which renders the tools it is given), the output style (before the state
     lane too: paper mode's procedure is the system prompt it is given), effort routing, the
     state lane, output
-    compaction (after it: it compacts only where the state lane offers ``recall``). Those
-    switched off are built too: a request may ask for one (``x-skillstate-lanes``); which run
-    by default is every one not in ``settings.lanes.off``."""
+    compaction (after it: it compacts only where the state lane offers ``recall``), then
+    text as page images (after that: it takes only what output compaction left as text).
+    Those switched off are built too: a request may ask for one (``x-skillstate-lanes``);
+    which run by default is every one not in ``settings.lanes.off``. The vision lane switched
+    on without Pillow installed is an error here, at startup (``pages.MissingPillow``)."""
+    check_lanes(settings)
     return [
         CompactionLane(engine, time.time),
         SchemasLane(settings.lanes.options_for("schemas")),
@@ -154,7 +159,15 @@ def build_lanes(settings: Settings, engine: StateEngine) -> list[Lane]:
         EffortLane(builtin_catalog()),
         StateLane(engine),
         OutputsLane(settings.lanes.options_for("outputs")),
+        VisionLane(settings.lanes.options_for("vision")),
     ]
+
+
+def check_lanes(settings: Settings) -> None:
+    """Raise where a lane switched on cannot run here: the vision lane without Pillow
+    (``pages.MissingPillow``, naming the extra to install)."""
+    if settings.lanes.enabled("vision"):
+        require_pillow()
 
 
 LINGER_S = 2.0
@@ -175,6 +188,7 @@ async def running(settings: Settings, *, port: int | None = None) -> AsyncIterat
     (``guard.Exposed``)."""
     guard = build_guard(settings)
     check_exposure(settings.host, guard.token)
+    check_lanes(settings)  # before any store is opened
     context = build_context(settings)
     options = StoreOptions.of_archive(settings.archive_ttl_days, settings.archive_max_mb)
     stores = await open_stores(Path(settings.data_dir), options=options)

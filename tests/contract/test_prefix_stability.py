@@ -22,7 +22,11 @@ from skillstate.testing.gateway import gateway_for
 ROUTES = {"chat": "/v1/chat/completions", "messages": "/v1/messages", "responses": "/v1/responses"}
 HISTORY = {"chat": "messages", "messages": "messages", "responses": "input"}
 TURNS = 40
-EVERY = ",".join(LANES)
+EVERY: dict[str, dict[str, Any]] = {name: {"enabled": True} for name in LANES}
+# The history's outputs are source files of about 2.8 KB on a model of no allowlist: small
+# print, a low bar and every model, so that the vision lane draws pages here too.
+EVERY["vision"] |= {"models": ["*"], "min_chars": 2_000, "min_ratio": 1.0}
+EVERY["vision"] |= {"page_width": 512, "font_size": 8}  # one tile wide
 
 SCHEMA = {
     "$schema": "http://json-schema.org/draft-07/schema#",
@@ -73,7 +77,7 @@ async def test_upstream_prefixes_are_byte_stable_within_an_epoch_with_every_lane
                 lanes = reply.headers.get("x-skillstate-lanes", "")
             lanes_seen.update(part.split("=")[0] for part in lanes.split("; ") if part)
             sent.append((epoch_of(lanes), up.requests[-1].json))
-    assert {"schemas", "state"} <= lanes_seen
+    assert {"schemas", "state", "vision"} <= lanes_seen
     assert max(epoch for epoch, _ in sent) >= 2  # boundaries were crossed
     key = HISTORY[wire]
     # The client's own tools are the same bytes on every request (the state lane adds its

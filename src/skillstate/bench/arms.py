@@ -70,6 +70,11 @@ ARMS: dict[str, Arm] = {
             note="hybrid with bulky tool outputs replaced by views (the outputs lane)",
         ),
         Arm(
+            "hybrid-vision",
+            {"mode": "hybrid", "lanes": {"vision": {"enabled": True}}},
+            note="hybrid with dense old tool outputs sent as page images (the vision lane)",
+        ),
+        Arm(
             "hybrid-no-epochs",
             {"mode": "hybrid", "collapse": {"every_request": True}},
             note="hybrid rewriting on every request: cache-blind",

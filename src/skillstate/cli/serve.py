@@ -35,12 +35,13 @@ def start(settings: Settings) -> None:
     """
     from skillstate.gateway import serve  # type: ignore[import-not-found,unused-ignore]
     from skillstate.server.guard import Exposed
+    from skillstate.vision.pages import MissingPillow
 
     try:
         _run(serve(settings))
     except KeyboardInterrupt:
         raise click.exceptions.Exit(INTERRUPTED_EXIT) from None
-    except Exposed as exc:
+    except (Exposed, MissingPillow) as exc:
         raise click.ClickException(str(exc)) from None
     except OSError as exc:
         if exc.errno != errno.EADDRINUSE:

@@ -80,3 +80,51 @@ class StyleOptions:
     def __post_init__(self) -> None:
         if self.style not in ("off", "concise"):
             raise ValueError(f"style must be 'concise' or 'off', not {self.style!r}")
+
+
+VISION_MODELS = ("gpt-4o*", "gpt-4.1*", "gpt-5*", "claude-*")
+"""The models the ``vision`` lane draws pages for unless its table names others: those that
+read text in images well (fnmatch patterns over the request's model)."""
+
+
+@dataclass(frozen=True, slots=True)
+class VisionOptions:
+    """The ``vision`` lane's. At an epoch boundary, a text output at least ``min_chars`` long
+    in the turns the boundary kept (all but the newest ``fresh_turns``) is drawn on at most
+    ``max_pages`` page images of ``page_width`` x ``page_height`` px, text ``font_size`` px
+    high, where its text tokens are at least ``min_ratio`` times the images' and the request's
+    model matches one of ``models`` (fnmatch patterns)."""
+
+    min_chars: int = 4_000
+    max_pages: int = 4
+    min_ratio: float = 2.0
+    page_width: int = 768
+    page_height: int = 1024
+    font_size: int = 12
+    fresh_turns: int = 2
+    models: tuple[str, ...] = VISION_MODELS
+
+    def __post_init__(self) -> None:
+        models = self.models
+        if not isinstance(models, list | tuple) or not all(
+            isinstance(m, str) and m for m in models
+        ):
+            raise ValueError(f"models must be a list of model name patterns, not {models!r}")
+        object.__setattr__(self, "models", tuple(models))  # TOML gives a list
+        _at_least("min_chars", self.min_chars, MIN_BOUNDARY_CHARS)
+        _within("max_pages", self.max_pages, 1, 16)
+        _at_least("min_ratio", self.min_ratio, 1.0)
+        _within("page_width", self.page_width, 256, 2048)
+        _within("page_height", self.page_height, 256, 2048)
+        _within("font_size", self.font_size, 8, 32)
+        _at_least("fresh_turns", self.fresh_turns, 1)
+
+
+def _at_least(name: str, value: float, least: float) -> None:
+    if value < least:
+        raise ValueError(f"{name} must be at least {least}, not {value}")
+
+
+def _within(name: str, value: int, least: int, most: int) -> None:
+    if not least <= value <= most:
+        raise ValueError(f"{name} must be from {least} to {most}, not {value}")

@@ -9,12 +9,12 @@
 
 Host compaction, the state lane and output compaction are on unless their table says
 ``enabled = false``; the lanes the benchmark cannot show paying (``schemas``, ``style``,
-``effort``) are off unless it says ``enabled = true`` (``DEFAULT_OFF``; docs/lanes.md has the
-measurements behind each). An unknown lane or option, or an option of the wrong type, is an
-error naming it. ``--lanes a,b`` (or ``SKILLSTATE_LANES=a,b``) chooses the set instead:
-exactly those lanes on, every other off, the options of the tables kept (``with_only``). A
-request can choose its own set with ``x-skillstate-lanes: a,b``, from every lane the gateway
-built, switched off or not.
+``effort``, ``vision``) are off unless it says ``enabled = true`` (``DEFAULT_OFF``;
+docs/lanes.md has the measurements behind each). An unknown lane or option, or an option of
+the wrong type, is an error naming it. ``--lanes a,b`` (or ``SKILLSTATE_LANES=a,b``) chooses
+the set instead: exactly those lanes on, every other off, the options of the tables kept
+(``with_only``). A request can choose its own set with ``x-skillstate-lanes: a,b``, from
+every lane the gateway built, switched off or not.
 """
 
 from __future__ import annotations
@@ -25,21 +25,27 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillstate.pipeline.options import OutputsOptions, SchemasOptions, StyleOptions
+from skillstate.pipeline.options import (
+    OutputsOptions,
+    SchemasOptions,
+    StyleOptions,
+    VisionOptions,
+)
 
-LANES = ("compaction", "schemas", "style", "effort", "state", "outputs")
+LANES = ("compaction", "schemas", "style", "effort", "state", "outputs", "vision")
 """Every lane's name, in the order the request path runs them."""
 
 OPTIONS: dict[str, type[Any]] = {
     "schemas": SchemasOptions,
     "style": StyleOptions,
     "outputs": OutputsOptions,
+    "vision": VisionOptions,
 }
 """Each lane's options (``pipeline.options``): the table's keys besides ``enabled``; a lane
 absent here takes none."""
 
 
-DEFAULT_OFF = frozenset({"schemas", "style", "effort"})
+DEFAULT_OFF = frozenset({"schemas", "style", "effort", "vision"})
 """The lanes off unless switched on (docs/lanes.md has the figures behind each)."""
 
 

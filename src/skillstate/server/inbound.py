@@ -18,6 +18,7 @@ from skillstate.pipeline.effort_lane import EFFORT_KEY
 from skillstate.pipeline.lane import Lane
 from skillstate.pipeline.style_lane import STYLE_KEY, STYLES
 from skillstate.pipeline.switches import parse_names
+from skillstate.pipeline.vision_lane import VISION_KEY, VISION_VALUES
 from skillstate.protocols import adapter
 from skillstate.protocols.memo import SessionMemos
 from skillstate.server.context import GATEWAY
@@ -29,6 +30,7 @@ BYPASS = "x-skillstate-bypass"
 LANES = "x-skillstate-lanes"
 STYLE = "x-skillstate-style"
 EFFORT = "x-skillstate-effort"
+VISION = "x-skillstate-vision"
 EFFORT_VALUES = ("low", "medium", "high", "off")
 JSON_TYPE = "application/json"
 MODE = "x-skillstate-mode"
@@ -203,9 +205,11 @@ def chosen_lanes(request: web.Request, lanes: list[Lane], off: frozenset[str]) -
 def request_extra(request: web.Request) -> dict[str, str]:
     """What a request asks of the lanes by header: ``x-skillstate-style`` (``concise`` or
     ``off``) for the ``style`` lane, ``x-skillstate-effort`` (``low``, ``medium``, ``high`` or
-    ``off``) for the ``effort`` lane. An unknown value is a ``Refusal`` naming the known ones."""
+    ``off``) for the ``effort`` lane, ``x-skillstate-vision`` (``on`` or ``off``: this
+    request's outputs left as text) for the ``vision`` lane. An unknown value is a
+    ``Refusal`` naming the known ones."""
     extra: dict[str, str] = {}
-    for header, key, known in ((STYLE, STYLE_KEY, STYLES), (EFFORT, EFFORT_KEY, EFFORT_VALUES)):
+    for header, key, known in _ASKED:
         asked = request.headers.get(header)
         if asked is None:
             continue
@@ -215,6 +219,13 @@ def request_extra(request: web.Request) -> dict[str, str]:
             raise Refusal(400, f"{header}: {asked.strip()!r} is not one of {said}")
         extra[key] = value
     return extra
+
+
+_ASKED = (
+    (STYLE, STYLE_KEY, STYLES),
+    (EFFORT, EFFORT_KEY, EFFORT_VALUES),
+    (VISION, VISION_KEY, VISION_VALUES),
+)
 
 
 def request_mode(request: web.Request, default: Mode) -> Mode:

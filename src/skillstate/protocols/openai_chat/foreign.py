@@ -23,12 +23,16 @@ effort for a thinking budget, the answer's format): see ``params`` and ``outputs
 
 from __future__ import annotations
 
-from skillstate.conversation import Image, Json, Message, Part, Request, Text, ToolResult
-from skillstate.protocols.openai_chat.content import encode_content
+from skillstate.conversation import Json, Message, Request, ToolResult
 from skillstate.protocols.openai_chat.params import encode_params
 from skillstate.protocols.openai_chat.tool_calls import custom_tool_names
 from skillstate.protocols.openai_chat.tools import encode_tools
-from skillstate.protocols.openai_chat.transcript import encode_each, encode_message, system_message
+from skillstate.protocols.openai_chat.transcript import (
+    encode_each,
+    encode_message,
+    result_images,
+    system_message,
+)
 
 
 def encode_foreign(req: Request) -> Json:
@@ -47,7 +51,11 @@ def _messages(req: Request) -> list[Json]:
         if message.role == "assistant":
             return encoded
         results = sum(isinstance(part, ToolResult) for part in message.parts)
-        return [*encoded[:results], *_result_images(message.parts), *encoded[results:]]
+        return [
+            *encoded[:results],
+            *result_images(message.parts, gateway_only=False),
+            *encoded[results:],
+        ]
 
     return system_message(req.system) + encode_each(_coalesce(req.messages), encode)
 
@@ -64,18 +72,3 @@ def _coalesce(messages: list[Message]) -> list[tuple[int, Message]]:
         else:
             merged.append((i, message))
     return merged
-
-
-def _result_images(parts: list[Part]) -> list[Json]:
-    """The ``user`` message carrying the images of these tool results, or nothing: a ``tool``
-    message of this wire holds text only. Each result's images follow a text naming its call,
-    so the model can tell which result they belong to."""
-    shown: list[Part] = []
-    for result in parts:
-        if isinstance(result, ToolResult):
-            images = [part for part in result.content if isinstance(part, Image)]
-            if images:
-                shown += [Text(f"image from tool result {result.call_id}"), *images]
-    if not shown:
-        return []
-    return [{"role": "user", "content": encode_content(shown, None, False, empty="")[1]}]

@@ -41,7 +41,40 @@ def encode_messages(req: Request, custom_names: frozenset[str]) -> list[Json]:
     def encode(message: Message) -> list[Json]:
         return encode_message(message, True, custom_names)
 
-    return system_message(req.system) + encode_each(enumerate(req.messages), encode)
+    messages = req.messages
+    out = system_message(req.system)
+    batch: list[Part] = []
+    for i, message in enumerate(messages):
+        out += encode_each([(i, message)], encode)
+        if message.role == "tool":
+            batch += message.parts
+        if batch and (i + 1 == len(messages) or messages[i + 1].role != "tool"):
+            out += result_images(batch, gateway_only=True)
+            batch = []
+    return out
+
+
+def result_images(parts: Iterable[Part], *, gateway_only: bool) -> list[Json]:
+    """The ``user`` message carrying the images of these tool results, or nothing: a ``tool``
+    message of this wire holds text only. Each result's images follow a text naming its call,
+    so the model can tell which result they belong to. ``gateway_only``: only the images the
+    gateway made (hints ``{"by": "gateway"}``: the vision lane's pages), for a request of
+    this wire, whose own images stay where the client put them."""
+    shown: list[Part] = []
+    for result in parts:
+        if isinstance(result, ToolResult):
+            images = [p for p in result.content if isinstance(p, Image)]
+            if gateway_only:
+                images = [p for p in images if _gateway_made(p)]
+            if images:
+                shown += [Text(f"image from tool result {result.call_id}"), *images]
+    if not shown:
+        return []
+    return [{"role": "user", "content": encode_content(shown, None, False, empty="")[1]}]
+
+
+def _gateway_made(part: Part) -> bool:
+    return isinstance(part, Image) and part.hints.get("by") == "gateway"
 
 
 def system_message(system: list[Text]) -> list[Json]:
@@ -103,10 +136,12 @@ def _check_content_part(part: Part, native: bool, *, images: bool) -> None:
 
 def _tool_message(result: ToolResult, extra: Json, native: bool) -> Json:
     """The ``tool`` message of a result; from another wire without its images (see
-    ``foreign``)."""
+    ``foreign``), from this one without the images the gateway made (``result_images``)."""
     content = result.content
     if not native:
         content = [part for part in content if not isinstance(part, Image)]
+    elif any(_gateway_made(part) for part in content):
+        content = [part for part in content if not _gateway_made(part)]
     for part in content:
         _check_content_part(part, native, images=False)
     shape = result.hints.get("content") if native else None

@@ -1,0 +1,217 @@
+"""The text-as-image lane (``vision``): at an epoch boundary, a dense old text output is sent
+as page images, where the model reads images and the pages cost clearly fewer tokens.
+
+Old means the tool results of the turns the boundary kept verbatim, all but the newest
+``fresh_turns`` (``pipeline.kept``): that request misses the provider's cache from the Σ
+message on anyway, and the same outputs sit there on every request of the epoch. It runs after
+the ``outputs`` lane and takes only what that lane left as text: a result of text only, at
+least ``min_chars`` long, that is not a view already.
+
+Such an output becomes, inside its own result (the call stays paired with it), one ``Text``
+(a line saying it is shown as N page images and how to recall it exactly, then every exact
+identifier of it, ``views.identifiers``) and the PNG pages (``vision.pages``), at most
+``max_pages``; a text that needs more is left as it is. The text drawn and the identifiers
+listed go through ``redaction`` first: no secret reaches the model in a picture either. The
+original is archived exactly, under its content-addressed ref, before the request goes on.
+
+Only where every condition holds: the request's model matches the allowlist (``models``),
+the gateway answers ``recall`` in this request (as for ``outputs``: a page the model could not
+see behind would lose content for it), and the text's tokens are at least ``min_ratio`` times
+the pages' tokens by the formula of the upstream wire's provider (``vision.tokens``), with a
+saving left after the line and the identifiers. ``x-skillstate-vision: off`` leaves one
+request's outputs as text. The pages are a pure function of the text and the options (the
+same PNG bytes every time with one Pillow), and remembered by content.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import fnmatch
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from skillstate.archive import canonical_span, ref_for
+from skillstate.conversation import Image, Message, Part, Request, Role, Text, ToolResult, Wire
+from skillstate.economics.tokenizer import count_tokens
+from skillstate.pipeline.kept import settled_results
+from skillstate.pipeline.lane import ArchiveWrite, LaneContext, LaneOutcome
+from skillstate.pipeline.options import VisionOptions
+from skillstate.redaction import redact
+from skillstate.state.tools import recall_tool
+from skillstate.views import identifiers
+from skillstate.views.text import count_lines
+from skillstate.vision.pages import Layout, draw, lay_out, page_height, require_pillow
+from skillstate.vision.tokens import image_tokens
+
+VISION_KEY = "vision"
+"""``LaneContext.extra``'s key for what a request asked (``x-skillstate-vision``)."""
+VISION_VALUES = ("on", "off")
+
+GATEWAY_IMAGE = {"by": "gateway"}
+"""The hints of a page image: made by the gateway, not sent by the client (the Chat wire,
+whose ``tool`` messages hold text only, sends such images in a ``user`` message after the
+results: ``protocols.openai_chat.transcript``)."""
+
+VIEW_MARK = "[skillstate view"
+MEMO_SIZE = 256
+"""Outputs whose pages are remembered, by content and upstream wire."""
+WRITTEN_SIZE = 4096
+"""(session, ref) pairs known archived."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Drawn:
+    """An output's replacement content, the ref of its original and that original's bytes."""
+
+    content: tuple[Text | Image, ...]
+    ref: str
+    data: bytes
+    saved: int
+    """Tokens the pages save over the text (after the line and the identifiers)."""
+    call_id: str
+
+
+class VisionLane:
+    name = "vision"
+
+    def __init__(self, options: VisionOptions | None = None) -> None:
+        self.options = options if options is not None else VisionOptions()
+        self.layout = Layout(
+            self.options.page_width, self.options.page_height, self.options.font_size
+        )
+        self._drawn: OrderedDict[tuple[object, ...], _Drawn | None] = OrderedDict()
+        self._written: OrderedDict[tuple[str, str], None] = OrderedDict()
+        self._recall = recall_tool()
+
+    async def __call__(self, request: Request, context: LaneContext) -> LaneOutcome:
+        if not self._applies(request, context):
+            return LaneOutcome(request)
+        messages = list(request.messages)
+        drawn: list[_Drawn] = []
+        for index, position in settled_results(request, context.kept, self.options.fresh_turns):
+            message = messages[index]
+            found = self._pages(message.role, message.parts[position], context.upstream_wire)
+            if found is None:
+                continue
+            parts = list(message.parts)
+            parts[position] = _replaced(parts[position], found)
+            messages[index] = dataclasses.replace(message, parts=parts)
+            drawn.append(found)
+        if not drawn:
+            return LaneOutcome(request)
+        writes = [
+            ArchiveWrite(d.ref, d.data, context.session, f"tool output of {d.call_id}")
+            for d in drawn
+            if self._new(context.session, d.ref)
+        ]
+        saved = sum(d.saved for d in drawn)
+        pages = sum(len(d.content) - 1 for d in drawn)
+        report = {"outputs": len(drawn), "pages": pages, "tokens_saved": saved}
+        changed = dataclasses.replace(request, messages=messages)
+        return LaneOutcome(changed, writes, report, summary=f"-{saved}t")
+
+    def _new(self, session: str, ref: str) -> bool:
+        """Whether ``ref`` is not yet known archived for ``session`` (and is from now on): an
+        epoch re-sends its pages on every request, archived once."""
+        key = (session, ref)
+        if key in self._written:
+            self._written.move_to_end(key)
+            return False
+        self._written[key] = None
+        while len(self._written) > WRITTEN_SIZE:
+            self._written.popitem(last=False)
+        return True
+
+    def _applies(self, request: Request, context: LaneContext) -> bool:
+        """Whether this request may have pages: asked, allowlisted, ``recall`` offered."""
+        if context.extra.get(VISION_KEY) == "off" or not context.kept:
+            return False
+        if not any(fnmatch.fnmatchcase(request.model, p) for p in self.options.models):
+            return False
+        return any(tool == self._recall for tool in request.tools)
+
+    def _pages(self, role: Role, part: Part, wire: Wire) -> _Drawn | None:
+        """The pages of a dense text output, remembered by content; None for any other part
+        and for an output that pages would not pay for (see the module)."""
+        if not isinstance(part, ToolResult):
+            return None
+        text = _text_of(part)
+        if text is None or len(text) < self.options.min_chars or text.startswith(VIEW_MARK):
+            return None
+        key = (role, part.call_id, wire, len(text), hash(text))
+        if key in self._drawn:
+            self._drawn.move_to_end(key)
+            return self._drawn[key]
+        found = self._draw(role, part, text, wire)
+        self._drawn[key] = found
+        while len(self._drawn) > MEMO_SIZE:
+            self._drawn.popitem(last=False)
+        return found
+
+    def _draw(self, role: Role, part: ToolResult, text: str, wire: Wire) -> _Drawn | None:
+        require_pillow()
+        shown = redact(text).text
+        pages = lay_out(shown, self.layout)
+        if len(pages) > self.options.max_pages:
+            return None
+        last = len(pages) - 1
+        heights = [page_height(len(p), self.layout, last=i == last) for i, p in enumerate(pages)]
+        pictured = sum(image_tokens(wire, self.layout.width, h) for h in heights)
+        tokens = count_tokens(text)
+        if tokens < self.options.min_ratio * pictured:
+            return None
+        data = canonical_span([Message(role, [part])])
+        ref = ref_for(data)
+        note = note_for(text, shown, ref, len(pages))
+        saved = tokens - pictured - count_tokens(note)
+        if saved <= 0:
+            return None
+        images = [_image(page, i == last, self.layout) for i, page in enumerate(pages)]
+        return _Drawn((Text(note), *images), ref, data, saved, part.call_id)
+
+
+def note_for(text: str, shown: str, ref: str, pages: int) -> str:
+    """The line before the pages, and the identifiers of the (redacted) text, exactly::
+
+        [skillstate pages of a text: 12,345 chars, 210 lines, shown as 2 page images below;
+        the exact output is archived as REF: recall it with ref REF, or with a query for
+        matching lines]
+        identifiers kept exactly: src/app.py, 3f2a9c1, ...
+
+    (the first line is one line; wrapped here only). Redacted as a whole."""
+    lines = count_lines(text)
+    header = (
+        f"[skillstate pages of a text: {len(text):,} chars, {lines:,} line"
+        f"{'' if lines == 1 else 's'}, shown as {pages} page image{'' if pages == 1 else 's'} "
+        f"below; the exact output is archived as {ref}: recall it with ref {ref}, or with a "
+        "query for matching lines]"
+    )
+    sidecar = identifiers.sidecar(identifiers.find(shown), "")
+    said = [header, "identifiers kept exactly: " + ", ".join(sidecar)] if sidecar else [header]
+    return redact("\n".join(said)).text
+
+
+def rendered_lines(text: str, options: VisionOptions) -> list[list[str]]:
+    """The lines the lane draws on each page of an output's ``text``: its redacted form laid
+    out (what a test reads to know that no secret is pictured)."""
+    layout = Layout(options.page_width, options.page_height, options.font_size)
+    return lay_out(redact(text).text, layout)
+
+
+def _image(lines: list[str], last: bool, layout: Layout) -> Image:
+    page = draw(lines, layout, last=last)
+    data = base64.b64encode(page.png).decode("ascii")
+    return Image(data=data, media_type="image/png", detail="high", hints=dict(GATEWAY_IMAGE))
+
+
+def _replaced(part: Part, drawn: _Drawn) -> Part:
+    assert isinstance(part, ToolResult)
+    return dataclasses.replace(part, content=list(drawn.content))
+
+
+def _text_of(result: ToolResult) -> str | None:
+    """The output's text when it is text only."""
+    if not result.content or not all(isinstance(item, Text) for item in result.content):
+        return None
+    return "\n".join(item.text for item in result.content if isinstance(item, Text))
