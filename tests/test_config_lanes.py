@@ -59,7 +59,7 @@ async def test_every_lane_is_built_and_the_switched_off_ones_are_not_on(tmp_path
         # Built whatever the switches say: a request may ask for one that is off.
         built = [lane.name for lane in build_lanes(off, engine)]
         assert built == [
-            "compaction", "schemas", "style", "effort", "state", "outputs", "vision"
+            "compaction", "schemas", "style", "effort", "state", "vision", "outputs"
         ]  # fmt: skip
     finally:
         await stores.close()

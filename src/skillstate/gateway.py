@@ -145,9 +145,9 @@ def build_lanes(settings: Settings, engine: StateEngine) -> list[Lane]:
     items back into summaries for everything after it), then tool-schema compaction (before
     the state lane, which renders the tools it is given), the output style (before the state
     lane too: paper mode's procedure is the system prompt it is given), effort routing, the
-    state lane, output
-    compaction (after it: it compacts only where the state lane offers ``recall``), then
-    text as page images (after that: it takes only what output compaction left as text).
+    state lane, then text as page images and output compaction (after it: they act only
+    where the state lane offers ``recall``; pages first, since they keep all of a text and a
+    view does not: output compaction takes what the pages left).
     Those switched off are built too: a request may ask for one (``x-skillstate-lanes``);
     which run by default is every one not in ``settings.lanes.off``. The vision lane switched
     on without Pillow installed is an error here, at startup (``pages.MissingPillow``)."""
@@ -158,8 +158,8 @@ def build_lanes(settings: Settings, engine: StateEngine) -> list[Lane]:
         StyleLane(settings.lanes.options_for("style")),
         EffortLane(builtin_catalog()),
         StateLane(engine),
-        OutputsLane(settings.lanes.options_for("outputs")),
         VisionLane(settings.lanes.options_for("vision")),
+        OutputsLane(settings.lanes.options_for("outputs")),
     ]
 
 

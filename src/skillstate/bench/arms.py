@@ -48,7 +48,11 @@ ARMS: dict[str, Arm] = {
             note="pass-through with the tools' schemas compacted (the schemas lane alone)",
         ),
         Arm("paper", {"mode": "paper"}, note="every request is (P, Σ, O)"),
-        Arm("hybrid", {"mode": "hybrid"}, note="Σ and the archive, rewritten at epochs"),
+        Arm(
+            "hybrid",
+            {"mode": "hybrid"},
+            note="Σ and the archive, rewritten at epochs, with the default lanes",
+        ),
         Arm(
             "hybrid-schemas",
             {"mode": "hybrid", "lanes": {"schemas": {"enabled": True}}},
@@ -65,9 +69,9 @@ ARMS: dict[str, Arm] = {
             note="hybrid with effort routing (the effort lane; for models that take one)",
         ),
         Arm(
-            "hybrid-outputs",
-            {"mode": "hybrid", "lanes": {"outputs": {"enabled": True}}},
-            note="hybrid with bulky tool outputs replaced by views (the outputs lane)",
+            "hybrid-no-outputs",
+            {"mode": "hybrid", "lanes": {"outputs": {"enabled": False}}},
+            note="hybrid with bulky tool outputs left whole (the outputs lane off)",
         ),
         Arm(
             "hybrid-vision",

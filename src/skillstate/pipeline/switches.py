@@ -32,7 +32,7 @@ from skillstate.pipeline.options import (
     VisionOptions,
 )
 
-LANES = ("compaction", "schemas", "style", "effort", "state", "outputs", "vision")
+LANES = ("compaction", "schemas", "style", "effort", "state", "vision", "outputs")
 """Every lane's name, in the order the request path runs them."""
 
 OPTIONS: dict[str, type[Any]] = {

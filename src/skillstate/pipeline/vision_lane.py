@@ -3,9 +3,9 @@ as page images, where the model reads images and the pages cost clearly fewer to
 
 Old means the tool results of the turns the boundary kept verbatim, all but the newest
 ``fresh_turns`` (``pipeline.kept``): that request misses the provider's cache from the Σ
-message on anyway, and the same outputs sit there on every request of the epoch. It runs after
-the ``outputs`` lane and takes only what that lane left as text: a result of text only, at
-least ``min_chars`` long, that is not a view already.
+message on anyway, and the same outputs sit there on every request of the epoch. It runs
+before the ``outputs`` lane (pages keep all of a text, a view does not; that lane takes what
+this one leaves) and takes a result of text only, at least ``min_chars`` long.
 
 Such an output becomes, inside its own result (the call stays paired with it), one ``Text``
 (a line saying it is shown as N page images and how to recall it exactly, then every exact
