@@ -10,6 +10,9 @@ from views_corpus import read
 from skillstate.views import render, view_of
 
 BUDGET = 6000
+GUARD_S = 5.0
+"""Far above what a linear scan takes (under a second for the largest input here, on a loaded
+machine): what it catches is a scan gone quadratic or a regex backtracking, not speed."""
 
 
 def timed(text: str, budget: int = BUDGET) -> float:
@@ -76,12 +79,12 @@ def test_binary_looking_text_shows_controls_as_replacement_characters() -> None:
     ],
 )
 def test_hostile_text_completes_within_budget(text: str) -> None:
-    assert timed(text) < 2.0
+    assert timed(text) < GUARD_S
 
 
 def test_json_with_huge_array_and_many_keys() -> None:
     doc = "[" + ",".join(f'{{"k{n}": {n}, "status": 200}}' for n in range(30_000)) + "]"
-    assert timed(doc) < 2.0
+    assert timed(doc) < GUARD_S
     wide = "{" + ",".join(f'"key_{n}": "{n}"' for n in range(20_000)) + "}"
     made = view_of(wide)
     assert made is not None and made.kind == "json"

@@ -105,21 +105,24 @@ def _urls(text: str) -> Iterator[_Hit]:
 
 def _token_hits(text: str) -> list[_Hit]:
     hits: list[_Hit] = []
-    before: list[_Hit] = []  # the two tokens before this one, for HTTP statuses
+    last = second = (0, "")  # the two tokens before this one, for HTTP statuses
     known: dict[str, list[str]] = {}  # logs repeat their tokens: classify each once
     for match in _TOKEN.finditer(text):
         raw = match.group()
         token = raw.rstrip(".:!?").lstrip(":") if len(raw) <= _MAX_TOKEN else ""
-        # a plain word can only be an errno name: most tokens of a text end here
-        if token and (not token.isalpha() or token in _ERRNO) and "://" not in token:
+        # a plain word can only be an errno name, a number only a status (or a digest): most
+        # tokens of a text end here
+        if token and (not token.isdigit() or len(token) == 64):  # 64 digits: a sha256
+            if (not token.isalpha() or token in _ERRNO) and "://" not in token:
+                start = match.start() + raw.find(token)
+                found = known.get(token)
+                if found is None:
+                    found = known[token] = classify(token)
+                hits.extend((start, ident) for ident in found)
+        elif len(token) == 3 and _STATUS.fullmatch(token):
             start = match.start() + raw.find(token)
-            found = known.get(token)
-            if found is None:
-                found = known[token] = classify(token)
-            hits.extend((start, ident) for ident in found)
-            if _STATUS.fullmatch(token):
-                hits.extend(_status(text, before, start, token))
-        before = [*before[-1:], (match.start(), raw.lower())]
+            hits.extend(_status(text, [second, last], start, token))
+        second, last = last, (match.start(), raw.lower())
     return hits
 
 
