@@ -219,7 +219,7 @@ async def test_command_line_serves_until_interrupted() -> None:
         stderr=asyncio.subprocess.PIPE,
     )
     assert process.stdout is not None and process.stderr is not None
-    line = (await asyncio.wait_for(process.stdout.readline(), 10)).decode()
+    line = (await asyncio.wait_for(process.stdout.readline(), 30)).decode()
     url = line.split()[3]
     try:
         status, body = await _post(url + "/v1/chat/completions", json.dumps(CHAT).encode())
@@ -228,5 +228,5 @@ async def test_command_line_serves_until_interrupted() -> None:
         assert body["choices"][0]["message"]["content"] == "You said: hi"
     finally:
         process.send_signal(signal.SIGINT)
-        assert await asyncio.wait_for(process.wait(), 10) == 0
+        assert await asyncio.wait_for(process.wait(), 30) == 0
     assert await process.stderr.read() == b"", "the command warned or failed"
