@@ -108,3 +108,17 @@ async def test_a_config_error_exits_2() -> None:
     result = await doctor("--port", "x")
     assert result.exit_code == 2
     assert "config error: port='x'" in result.stderr
+
+
+async def test_the_group_flags_name_the_gateway(tmp_path: Path) -> None:
+    port = closed_port()
+    runner = CliRunner()
+    args = ["--port", str(port), "doctor", "--json"]
+    result = await asyncio.to_thread(runner.invoke, cli, args, env={"PATH": ""})
+    report = json.loads(result.stdout)
+    assert report["checks"][0]["fix"] == f"skillstate serve --port {port}"
+
+
+def test_doctor_is_listed_in_the_help() -> None:
+    result = CliRunner().invoke(cli, ["--help"])
+    assert "doctor" in result.stdout.split("Commands:")[1].split()
