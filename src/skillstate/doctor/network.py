@@ -31,7 +31,7 @@ def gateway_url(settings: Settings) -> str:
     return f"http://{f'[{host}]' if literal else host}:{settings.port}"
 
 
-def serve_command(settings: Settings) -> str:
+def start_command(settings: Settings) -> str:
     """The command that starts a gateway where ``settings`` look for one."""
     words = ["skillstate", "serve"]
     defaults = Settings.model_fields
@@ -59,7 +59,7 @@ async def check_gateway(settings: Settings) -> Check:
             body = _json_or_none(await reply.read()) if status == 200 else None
     except (TimeoutError, aiohttp.ClientError) as exc:
         detail = f"nothing answers on {url} ({_reason(exc)})"
-        return Check("gateway", False, detail, serve_command(settings))
+        return Check("gateway", False, detail, start_command(settings))
     return _gateway_answer(settings, url, status, body)
 
 
@@ -76,11 +76,11 @@ def _gateway_answer(settings: Settings, url: str, status: int, body: object) -> 
         return Check("gateway", False, f"{url} refuses our token (HTTP {status})", fix)
     if not isinstance(body, dict) or body.get("name") != "skillstate":
         detail = f"{url} answers (HTTP {status}) but is not a skillstate gateway"
-        return Check("gateway", False, detail, f"{serve_command(settings)} --port <another>")
+        return Check("gateway", False, detail, f"{start_command(settings)} --port <another>")
     version = body.get("version")
     if version != __version__:
         detail = f"{url} runs skillstate {version}; {__version__} is installed"
-        return Check("gateway", False, detail, f"restart the gateway: {serve_command(settings)}")
+        return Check("gateway", False, detail, f"restart the gateway: {start_command(settings)}")
     return Check("gateway", True, f"{url} runs skillstate {version}")
 
 
