@@ -122,3 +122,12 @@ async def test_the_group_flags_name_the_gateway(tmp_path: Path) -> None:
 def test_doctor_is_listed_in_the_help() -> None:
     result = CliRunner().invoke(cli, ["--help"])
     assert "doctor" in result.stdout.split("Commands:")[1].split()
+
+
+async def test_the_fix_starts_the_gateway_with_the_same_config(tmp_path: Path) -> None:
+    port = closed_port()
+    config = tmp_path / "my config.toml"
+    config.write_text(f"port = {port}\n")
+    result = await doctor("--config", str(config), "--json")
+    gateway = json.loads(result.stdout)["checks"][0]
+    assert gateway["fix"] == f"skillstate serve --config '{config}' --port {port}"

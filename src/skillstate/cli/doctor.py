@@ -11,7 +11,7 @@ import click
 
 from skillstate.cli.options import command_flags, load, settings_options
 from skillstate.cli.table import print_table
-from skillstate.doctor import Check, examine, healthy, report_json
+from skillstate.doctor import Check, Surroundings, examine, healthy, report_json
 
 PROBLEM_EXIT = 1
 
@@ -27,8 +27,9 @@ def doctor_command(as_json: bool, **params: Any) -> None:
     The flags are the gateway's, so this checks the gateway `skillstate` with the same flags
     would run. Exits 1 when a check fails; information (a CLI not installed) is no failure.
     """
-    settings = load(command_flags(params))
-    checks = asyncio.run(examine(settings))
+    flags = command_flags(params)
+    settings = load(flags)
+    checks = asyncio.run(examine(settings, Surroundings(config_path=flags.config_path)))
     if as_json:
         click.echo(json.dumps(report_json(checks), indent=2))
     else:

@@ -15,13 +15,15 @@ from skillstate.doctor.check import Check
 @dataclass(frozen=True, slots=True)
 class Surroundings:
     """What the checks look at besides the settings: the ``PATH`` the CLIs are looked up on
-    and the integrate and shell-hook probes. ``None`` probes: discover them in this build."""
+    and the integrate and shell-hook probes (``None``: discover them in this build), and the
+    config file the settings came from, for the command that starts the gateway."""
 
     environ: Mapping[str, str] | None = None
     integrations: Mapping[str, hosts.IntegrationProbe] | None = None
     shell_hook: hosts.ShellHookProbe | None = None
     discover: bool = True
     clis: tuple[str, ...] = field(default=machine.CLIS)
+    config_path: str | None = None
 
 
 async def examine(settings: Settings, around: Surroundings | None = None) -> list[Check]:
@@ -29,7 +31,7 @@ async def examine(settings: Settings, around: Surroundings | None = None) -> lis
     integrations and the shell hook. Network checks run together."""
     around = around or Surroundings()
     gateway, upstreams, clis = await asyncio.gather(
-        network.check_gateway(settings),
+        network.check_gateway(settings, around.config_path),
         network.check_upstreams(settings),
         machine.check_clis(around.clis, around.environ),
     )

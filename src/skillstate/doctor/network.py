@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import shlex
 
 import aiohttp
 
@@ -31,18 +32,21 @@ def gateway_url(settings: Settings) -> str:
     return f"http://{f'[{host}]' if literal else host}:{settings.port}"
 
 
-def start_command(settings: Settings) -> str:
-    """The command that starts a gateway where ``settings`` look for one."""
+def start_command(settings: Settings, config_path: str | None = None) -> str:
+    """The command that starts a gateway where ``settings`` look for one (with the config file
+    ``doctor`` was given, if any)."""
     words = ["skillstate", "serve"]
+    if config_path is not None:
+        words += ["--config", shlex.quote(config_path)]
     defaults = Settings.model_fields
     if settings.host != defaults["host"].default:
-        words += ["--host", settings.host]
+        words += ["--host", shlex.quote(settings.host)]
     if settings.port != defaults["port"].default:
         words += ["--port", str(settings.port)]
     return " ".join(words)
 
 
-async def check_gateway(settings: Settings) -> Check:
+async def check_gateway(settings: Settings, config_path: str | None = None) -> Check:
     """Whether a skillstate gateway answers ``GET /`` on the configured address, and whether
     its version is the installed one."""
     url = gateway_url(settings)
@@ -59,8 +63,8 @@ async def check_gateway(settings: Settings) -> Check:
             body = _json_or_none(await reply.read()) if status == 200 else None
     except (TimeoutError, aiohttp.ClientError) as exc:
         detail = f"nothing answers on {url} ({_reason(exc)})"
-        return Check("gateway", False, detail, start_command(settings))
-    return _gateway_answer(settings, url, status, body)
+        return Check("gateway", False, detail, start_command(settings, config_path))
+    return _gateway_answer(start_command(settings, config_path), url, status, body)
 
 
 def _json_or_none(raw: bytes) -> object:
@@ -70,17 +74,17 @@ def _json_or_none(raw: bytes) -> object:
         return None
 
 
-def _gateway_answer(settings: Settings, url: str, status: int, body: object) -> Check:
+def _gateway_answer(start: str, url: str, status: int, body: object) -> Check:
     if status in (401, 403):
         fix = "set SKILLSTATE_AUTH_TOKEN to the gateway's token"
         return Check("gateway", False, f"{url} refuses our token (HTTP {status})", fix)
     if not isinstance(body, dict) or body.get("name") != "skillstate":
         detail = f"{url} answers (HTTP {status}) but is not a skillstate gateway"
-        return Check("gateway", False, detail, f"{start_command(settings)} --port <another>")
+        return Check("gateway", False, detail, f"{start} --port <another>")
     version = body.get("version")
     if version != __version__:
         detail = f"{url} runs skillstate {version}; {__version__} is installed"
-        return Check("gateway", False, detail, f"restart the gateway: {start_command(settings)}")
+        return Check("gateway", False, detail, f"restart the gateway: {start}")
     return Check("gateway", True, f"{url} runs skillstate {version}")
 
 
