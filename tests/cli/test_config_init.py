@@ -89,3 +89,17 @@ def test_the_config_flag_and_variable_name_the_path(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["config", "--init"], env=env)
     assert result.exit_code == 0, result.output
     assert named.exists()
+
+
+def test_the_file_at_the_default_path_is_read_without_a_flag(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["config", "--init"])
+    assert "skillstate reads it from there" in result.stdout
+    path = tmp_path / ".config" / "skillstate" / "config.toml"
+    path.write_text("[lanes.style]\nenabled = true\n")
+    settings = load_settings(environ={"HOME": str(tmp_path)})
+    assert settings.lanes.enabled("style")
+    shown = describe_json(settings)["lanes"]
+    assert shown["source"] == f"config file {path}"
+    xdg = tmp_path / "xdg"
+    assert not load_settings(environ={"XDG_CONFIG_HOME": str(xdg)}).lanes.enabled("style")
+    assert not load_settings(environ={}).lanes.enabled("style")  # no home named: no file

@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import click
 
 from skillstate.cli.options import command_flags, load, settings_options
 from skillstate.config import describe, describe_json
+from skillstate.config.sources import default_config_file
 from skillstate.config.template import default_settings, template_path, write_template
 
 _MAX_VALUE_COLUMN = 40
@@ -65,4 +67,7 @@ def _init(given: str | None) -> None:
         click.echo(f"cannot write {path}: {exc.strerror or exc}", err=True)
         raise click.exceptions.Exit(INIT_REFUSED_EXIT) from None
     click.echo(f"wrote {path}")
-    click.echo(f"skillstate reads it with --config {path} or SKILLSTATE_CONFIG={path}")
+    if path == default_config_file(os.environ):
+        click.echo("skillstate reads it from there; `skillstate config` shows what it sets")
+    else:
+        click.echo(f"skillstate reads it with --config {path} or SKILLSTATE_CONFIG={path}")

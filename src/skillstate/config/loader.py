@@ -26,6 +26,7 @@ from skillstate.config.sources import (
     Entry,
     Layer,
     Reading,
+    default_config_file,
     default_data_dir,
     home_directory,
     read_command_line,
@@ -47,10 +48,11 @@ def load_settings(
 ) -> Settings:
     """Settings from defaults < config file < environment (``SKILLSTATE_*``) < ``cli``.
 
-    ``cli`` maps keys to flag values (``None`` means the flag was not given); text values are
-    parsed as environment text is. ``environ`` defaults to ``os.environ``. The config file is
-    ``config_path``, else ``$SKILLSTATE_CONFIG``, else none. Raises ``ConfigError`` listing
-    every unknown key, unknown ``SKILLSTATE_*`` variable and bad value, each with its source.
+        ``cli`` maps keys to flag values (``None`` means the flag was not given); text values are
+        parsed as environment text is. ``environ`` defaults to ``os.environ``. The config file is
+        ``config_path``, else ``$SKILLSTATE_CONFIG``, else the default file when it exists
+    (``_default_file``). Raises ``ConfigError`` listing
+        every unknown key, unknown ``SKILLSTATE_*`` variable and bad value, each with its source.
     """
     env = os.environ if environ is None else environ
     reading = Reading(home=home_directory(env), cwd=Path.cwd())
@@ -93,12 +95,22 @@ def _config_file(given: str | None, environ: Mapping[str, str], reading: Reading
     elif CONFIG_VARIABLE in environ:
         text, source = environ[CONFIG_VARIABLE], f"environment {CONFIG_VARIABLE}"
     else:
-        return None
+        return _default_file(environ)
     try:
         return resolve_path(text, reading.cwd, reading.home)
     except ValueError as exc:
         reading.problems.append(value_problem("config", text, source, str(exc)))
         return None
+
+
+def _default_file(environ: Mapping[str, str]) -> Path | None:
+    """``$XDG_CONFIG_HOME/skillstate/config.toml`` (``~/.config/...``, where ``skillstate
+    config --init`` writes) when it exists. Only from an environment that names a home or
+    a config home: one that names neither (a test's) reads no file of the machine's."""
+    if not environ.get("HOME") and not environ.get("XDG_CONFIG_HOME"):
+        return None
+    path = default_config_file(environ)
+    return path if path.is_file() else None
 
 
 def _key_variables(upstreams: object) -> set[str]:

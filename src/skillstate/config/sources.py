@@ -52,6 +52,14 @@ def home_directory(environ: Mapping[str, str]) -> Path:
     return Path(home) if home else Path.home()
 
 
+def default_config_file(environ: Mapping[str, str]) -> Path:
+    """``$XDG_CONFIG_HOME/skillstate/config.toml``, else ``~/.config/skillstate/config.toml``
+    (a relative ``XDG_CONFIG_HOME`` is ignored, as the XDG spec says)."""
+    xdg = environ.get("XDG_CONFIG_HOME", "")
+    base = Path(xdg) if xdg and Path(xdg).is_absolute() else home_directory(environ) / ".config"
+    return base / "skillstate" / "config.toml"
+
+
 def default_data_dir(environ: Mapping[str, str]) -> Path:
     """``$XDG_DATA_HOME/skillstate``, else ``~/.local/share/skillstate``.
 

@@ -18,7 +18,12 @@ from pathlib import Path
 from skillstate import jsonio
 from skillstate.config.loader import load_settings
 from skillstate.config.settings import ATTRIBUTES, KEYS, Settings
-from skillstate.config.sources import CONFIG_VARIABLE, home_directory, resolve_path
+from skillstate.config.sources import (
+    CONFIG_VARIABLE,
+    default_config_file,
+    home_directory,
+    resolve_path,
+)
 
 NOTES: dict[str, str] = {
     "host": "Address to listen on; off loopback, auth_token is required.",
@@ -86,7 +91,8 @@ _PRICES_EXAMPLE = """\
 _HEADER = """\
 # skillstate's configuration: every key at its default (skillstate config --init).
 # Precedence: defaults < this file < SKILLSTATE_<KEY> environment < command-line flags.
-# Read with `skillstate --config FILE` or SKILLSTATE_CONFIG=FILE; check with `skillstate config`.
+# Read from ~/.config/skillstate/config.toml ($XDG_CONFIG_HOME) when it is there, or from
+# `skillstate --config FILE` / SKILLSTATE_CONFIG=FILE; check with `skillstate config`.
 """
 
 
@@ -175,6 +181,4 @@ def template_path(given: str | None, environ: Mapping[str, str] | None = None) -
     text = given or env.get(CONFIG_VARIABLE)
     if text:
         return resolve_path(text, Path.cwd(), home)
-    xdg = env.get("XDG_CONFIG_HOME", "")
-    base = Path(xdg) if xdg and Path(xdg).is_absolute() else home / ".config"
-    return base / "skillstate" / "config.toml"
+    return default_config_file(env)
