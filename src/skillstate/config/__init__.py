@@ -3,9 +3,9 @@
 ``load_settings`` is the one place that reads the process environment (when it is called,
 never at import). The config file is TOML with flat top-level keys and ``[[upstreams]]``
 tables; its path comes from ``--config`` or ``SKILLSTATE_CONFIG``, else
-``~/.config/skillstate/config.toml`` (``$XDG_CONFIG_HOME``) is read when it exists. Every key is validated, and
-an unknown key, an unknown ``SKILLSTATE_*`` variable or a bad value raises ``ConfigError``
-naming the key and the source it came from.
+``~/.config/skillstate/config.toml`` (``$XDG_CONFIG_HOME``) is read when it exists. Every
+key is validated, and an unknown key, an unknown ``SKILLSTATE_*`` variable or a bad value
+raises ``ConfigError`` naming the key and the source it came from.
 
 Upstream base URLs are stored without a trailing ``/v1``; the gateway appends
 ``/v1/<route>``. API keys are ``SecretStr``: they are only ever shown masked. A config file::
