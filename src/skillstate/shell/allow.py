@@ -6,8 +6,9 @@ command that is, in full, one simple call of an allowed program (``PROGRAMS``) w
 arguments. It refuses, with the reason:
 
 * anything the shell would do more with than run one program: ``; & | < > ( ) { } $ `` ``
-  (chaining, pipes, redirects, heredocs, substitution, expansion) and ``\\ # ! ~`` outside
-  quotes; ``$``, backticks, ``\\`` and ``!`` inside double quotes; a newline or carriage return
+  (chaining, pipes, redirects, heredocs, substitution, expansion) and ``\\ # !`` outside
+  quotes, and ``~`` where the shell expands it (starting a word, after ``=`` or ``:``);
+  ``$``, backticks, ``\\`` and ``!`` inside double quotes; a newline or carriage return
   anywhere; unbalanced quotes;
 * a leading ``NAME=value`` (an environment assignment), a program named by a path, and any
   program or subcommand not in the table (``sudo``, ``rm``, ``git push`` ...);
@@ -33,7 +34,7 @@ from pathlib import Path
 
 from skillstate.shell.programs import PROGRAMS, Program
 
-_OUTSIDE = frozenset(";&|<>(){}$`\\#!~")
+_OUTSIDE = frozenset(";&|<>(){}$`\\#!")
 _IN_DOUBLE = frozenset("$`\\!")
 _LINE_ENDS = frozenset("\n\r")
 _GLOB = frozenset("*?[")
@@ -48,6 +49,7 @@ class Word:
 
     text: str
     glob: bool = False
+    quoted: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +72,7 @@ def split(command: str) -> list[Word] | str:
     words: list[Word] = []
     text: list[str] = []
     quote = ""
-    started = glob = False
+    started = glob = quoted = False
     for char in command:
         if char in _LINE_ENDS:
             return "a newline"
@@ -87,13 +89,15 @@ def split(command: str) -> list[Word] | str:
             else:
                 text.append(char)
         elif char in "'\"":
-            quote, started = char, True
+            quote, started, quoted = char, True, True
         elif char in " \t":
             if started:
-                words.append(Word("".join(text), glob))
-            text, started, glob = [], False, False
+                words.append(Word("".join(text), glob, quoted))
+            text, started, glob, quoted = [], False, False, False
         elif char in _OUTSIDE:
             return f"the shell metacharacter {char!r}"
+        elif char == "~" and (not started or text[-1:] in (["="], [":"])):
+            return "a tilde the shell would expand"
         else:
             text.append(char)
             started = True
@@ -101,7 +105,7 @@ def split(command: str) -> list[Word] | str:
     if quote:
         return "unbalanced quotes"
     if started:
-        words.append(Word("".join(text), glob))
+        words.append(Word("".join(text), glob, quoted))
     return words
 
 
@@ -155,6 +159,8 @@ def _judge(program: Program, argv: tuple[str, ...], words: Sequence[Word], proje
 def _glob_refusal(word: Word) -> str:
     if not word.glob:
         return ""
+    if word.quoted:
+        return f"the glob {word.text!r} is partly quoted"
     if not _GLOB_WORD.fullmatch(word.text) or word.text.startswith("/") or ".." in word.text:
         return f"the glob {word.text!r} may reach outside the project"
     return ""
