@@ -15,6 +15,8 @@ RUN = 20
 """Entries of a ``git status`` run shown whole."""
 DEPTH = 2
 """Levels of a ``tree`` shown."""
+GROUPS = 30
+"""Directories a path listing shows before it groups by fewer levels."""
 
 
 def names(items: list[str], shown: int = NAMES) -> str:
@@ -49,13 +51,28 @@ def _recursive(lines: list[str]) -> str:
 
 
 def _paths(lines: list[str]) -> str:
+    """Paths grouped by their directory; with more than ``GROUPS`` directories, by their
+    directory cut to fewer levels (``./.git/objects/`` for all the objects), shallowest last."""
+    groups = _grouped(lines, None)
+    for depth in (4, 3, 2, 1):
+        if len(groups) <= GROUPS:
+            break
+        groups = _grouped(lines, depth)
+    directories = len({posixpath.dirname(line.rstrip("/")) for line in lines})
+    out = [f"{len(lines):,} paths in {directories:,} directories:"]
+    out += [f"{parent}/ ({len(found):,}): {names(found)}" for parent, found in groups.items()]
+    return "\n".join(out)
+
+
+def _grouped(lines: list[str], depth: int | None) -> dict[str, list[str]]:
     groups: dict[str, list[str]] = {}
     for line in lines:
         parent, name = posixpath.split(line.rstrip("/"))
+        parts = parent.split("/") if parent else ["."]
+        if depth is not None and len(parts) > depth:
+            parent, name = "/".join(parts[:depth]), "/".join([*parts[depth:], name])
         groups.setdefault(parent or ".", []).append(name or line)
-    out = [f"{len(lines):,} paths in {len(groups):,} directories:"]
-    out += [f"{parent}/ ({len(found):,}): {names(found)}" for parent, found in groups.items()]
-    return "\n".join(out)
+    return groups
 
 
 def fold_entries(run: list[str]) -> list[str]:
