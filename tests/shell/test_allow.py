@@ -87,6 +87,8 @@ REFUSED = [
     "cat ~/.ssh/id_rsa",
     "grep -r x /",
     "grep --file=/etc/shadow x",
+    "grep -f/etc/shadow x",
+    "git diff -O../order",
     "ls ../*",
     "cat /etc/*",
     "ls 'a\nb'",
@@ -263,3 +265,18 @@ def test_an_allowed_rewrite_runs_exactly_the_words_judged(command: str) -> None:
 
 def test_a_partly_quoted_glob_is_refused(tmp_path: Path) -> None:
     assert not decide("cat '*'*.py", tmp_path).allowed
+
+
+def test_the_public_surface() -> None:
+    import skillstate.shell
+
+    assert skillstate.shell.__all__ == [
+        "Decision",
+        "Host",
+        "Reply",
+        "answer",
+        "decide",
+        "decide_argv",
+        "reduce",
+        "rewrite",
+    ]

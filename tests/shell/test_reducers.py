@@ -52,7 +52,7 @@ def test_every_fixture_is_reduced_with_a_saving_or_shown_unchanged(name: str) ->
 
 
 def test_big_outputs_are_reduced() -> None:
-    for name in ("git_diff", "git_log", "grep", "pytest_verbose", "cat"):
+    for name in ("git_diff", "git_log", "grep", "pytest_verbose", "cat", "find_all"):
         text = _stdout(name).decode()
         reduced = reduce(str(INDEX[name]["family"]), text)
         assert reduced is not None, name
@@ -79,6 +79,14 @@ def test_failing_tests_and_their_assertions_survive(name: str) -> None:
         if line.startswith("E   ") or "AssertionError" in line:
             assert line in reduced
     assert text.rstrip().splitlines()[-1] in reduced  # the counts
+
+
+def test_a_failing_cargo_test_survives() -> None:
+    text = _stdout("cargo_test").decode()
+    reduced = reduce("tests", text) or ""
+    for kept in ("test tests::case_41 ... FAILED", "left: 82", " right: 83", "test result: FAILED"):
+        assert kept in text and kept in reduced
+    assert "case_40 ... ok" not in reduced
 
 
 def test_the_verbose_passes_are_gone() -> None:

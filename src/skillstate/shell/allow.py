@@ -16,8 +16,9 @@ arguments. It refuses, with the reason:
   (``find -exec/-delete``, ``git diff --ext-diff/--output``, ``rg --pre``, ``ruff --fix`` ...),
   a long option matching them by prefix too, since git and others accept abbreviations;
 * an unquoted glob word that holds anything but plain path characters, starts with ``/`` or
-  holds ``..``; any argument (or ``--option=value``'s value) that is absolute, holds ``..`` or
-  starts with ``~`` and resolves outside ``project``.
+  holds ``..``; any argument (or ``--option=value``'s value, or the value attached to a short
+  option, ``-f/etc/x``) that starts with ``~``, or is absolute, holds ``..`` or names a link,
+  and resolves outside ``project``.
 
 An allowed command comes with ``rendered``: the words quoted for a POSIX shell, except an
 unquoted glob word, left unquoted so that the host's shell still expands it (and the expansion
@@ -170,6 +171,8 @@ def _path_refusal(text: str, project: Path, root: Path) -> str:
     candidates = [text]
     if text.startswith("-") and "=" in text:
         candidates.append(text.split("=", 1)[1])
+    if text.startswith("-") and not text.startswith("--") and len(text) > 2:
+        candidates.append(text[2:])  # a short option's attached value: grep -f/etc/x
     for candidate in candidates:
         if candidate.startswith("~"):
             return f"the path {candidate!r} is outside the project"
