@@ -13,12 +13,15 @@ import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from skillstate.cli.options import command_flags, load, settings_options
 from skillstate.config import Settings
+
+if TYPE_CHECKING:
+    from skillstate.shell.run import Outcome
 
 
 @click.command(
@@ -65,24 +68,24 @@ def shell_command(
     raise click.exceptions.Exit(outcome.code)
 
 
-def _shown(settings: Settings, argv: Sequence[str], family: str, outcome: Any) -> bytes:
+def _shown(settings: Settings, argv: Sequence[str], family: str, outcome: Outcome) -> bytes:
     """The reduction with its header when it pays and the archive kept the exact output;
     else the exact stdout (nothing is reduced that was not archived)."""
     from skillstate.shell.run import reduction, shown
 
     reduced = reduction(family, outcome)
     if reduced is None:
-        return bytes(outcome.stdout)
+        return outcome.stdout
     try:
         ref = asyncio.run(_keep(settings, argv, outcome))
-    except Exception as error:  # any store failure: show it all instead
+    except Exception as error:  # a store that cannot keep it, for any reason: show it all
         click.echo(f"skillstate shell: archive unavailable ({error}); output unreduced", err=True)
-        return bytes(outcome.stdout)
+        return outcome.stdout
     total = len(outcome.stdout.decode("utf-8", "replace"))
     return shown(reduced, ref, total)
 
 
-async def _keep(settings: Settings, argv: Sequence[str], outcome: Any) -> str:
+async def _keep(settings: Settings, argv: Sequence[str], outcome: Outcome) -> str:
     from skillstate.archive import Archive
     from skillstate.shell.run import keep
     from skillstate.storage import StoreOptions, open_stores
