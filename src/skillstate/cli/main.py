@@ -16,6 +16,7 @@ from skillstate.cli.mcp import mcp_command
 from skillstate.cli.options import Flags, load, settings_options
 from skillstate.cli.prices import prices_command
 from skillstate.cli.serve import serve_command, start
+from skillstate.cli.shell import hook_command, shell_command
 from skillstate.cli.state import state_command
 from skillstate.cli.stats import stats_command
 
@@ -57,6 +58,8 @@ cli.add_command(prices_command)
 cli.add_command(mcp_command)
 cli.add_command(archive_command)
 cli.add_command(doctor_command)
+cli.add_command(shell_command)
+cli.add_command(hook_command)
 bench_command.add_command(overhead_command, "overhead")
 cli.add_command(bench_command)
 

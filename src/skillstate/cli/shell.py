@@ -1,0 +1,130 @@
+"""``skillstate shell`` and ``skillstate hook``: the shell lane's two commands (docs/shell.md).
+
+``shell -- CMD...`` runs one allowed command (judged again here) and prints its reduced
+output with the archive ref of the exact one; exit status: the command's own, 2 for a
+command the allowlist refuses (nothing runs), 127 for a program that cannot start.
+``hook claude|codex`` answers a host's PreToolUse event read on stdin; it always exits 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from skillstate.cli.options import command_flags, load, settings_options
+from skillstate.config import Settings
+
+if TYPE_CHECKING:
+    from skillstate.shell.run import Outcome
+
+
+@click.command(
+    "shell",
+    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
+)
+@click.option(
+    "--project",
+    metavar="DIR",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="The project the command must stay in (default: the working directory).",
+)
+@click.option("--via-rtk", is_flag=True, help="Hand the command to rtk when it is on PATH.")
+@settings_options
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+def shell_command(
+    command: tuple[str, ...], project: Path | None, via_rtk: bool, **params: Any
+) -> None:
+    """Run one allowed read-only command (git status/log/diff/show, ls, find, tree, wc,
+    grep, rg, cat, head, tail, test runners, linters), archive its exact output and print a
+    reduction of it, headed by the ref `skillstate archive get` gives the rest by.
+
+    \b
+    Example:
+      skillstate shell -- git diff HEAD~3
+    """
+    from skillstate.shell import decide_argv
+    from skillstate.shell.run import REFUSED_EXIT, execute
+
+    root = project or Path.cwd()
+    decision = decide_argv(command, root)
+    if not decision.allowed:
+        click.echo(f"skillstate shell: refused, nothing ran: {decision.reason}", err=True)
+        raise click.exceptions.Exit(REFUSED_EXIT)
+    rtk = shutil.which("rtk") if via_rtk else None
+    if rtk is not None:
+        outcome = execute([rtk, *decision.argv], root)
+        _write(outcome.stdout, outcome.stderr)
+        raise click.exceptions.Exit(outcome.code)
+    settings = load(command_flags(params))
+    outcome = execute(decision.argv, root)
+    shown = _shown(settings, decision.argv, decision.family, outcome)
+    _write(shown, outcome.stderr)
+    raise click.exceptions.Exit(outcome.code)
+
+
+def _shown(settings: Settings, argv: Sequence[str], family: str, outcome: Outcome) -> bytes:
+    """The reduction with its header when it pays and the archive kept the exact output;
+    else the exact stdout (nothing is reduced that was not archived)."""
+    from skillstate.shell.run import reduction, shown
+
+    reduced = reduction(family, outcome)
+    if reduced is None:
+        return outcome.stdout
+    try:
+        ref = asyncio.run(_keep(settings, argv, outcome))
+    except Exception as error:  # a store that cannot keep it, for any reason: show it all
+        click.echo(f"skillstate shell: archive unavailable ({error}); output unreduced", err=True)
+        return outcome.stdout
+    total = len(outcome.stdout.decode("utf-8", "replace"))
+    return shown(reduced, ref, total)
+
+
+async def _keep(settings: Settings, argv: Sequence[str], outcome: Outcome) -> str:
+    from skillstate.archive import Archive
+    from skillstate.shell.run import keep
+    from skillstate.storage import StoreOptions, open_stores
+
+    options = StoreOptions.of_archive(settings.archive_ttl_days, settings.archive_max_mb)
+    stores = await open_stores(Path(settings.data_dir), options=options)
+    try:
+        if stores.degraded or stores.disk_archive is None:
+            raise RuntimeError(stores.degraded or "no archive store")
+        return await keep(Archive(stores.archive), argv, outcome)
+    finally:
+        await stores.close()
+
+
+def _write(stdout: bytes, stderr: bytes) -> None:
+    sys.stdout.flush()
+    sys.stdout.buffer.write(stdout)
+    sys.stdout.buffer.flush()
+    sys.stderr.flush()
+    sys.stderr.buffer.write(stderr)
+    sys.stderr.buffer.flush()
+
+
+@click.command("hook")
+@click.argument("host", type=click.Choice(["claude", "codex"]))
+@click.option(
+    "--program",
+    default="skillstate",
+    show_default=True,
+    help="How the rewritten command calls skillstate.",
+)
+def hook_command(host: str, program: str) -> None:
+    """Answer a PreToolUse event on stdin: an allowed read-only shell command comes back
+    rewritten to run through `skillstate shell`; anything else prints nothing, so the host
+    runs it untouched. Always exits 0."""
+    from skillstate.shell import Host, answer
+
+    reply = answer(sys.stdin.read(), Host(host), program=program)
+    if reply.note:
+        click.echo(reply.note, err=True)
+    if reply.output:
+        click.echo(reply.output)

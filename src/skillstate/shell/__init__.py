@@ -1,0 +1,9 @@
+"""The shell lane (off by default): allowed read-only commands run through ``skillstate
+shell``, which archives their exact output and shows the model a reduction; ``skillstate
+hook`` rewrites a host's shell calls to go through it (docs/shell.md)."""
+
+from skillstate.shell.allow import Decision, decide, decide_argv
+from skillstate.shell.hook import Host, Reply, answer, rewrite
+from skillstate.shell.reducers import reduce
+
+__all__ = ["Decision", "Host", "Reply", "answer", "decide", "decide_argv", "reduce", "rewrite"]

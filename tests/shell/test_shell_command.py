@@ -1,0 +1,134 @@
+"""``skillstate shell`` end to end, as a host runs it: a real process in a real project, the
+exit code and stderr of the command kept, stdout reduced under its header, the exact output
+in the data directory's archive; a hostile command refused before anything runs."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from skillstate.archive import Archive
+from skillstate.shell.run import Outcome, exact
+from skillstate.storage import open_stores
+
+SRC = Path(__file__).parents[2] / "src"
+
+
+def _env(**extra: str) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(SRC), **extra}
+
+
+def _skillstate(
+    data_dir: Path, cwd: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    command = [sys.executable, "-m", "skillstate", "--data-dir", str(data_dir), *args]
+    return subprocess.run(command, cwd=cwd, capture_output=True, env=env or _env(), timeout=120)
+
+
+def _ref(stdout: bytes) -> str:
+    first = stdout.decode().splitlines()[0]
+    assert first.startswith("[skillstate: output reduced on purpose")
+    return next(word for word in first.split() if word.startswith("ar_"))
+
+
+async def _archived(data_dir: Path, ref: str) -> tuple[list[str], Outcome]:
+    stores = await open_stores(data_dir)
+    try:
+        messages = await Archive(stores.archive).span(ref)
+    finally:
+        await stores.close()
+    assert messages is not None
+    return exact(messages)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / "tests").mkdir(parents=True)
+    cases = [f"def test_pass_{n}():\n    assert {n} == {n}\n" for n in range(150)]
+    cases.append("def test_broken():\n    assert 1 + 1 == 3\n")
+    (root / "tests" / "test_many.py").write_text("\n\n".join(cases))
+    (root / "big.txt").write_text("".join(f"line {n} of a long file\n" for n in range(2000)))
+    return root
+
+
+def test_a_failing_pytest_keeps_its_exit_code_and_is_reduced(project: Path, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    words = ["python", "-m", "pytest", "-p", "no:cacheprovider", "-v", "tests"]
+    bin_dir = Path(sys.executable).parent
+    env = _env(PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    done = _skillstate(data, project, "shell", "--", *words, env=env)
+    assert done.returncode == 1, done.stderr
+    text = done.stdout.decode()
+    assert "test_broken" in text and "assert 1 + 1 == 3" in text
+    assert "test_pass_7 PASSED" not in text
+    archived_words, outcome = asyncio.run(_archived(data, _ref(done.stdout)))
+    assert archived_words == words
+    direct = subprocess.run(words, cwd=project, capture_output=True, env=env)
+    assert outcome.code == 1
+    assert b"test_pass_7 PASSED" in outcome.stdout
+    assert len(outcome.stdout) > len(done.stdout) > 0
+    assert direct.returncode == 1
+
+
+def test_stderr_is_exact_and_stdout_comes_back_from_the_archive(
+    project: Path, tmp_path: Path
+) -> None:
+    data = tmp_path / "data"
+    done = _skillstate(data, project, "shell", "--", "cat", "missing.txt", "big.txt")
+    direct = subprocess.run(["cat", "missing.txt", "big.txt"], cwd=project, capture_output=True)
+    assert done.returncode == direct.returncode == 1
+    assert done.stderr == direct.stderr
+    assert len(done.stdout) < len(direct.stdout) / 2
+    _, outcome = asyncio.run(_archived(data, _ref(done.stdout)))
+    assert outcome.stdout == direct.stdout
+    assert outcome.stderr == direct.stderr
+    listed = _skillstate(data, project, "archive", "get", _ref(done.stdout))
+    assert listed.returncode == 0 and "line 1999 of a long file" in listed.stdout.decode()
+
+
+def test_a_small_output_is_printed_unchanged_with_no_header(project: Path, tmp_path: Path) -> None:
+    (project / "small.txt").write_text("one\ntwo\n")
+    done = _skillstate(tmp_path / "data", project, "shell", "--", "cat", "small.txt")
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"one\ntwo\n", b"")
+    assert not (tmp_path / "data").exists()  # nothing needed archiving
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        ["sh", "-c", "touch pwned"],
+        ["find", ".", "-delete"],
+        ["git", "diff", "--output=pwned"],
+        ["cat", "/etc/hostname"],
+        ["FOO=1", "ls"],
+        ["ls", "a\nb"],
+    ],
+)
+def test_a_hostile_command_is_refused_at_execution(
+    project: Path, tmp_path: Path, words: list[str]
+) -> None:
+    before = sorted(project.rglob("*"))
+    done = _skillstate(tmp_path / "data", project, "shell", "--", *words)
+    assert done.returncode == 2
+    assert done.stdout == b""
+    assert b"refused, nothing ran" in done.stderr
+    assert sorted(project.rglob("*")) == before
+
+
+def test_rtk_on_path_takes_the_command_when_asked(project: Path, tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "rtk"
+    fake.write_text('#!/bin/sh\necho "rtk ran: $*"\necho "rtk err" >&2\nexit 5\n')
+    fake.chmod(0o755)
+    env = _env(PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    done = _skillstate(tmp_path / "data", project, "shell", "--via-rtk", "--", "ls", env=env)
+    assert (done.returncode, done.stdout, done.stderr) == (5, b"rtk ran: ls\n", b"rtk err\n")
+    plain = _skillstate(tmp_path / "data", project, "shell", "--", "ls", env=env)
+    assert plain.returncode == 0 and b"big.txt" in plain.stdout
