@@ -7,18 +7,23 @@ from typing import Any
 import click
 
 from skillstate import __version__
-from skillstate.cli.archive import archive_command
-from skillstate.cli.bench import bench_command
-from skillstate.cli.bench_overhead import overhead_command
-from skillstate.cli.config import config_command
-from skillstate.cli.doctor import doctor_command
-from skillstate.cli.mcp import mcp_command
+from skillstate.cli.lazy import LazyGroup
 from skillstate.cli.options import Flags, load, settings_options
-from skillstate.cli.prices import prices_command
-from skillstate.cli.serve import serve_command, start
-from skillstate.cli.shell import hook_command, shell_command
-from skillstate.cli.state import state_command
-from skillstate.cli.stats import stats_command
+
+COMMANDS = {
+    "serve": "skillstate.cli.serve:serve_command",
+    "config": "skillstate.cli.config:config_command",
+    "state": "skillstate.cli.state:state_command",
+    "stats": "skillstate.cli.stats:stats_command",
+    "prices": "skillstate.cli.prices:prices_command",
+    "mcp": "skillstate.cli.mcp:mcp_command",
+    "archive": "skillstate.cli.archive:archive_command",
+    "doctor": "skillstate.cli.doctor:doctor_command",
+    "shell": "skillstate.cli.shell:shell_command",
+    "hook": "skillstate.cli.shell:hook_command",
+    "bench": "skillstate.cli.bench_all:bench_command",
+}
+"""Each command and where it lives, imported only when it runs (``LazyGroup``)."""
 
 _HELP = """\
 A local context gateway for LLM agents: it sits between your agent and its model provider
@@ -34,6 +39,8 @@ Without a command, skillstate starts the gateway, as `skillstate serve` does.
 
 @click.group(
     "skillstate",
+    cls=LazyGroup,
+    lazy=COMMANDS,
     help=_HELP,
     invoke_without_command=True,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -47,21 +54,9 @@ def cli(ctx: click.Context, /, **params: Any) -> None:
     flags = Flags.of(params)
     ctx.obj = flags
     if ctx.invoked_subcommand is None:
+        from skillstate.cli.serve import start
+
         start(load(flags))
-
-
-cli.add_command(serve_command)
-cli.add_command(config_command)
-cli.add_command(state_command)
-cli.add_command(stats_command)
-cli.add_command(prices_command)
-cli.add_command(mcp_command)
-cli.add_command(archive_command)
-cli.add_command(doctor_command)
-cli.add_command(shell_command)
-cli.add_command(hook_command)
-bench_command.add_command(overhead_command, "overhead")
-cli.add_command(bench_command)
 
 
 def main() -> None:
@@ -71,4 +66,6 @@ def main() -> None:
 
 def proxy_main() -> None:
     """Entry point of ``skillstate-proxy``: the ``serve`` command as a program of its own."""
+    from skillstate.cli.serve import serve_command
+
     serve_command.main(prog_name="skillstate-proxy")
