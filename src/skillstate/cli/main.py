@@ -11,6 +11,7 @@ from skillstate.cli.archive import archive_command
 from skillstate.cli.bench import bench_command
 from skillstate.cli.bench_overhead import overhead_command
 from skillstate.cli.config import config_command
+from skillstate.cli.integrate import integrate_command
 from skillstate.cli.mcp import mcp_command
 from skillstate.cli.options import Flags, load, settings_options
 from skillstate.cli.prices import prices_command
@@ -54,6 +55,7 @@ cli.add_command(state_command)
 cli.add_command(stats_command)
 cli.add_command(prices_command)
 cli.add_command(mcp_command)
+cli.add_command(integrate_command)
 cli.add_command(archive_command)
 bench_command.add_command(overhead_command, "overhead")
 cli.add_command(bench_command)
