@@ -40,3 +40,27 @@ def test_the_fragment_block_is_appended_and_removed(tmp_path: Path) -> None:
     agents.write_text(text + "More rules.\n")
     uninstall(integration, record(tmp_path))
     assert agents.read_text() == "# Rules\nBe brief.\nMore rules.\n"
+
+
+def test_a_stale_record_does_not_undo_the_users_later_work(tmp_path: Path) -> None:
+    """Install, the user takes our block out by hand and writes their own, install again:
+    uninstall must keep their work, not go back to the file of the first install."""
+    integration = plan(Host.CODEX, tmp_path)
+    path = integration.edits[0].path
+    path.parent.mkdir(parents=True)
+    path.write_text('model = "a"\n')
+    install(integration, record(tmp_path))
+    path.write_text('model = "b"\n')
+    install(integration, record(tmp_path))
+    uninstall(integration, record(tmp_path))
+    assert path.read_text() == 'model = "b"\n'
+
+
+def test_without_a_record_ours_are_not_taken_for_the_users(tmp_path: Path) -> None:
+    integration = plan(Host.OPENCODE, tmp_path)
+    path = integration.edits[0].path
+    install(integration, record(tmp_path))
+    record(tmp_path).unlink()
+    assert install(integration, record(tmp_path)) == []
+    uninstall(integration, record(tmp_path))
+    assert not path.exists() or "skillstate" not in path.read_text()

@@ -103,46 +103,57 @@ def _pairs(integration: Integration, changes: list[Change]) -> list[tuple[Change
 
 
 def _plan_install(edit: Edit, entry: Entry | None) -> Plan:
+    """Our pieces merged into the file. The record of an earlier install is kept only while
+    the file still holds exactly what that install wrote (a new gateway URL, say); otherwise
+    the install starts afresh from the file as it would be without our pieces."""
     content = read(edit.path)
     text = "" if content is None else _text(edit.path, content)
+    if entry is not None and digest(content) != entry.written:
+        entry = None
+    base = text if entry is not None else _without(edit, text, None)
     if isinstance(edit, BlockEdit):
-        _refuse_conflicts(edit, text)
-        new = blocks.merge(edit, text)
+        _refuse_conflicts(edit, base)
+        new = blocks.merge(edit, base)
         merged = jsonkeys.Merged({}, (), ())
     else:
-        merged = jsonkeys.merge(edit, jsonkeys.parse(text, str(edit.path)))
+        merged = jsonkeys.merge(edit, jsonkeys.parse(base, str(edit.path)))
         new = jsonkeys.dumps(merged.obj)
     data = new.encode()
     if data == content:
         return None, entry
     if entry is None:
-        entry = Entry(content, "", merged.previous, merged.created, missing_folders(edit.path))
+        original = content if base == text else base.encode()
+        entry = Entry(original, "", merged.previous, merged.created, missing_folders(edit.path))
     entry = Entry(entry.original, digest(data) or "", entry.previous, entry.created, entry.folders)
     return Change(edit.path, data), entry
 
 
 def _plan_uninstall(edit: Edit, entry: Entry | None) -> Plan:
+    """The file's old bytes when it holds exactly what we wrote; else the file less ours."""
     content = read(edit.path)
     if content is None:
         return None, None
     if entry is not None and digest(content) == entry.written:
         return Change(edit.path, entry.original, prune=entry.folders), None
     text = _text(edit.path, content)
-    if isinstance(edit, BlockEdit):
-        new = blocks.strip(edit, text)
-        empty = not new.strip()
-    else:
-        obj = jsonkeys.parse(text, str(edit.path))
-        previous = entry.previous if entry else ()
-        created = entry.created if entry else ()
-        left = jsonkeys.remove(edit, obj, previous, created)
-        new = text if left == obj else jsonkeys.dumps(left)
-        empty = not left
+    new = _without(edit, text, entry)
     if new == text:
         return None, None
+    empty = not new.strip() if isinstance(edit, BlockEdit) else new.strip() == "{}"
     if empty and entry is not None and entry.original is None:
         return Change(edit.path, None, prune=entry.folders), None
     return Change(edit.path, new.encode()), None
+
+
+def _without(edit: Edit, text: str, entry: Entry | None) -> str:
+    """``text`` less our blocks or keys; ``text`` itself when it holds none of them."""
+    if isinstance(edit, BlockEdit):
+        return blocks.strip(edit, text)
+    obj = jsonkeys.parse(text, str(edit.path))
+    previous = entry.previous if entry else ()
+    created = entry.created if entry else ()
+    left = jsonkeys.remove(edit, obj, previous, created)
+    return text if left == obj else jsonkeys.dumps(left)
 
 
 def _refuse_conflicts(edit: BlockEdit, text: str) -> None:
