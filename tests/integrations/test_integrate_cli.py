@@ -101,7 +101,14 @@ def test_the_fragment_prints_and_goes_only_into_a_project(tmp_path: Path, home: 
 
 def test_codex_and_opencode_fragments_go_into_agents_md(tmp_path: Path) -> None:
     project = tmp_path / "proj"
+    project.mkdir()
     for host in ("codex", "opencode"):
         assert run(tmp_path, host, "--fragment", "--install", "--project", str(project))[0] == 0
     assert sorted(path.name for path in project.iterdir()) == ["AGENTS.md"]
     assert (project / "AGENTS.md").read_text().count(">>> skillstate") == 1
+
+
+def test_one_mode_at_a_time(tmp_path: Path) -> None:
+    code, out = run(tmp_path, "codex", "--install", "--verify")
+    assert code == 2 and "choose one mode" in out
+    assert snapshot(tmp_path) == {}

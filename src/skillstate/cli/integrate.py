@@ -52,15 +52,19 @@ Examples:
 """
 
 
+_MODES = ("print", "install", "uninstall", "verify")
+
+
 @click.command("integrate", help=_HELP, short_help="Point an agent host at the gateway.")
-@click.argument("host", type=click.Choice(["codex", "opencode", "claude"]))
-@click.option("--print", "mode", flag_value="print", default=True, help="Show; change nothing.")
-@click.option("--install", "mode", flag_value="install", help="Write it, as one transaction.")
-@click.option("--uninstall", "mode", flag_value="uninstall", help="Take out what was written.")
-@click.option("--verify", "mode", flag_value="verify", help="Report drift; exit 1 on drift.")
+@click.argument("host", type=click.Choice([host.value for host in it.Host]))
+@click.option("--print", "print_", is_flag=True, help="Show what would be written (default).")
+@click.option("--install", is_flag=True, help="Write it, as one transaction.")
+@click.option("--uninstall", is_flag=True, help="Take out what --install wrote.")
+@click.option("--verify", is_flag=True, help="Report drift, changing nothing; exit 1 on drift.")
 @click.option(
     "--project",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    metavar="DIR",
     help="Project scope: this project's files, not the user's.",
 )
 @click.option(
@@ -73,33 +77,44 @@ Examples:
 @click.option("--model", "models", multiple=True, metavar="NAME", help="opencode: a model to list.")
 def integrate_command(
     host: str,
-    mode: str,
     project: Path | None,
     gateway: str | None,
     fragment: bool,
     models: tuple[str, ...],
+    **modes: bool,
 ) -> None:
+    chosen = [mode for mode in _MODES if modes["print_" if mode == "print" else mode]]
+    if len(chosen) > 1:
+        raise click.UsageError(f"choose one mode, not {' and '.join('--' + m for m in chosen)}")
+    mode = chosen[0] if chosen else "print"
     settings = load(click.get_current_context().find_object(Flags) or Flags())
-    env = dict(os.environ)
-    chosen = it.Host(host)
     if project is not None:
         project = project.absolute()
+    if fragment and project is None and mode != "print":
+        raise click.UsageError(
+            "--fragment is written only into a project's file: give --project DIR "
+            "(global instruction files are never edited)"
+        )
     if fragment:
-        if project is None and mode != "print":
-            raise click.UsageError(
-                "--fragment is written only into a project's file: give --project DIR "
-                "(global instruction files are never edited)"
-            )
-        plan = it.fragment(chosen, project or Path("."))
+        plan = it.fragment(it.Host(host), project or Path("."))
     else:
-        command = shutil.which("skillstate", path=env.get("PATH")) or "skillstate"
-        where = it.Locations(env, home_directory(env), project)
-        plan = it.integration(chosen, where, gateway or gateway_url(settings), command, models)
-    record = settings.data_dir / it.RECORD_NAME
+        url = gateway or gateway_url(settings)
+        plan = _integration(it.Host(host), project, url, models)
     try:
-        _run(mode, plan, record, fragment)
+        _run(mode, plan, settings.data_dir / it.RECORD_NAME, fragment)
     except it.IntegrationError as exc:
         raise click.ClickException(str(exc)) from None
+
+
+def _integration(
+    host: it.Host, project: Path | None, gateway: str, models: tuple[str, ...]
+) -> it.Integration:
+    """The host's integration for this process's environment: the only place it is read."""
+    env = dict(os.environ)
+    # The MCP server by its full path where PATH finds it: a host may not share this PATH.
+    command = shutil.which("skillstate", path=env.get("PATH")) or "skillstate"
+    where = it.Locations(env, home_directory(env), project)
+    return it.integration(host, where, gateway, command, models)
 
 
 def _run(mode: str, plan: it.Integration, record: Path, fragment: bool) -> None:
