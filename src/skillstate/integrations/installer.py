@@ -17,7 +17,6 @@ from skillstate.integrations import blocks, jsonkeys
 from skillstate.integrations.files import Change, apply, digest, missing_folders, read
 from skillstate.integrations.manifest import Entry, Manifest, key, load
 from skillstate.integrations.model import (
-    JSON,
     SERVER_NAME,
     BlockEdit,
     Edit,
@@ -92,14 +91,9 @@ def _commit(integration: Integration, manifest: Manifest, plans: list[Plan]) -> 
             manifest.entries[key(edit.path)] = entry
     if not changes:
         return []
-    checks = {change.path: _checker(edit) for change, edit in _pairs(integration, changes)}
-    apply([*changes, manifest.change()], lambda change: checks.get(change.path, _any)(change))
+    checks = {edit.path: _checker(edit) for edit in integration.edits}
+    apply([*changes, manifest.change()], lambda change: checks.get(change.path, _unchecked)(change))
     return [change.path for change in changes]
-
-
-def _pairs(integration: Integration, changes: list[Change]) -> list[tuple[Change, Edit]]:
-    edits = {edit.path: edit for edit in integration.edits}
-    return [(change, edits[change.path]) for change in changes]
 
 
 def _plan_install(edit: Edit, entry: Entry | None) -> Plan:
@@ -186,7 +180,7 @@ def _checker(edit: Edit) -> Callable[[Change], None]:
         return lambda change: _check_json(change)
     if edit.syntax is Syntax.TOML:
         return lambda change: _check_toml(change)
-    return _any
+    return _unchecked
 
 
 def _check_toml(change: Change) -> None:
@@ -199,12 +193,11 @@ def _check_toml(change: Change) -> None:
 
 def _check_json(change: Change) -> None:
     if change.content is not None:
-        value: JSON = jsonkeys.parse(change.content.decode(), str(change.path))
-        del value
+        jsonkeys.parse(change.content.decode(), str(change.path))
 
 
-def _any(change: Change) -> None:
-    del change
+def _unchecked(change: Change) -> None:
+    """Markdown, and the install record: any text will do."""
 
 
 def _text(path: Path, content: bytes) -> str:
