@@ -19,6 +19,7 @@ COMMANDS = {
     "mcp": "skillstate.cli.mcp:mcp_command",
     "archive": "skillstate.cli.archive:archive_command",
     "doctor": "skillstate.cli.doctor:doctor_command",
+    "integrate": "skillstate.cli.integrate:integrate_command",
     "shell": "skillstate.cli.shell:shell_command",
     "hook": "skillstate.cli.shell:hook_command",
     "bench": "skillstate.cli.bench_all:bench_command",

@@ -1,0 +1,54 @@
+"""Pointing an agent host at the gateway: Codex, OpenCode and Claude Code (docs/integrations.md).
+
+Each host module says, as pure functions of an environment mapping and a home directory, where
+the host's files are and what skillstate puts in them; ``installer`` applies that as one
+transaction and records it so that it can be taken out again.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from skillstate.integrations import claude, codex, opencode
+from skillstate.integrations.fragment import fragment_edit
+from skillstate.integrations.installer import install, snippet, uninstall, verify
+from skillstate.integrations.manifest import FILE_NAME as RECORD_NAME
+from skillstate.integrations.model import (
+    DEFAULT_GATEWAY,
+    Host,
+    Integration,
+    IntegrationError,
+    Locations,
+)
+
+__all__ = [
+    "DEFAULT_GATEWAY",
+    "RECORD_NAME",
+    "Host",
+    "Integration",
+    "IntegrationError",
+    "Locations",
+    "fragment",
+    "install",
+    "integration",
+    "snippet",
+    "uninstall",
+    "verify",
+]
+
+
+def integration(
+    host: Host, where: Locations, gateway: str, command: str, models: tuple[str, ...] = ()
+) -> Integration:
+    """What ``host`` gets, for a gateway at ``gateway`` and ``command`` as the MCP server."""
+    gateway = gateway.rstrip("/")
+    if host is Host.CODEX:
+        return codex.integration(where, gateway, command)
+    if host is Host.OPENCODE:
+        return opencode.integration(where, gateway, command, models)
+    return claude.integration(where, gateway, command)
+
+
+def fragment(host: Host, project: Path) -> Integration:
+    """The instruction fragment in the project's AGENTS.md or CLAUDE.md."""
+    return Integration(host, (fragment_edit(host, project),))

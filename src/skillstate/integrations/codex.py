@@ -1,0 +1,75 @@
+"""Codex CLI: a ``skillstate`` model provider and the MCP server in its ``config.toml``.
+
+Codex reads ``$CODEX_HOME/config.toml`` (``~/.codex`` when ``CODEX_HOME`` is unset) and, in a
+trusted project, ``.codex/config.toml``, which wins over it. It picks its provider by the
+top-level ``model_provider`` key, and a top-level key must come before the first table or it
+lands inside that table: so one small block opens the file and the tables close it.
+
+The provider names no key, only the variable Codex reads it from (``OPENAI_API_KEY``), which
+the gateway forwards upstream as it came.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from skillstate.integrations.model import (
+    SERVER_NAME,
+    Block,
+    BlockEdit,
+    Edit,
+    Host,
+    Integration,
+    Locations,
+    Syntax,
+)
+
+KEY_VARIABLE = "OPENAI_API_KEY"
+
+
+def config_path(where: Locations) -> Path:
+    """The ``config.toml`` of the scope asked for."""
+    if where.project is not None:
+        return where.project / ".codex" / "config.toml"
+    home = where.env.get("CODEX_HOME")
+    return Path(home) / "config.toml" if home else where.home / ".codex" / "config.toml"
+
+
+def config_edit(where: Locations, gateway: str, command: str) -> BlockEdit:
+    """The provider selection at the top, the provider and MCP server tables at the end."""
+    top = Block(f"model_provider = {_string(SERVER_NAME)}", at_top=True)
+    tables = "\n".join(
+        [
+            f"[model_providers.{SERVER_NAME}]",
+            f"name = {_string('skillstate gateway')}",
+            f"base_url = {_string(gateway + '/v1')}",
+            f"env_key = {_string(KEY_VARIABLE)}",
+            'wire_api = "responses"',
+            "",
+            f"[mcp_servers.{SERVER_NAME}]",
+            f"command = {_string(command)}",
+            'args = ["mcp"]',
+        ]
+    )
+    return BlockEdit(config_path(where), (top, Block(tables)), Syntax.TOML)
+
+
+def pieces(where: Locations, gateway: str, command: str) -> tuple[Edit, ...]:
+    """Every managed piece Codex gets; a hook entry would join this tuple."""
+    return (config_edit(where, gateway, command),)
+
+
+def integration(where: Locations, gateway: str, command: str) -> Integration:
+    """Codex's integration, with where its key comes from."""
+    notes: tuple[str, ...] = (
+        f"Codex sends the key in ${KEY_VARIABLE}; the gateway forwards it upstream.",
+    )
+    if where.project is not None:
+        notes += ("Codex reads a project's .codex/config.toml only in a trusted project.",)
+    return Integration(Host.CODEX, pieces(where, gateway, command), notes)
+
+
+def _string(text: str) -> str:
+    """A TOML basic string: JSON's escapes are TOML's for these characters."""
+    return json.dumps(text, ensure_ascii=False)
