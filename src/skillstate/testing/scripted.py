@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import signal
 from collections.abc import Sequence
 
 from skillstate.testing.upstream import ScriptedUpstream
@@ -28,6 +29,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m skillstate.testing.scripted")
     parser.add_argument("--port", type=int, default=9999, help="port on 127.0.0.1 (0: any free)")
     args = parser.parse_args(argv)
+    # Started in the background by a non-interactive shell, a process inherits SIGINT
+    # ignored, and Python then never raises KeyboardInterrupt: interrupting is the one way
+    # to stop this server, so it is made to work.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_serve(args.port))
 
