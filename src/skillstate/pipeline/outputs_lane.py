@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from skillstate.archive import canonical_span, ref_for
 from skillstate.conversation import Message, Part, Request, Role, Text, ToolResult
 from skillstate.economics.tokenizer import count_tokens
+from skillstate.pipeline.archived import KnownArchived, text_of
 from skillstate.pipeline.kept import settled_results
 from skillstate.pipeline.lane import ArchiveWrite, LaneContext, LaneOutcome
 from skillstate.pipeline.options import OutputsOptions
@@ -46,10 +47,6 @@ MEMO_SIZE = 512
 (by identity): a history re-sends every output on every request, a view costs a pass over
 its text, and a re-sent message rewritten to the same object keeps what was computed over it
 downstream (``conversation.prefixes``)."""
-
-WRITTEN_SIZE = 4096
-"""(session, ref) pairs known archived: a re-sent output is not archived again on every
-request (doing so would be harmless, only wasted writes)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +77,7 @@ class OutputsLane:
         self._messages: OrderedDict[
             tuple[int, frozenset[int]], tuple[weakref.ref[Message], Message]
         ] = OrderedDict()
-        self._written: OrderedDict[tuple[str, str], None] = OrderedDict()
+        self._archived = KnownArchived()
         self._recall = recall_tool()
 
     async def __call__(self, request: Request, context: LaneContext) -> LaneOutcome:
@@ -100,7 +97,7 @@ class OutputsLane:
         writes = [
             ArchiveWrite(c.ref, c.data, context.session, f"tool output of {c.call_id}")
             for c in found.compacted
-            if self._new(context.session, c.ref)
+            if self._archived.new(context.session, c.ref)
         ]
         saved = sum(c.saved for c in found.compacted)
         report = {"outputs": len(found.compacted), "tokens_saved": saved}
@@ -151,7 +148,7 @@ class OutputsLane:
         one whose view would not save tokens."""
         if not isinstance(part, ToolResult):
             return None
-        text = _text_of(part)
+        text = text_of(part)
         least = self.options.boundary_min_chars if settled else self.options.min_chars
         if text is None or len(text) < least:
             return None
@@ -180,22 +177,3 @@ class OutputsLane:
         shown = redact(render(view, ref)).text
         saved = count_tokens(text) - count_tokens(shown)
         return _Compacted(shown, ref, data, saved, part.call_id, view.kind) if saved > 0 else None
-
-    def _new(self, session: str, ref: str) -> bool:
-        """Whether ``ref`` is not yet known archived for ``session`` (and is from now on)."""
-        key = (session, ref)
-        if key in self._written:
-            self._written.move_to_end(key)
-            return False
-        self._written[key] = None
-        while len(self._written) > WRITTEN_SIZE:
-            self._written.popitem(last=False)
-        return True
-
-
-def _text_of(result: ToolResult) -> str | None:
-    """The output's text when it is text only (an output holding images or opaque items is
-    left whole: a view of part of it would misplace the rest)."""
-    if not result.content or not all(isinstance(item, Text) for item in result.content):
-        return None
-    return "\n".join(item.text for item in result.content if isinstance(item, Text))

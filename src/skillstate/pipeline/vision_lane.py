@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from skillstate.archive import canonical_span, ref_for
 from skillstate.conversation import Image, Message, Part, Request, Role, Text, ToolResult, Wire
 from skillstate.economics.tokenizer import count_tokens
+from skillstate.pipeline.archived import KnownArchived, text_of
 from skillstate.pipeline.kept import settled_results
 from skillstate.pipeline.lane import ArchiveWrite, LaneContext, LaneOutcome
 from skillstate.pipeline.options import VisionOptions
@@ -56,8 +57,6 @@ results: ``protocols.openai_chat.transcript``)."""
 VIEW_MARK = "[skillstate view"
 MEMO_SIZE = 256
 """Outputs whose pages are remembered, by content and upstream wire."""
-WRITTEN_SIZE = 4096
-"""(session, ref) pairs known archived."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +80,7 @@ class VisionLane:
             self.options.page_width, self.options.page_height, self.options.font_size
         )
         self._drawn: OrderedDict[tuple[object, ...], _Drawn | None] = OrderedDict()
-        self._written: OrderedDict[tuple[str, str], None] = OrderedDict()
+        self._archived = KnownArchived()
         self._recall = recall_tool()
 
     async def __call__(self, request: Request, context: LaneContext) -> LaneOutcome:
@@ -103,25 +102,13 @@ class VisionLane:
         writes = [
             ArchiveWrite(d.ref, d.data, context.session, f"tool output of {d.call_id}")
             for d in drawn
-            if self._new(context.session, d.ref)
+            if self._archived.new(context.session, d.ref)
         ]
         saved = sum(d.saved for d in drawn)
         pages = sum(len(d.content) - 1 for d in drawn)
         report = {"outputs": len(drawn), "pages": pages, "tokens_saved": saved}
         changed = dataclasses.replace(request, messages=messages)
         return LaneOutcome(changed, writes, report, summary=f"-{saved}t")
-
-    def _new(self, session: str, ref: str) -> bool:
-        """Whether ``ref`` is not yet known archived for ``session`` (and is from now on): an
-        epoch re-sends its pages on every request, archived once."""
-        key = (session, ref)
-        if key in self._written:
-            self._written.move_to_end(key)
-            return False
-        self._written[key] = None
-        while len(self._written) > WRITTEN_SIZE:
-            self._written.popitem(last=False)
-        return True
 
     def _applies(self, request: Request, context: LaneContext) -> bool:
         """Whether this request may have pages: asked, allowlisted, ``recall`` offered."""
@@ -136,7 +123,7 @@ class VisionLane:
         and for an output that pages would not pay for (see the module)."""
         if not isinstance(part, ToolResult):
             return None
-        text = _text_of(part)
+        text = text_of(part)
         if text is None or len(text) < self.options.min_chars or text.startswith(VIEW_MARK):
             return None
         key = (role, part.call_id, wire, len(text), hash(text))
@@ -208,10 +195,3 @@ def _image(lines: list[str], last: bool, layout: Layout) -> Image:
 def _replaced(part: Part, drawn: _Drawn) -> Part:
     assert isinstance(part, ToolResult)
     return dataclasses.replace(part, content=list(drawn.content))
-
-
-def _text_of(result: ToolResult) -> str | None:
-    """The output's text when it is text only."""
-    if not result.content or not all(isinstance(item, Text) for item in result.content):
-        return None
-    return "\n".join(item.text for item in result.content if isinstance(item, Text))
