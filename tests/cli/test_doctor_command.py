@@ -24,7 +24,9 @@ from skillstate.testing.gateway import gateway_for
 def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for name in [name for name in os.environ if name.startswith("SKILLSTATE_")]:
         monkeypatch.delenv(name)
-    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    for name in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("OPENCODE_CONFIG", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
 
 
@@ -95,7 +97,9 @@ async def test_json_output(tmp_path: Path) -> None:
         "cli codex",
         "cli opencode",
         "cli claude",
-        "integrations",
+        "integration codex",
+        "integration opencode",
+        "integration claude",
         "shell hook",
     ]
     for check in report["checks"]:

@@ -43,14 +43,9 @@ def test_the_shell_hook() -> None:
     assert check_shell_hook(lambda: (False, "not installed")).ok is None
 
 
-def test_the_probes_are_found_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
-    integrations = types.ModuleType(hosts.INTEGRATIONS_MODULE)
-    integrations.doctor_probes = lambda: {"codex": lambda: ("installed", None)}  # type: ignore[attr-defined]
+def test_the_shell_probe_is_found_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
     shell = types.ModuleType(hosts.SHELL_MODULE)
     shell.doctor_probe = lambda: (True, "~/.zshrc")  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, hosts.INTEGRATIONS_MODULE, integrations)
     monkeypatch.setitem(sys.modules, hosts.SHELL_MODULE, shell)
-    probes = hosts.integration_probes()
-    assert probes is not None and list(probes) == ["codex"]
     probe = hosts.shell_hook_probe()
     assert probe is not None and probe() == (True, "~/.zshrc")

@@ -38,7 +38,7 @@ async def examine(settings: Settings, around: Surroundings | None = None) -> lis
     integrations = around.integrations
     shell_hook = around.shell_hook
     if around.discover:
-        integrations = integrations or hosts.integration_probes()
+        integrations = integrations or hosts.integration_probes(settings, around.environ)
         shell_hook = shell_hook or hosts.shell_hook_probe()
     return [
         gateway,

@@ -1,25 +1,27 @@
 """The checks of what ``skillstate integrate`` and the shell hook installed: each host's state
 and its drift (what differs from what ``integrate`` would write now).
 
-The verifying itself belongs to those features; this module only asks. A build that lacks
-them says so as information. Their modules answer through two small contracts, found by
-name so that neither is imported here when absent:
+The verifying itself belongs to those features; this module only asks:
 
-* ``skillstate.integrations.doctor_probes()`` returns ``{host: IntegrationProbe}``; a probe
-  reads, never writes, and returns ``(state, drift)``: ``state`` is ``"installed"`` or
-  ``"not installed"`` (or the feature's own word), ``drift`` says what differs, or ``None``.
-* ``skillstate.shell.doctor_probe()`` returns ``(installed, detail)``.
+* ``skillstate.integrations.probes.doctor_probes`` gives ``{host: IntegrationProbe}``; a
+  probe reads, never writes, and returns ``(state, drift)``: ``state`` is ``"installed"`` or
+  ``"not installed"``, ``drift`` says what differs, or ``None``.
+* ``skillstate.shell.doctor_probe()``, found by name (a build without it says so as
+  information), returns ``(installed, detail)``.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Protocol, cast
 
+from skillstate.config import Settings
 from skillstate.doctor.check import Check
+from skillstate.doctor.network import gateway_url
 
-INTEGRATIONS_MODULE = "skillstate.integrations"
 SHELL_MODULE = "skillstate.shell"
 NOT_IN_BUILD = "not available in this build"
 INSTALLED = "installed"
@@ -36,10 +38,14 @@ ShellHookProbe = Callable[[], tuple[bool, str]]
 """A read-only look at the shell hook: ``(installed, detail)``."""
 
 
-def integration_probes() -> Mapping[str, IntegrationProbe] | None:
-    """The integrate feature's probes, or ``None`` when this build has no such feature."""
-    factory = _hook(INTEGRATIONS_MODULE, "doctor_probes")
-    return None if factory is None else cast(Mapping[str, IntegrationProbe], factory())
+def integration_probes(
+    settings: Settings, environ: Mapping[str, str] | None = None
+) -> Mapping[str, IntegrationProbe]:
+    """Each host's probe (``integrations.probes``), for the gateway ``settings`` describe."""
+    from skillstate.integrations.probes import doctor_probes
+
+    env = os.environ if environ is None else environ
+    return doctor_probes(gateway_url(settings), Path(settings.data_dir), env)
 
 
 def shell_hook_probe() -> ShellHookProbe | None:

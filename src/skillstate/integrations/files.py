@@ -84,7 +84,10 @@ def _put(change: Change) -> None:
             with contextlib.suppress(OSError):
                 folder.rmdir()
         return
-    change.path.parent.mkdir(parents=True, exist_ok=True)
+    folder = change.path.parent
+    if not change.mode & 0o077 and not folder.exists():  # the owner's file: a folder its own
+        folder.mkdir(mode=0o700, parents=True)
+    folder.mkdir(parents=True, exist_ok=True)
     _write(change.path, change.content, change.mode)
 
 
