@@ -10,8 +10,9 @@ from pathlib import Path
 from aiohttp import web
 
 from skillstate import __version__
+from skillstate.cli.client import gateway_url
 from skillstate.config import Settings, load_settings
-from skillstate.doctor.network import check_gateway, check_upstreams, gateway_url
+from skillstate.doctor.network import check_gateway, check_upstreams
 from skillstate.testing import ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
 

@@ -18,9 +18,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Protocol, cast
 
+from skillstate.cli.client import gateway_url
 from skillstate.config import Settings
 from skillstate.doctor.check import Check
-from skillstate.doctor.network import gateway_url
 
 SHELL_MODULE = "skillstate.shell"
 NOT_IN_BUILD = "not available in this build"

@@ -5,31 +5,18 @@ credential, and any HTTP answer (a 401 or a 404 too) counts as reachable."""
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import shlex
 
 import aiohttp
 
 from skillstate import __version__, jsonio
+from skillstate.cli.client import gateway_url
 from skillstate.config import Settings, UpstreamSettings
 from skillstate.doctor.check import Check
 
 GATEWAY_TIMEOUT_S = 2.0
 UPSTREAM_TIMEOUT_S = 5.0
 TOKEN_HEADER = "x-skillstate-token"
-
-_WILDCARDS = {"0.0.0.0": "127.0.0.1", "::": "::1"}
-
-
-def gateway_url(settings: Settings) -> str:
-    """The base URL the gateway of ``settings`` answers on; a wildcard address is reached on
-    loopback."""
-    host = _WILDCARDS.get(settings.host, settings.host)
-    try:
-        literal = ipaddress.ip_address(host).version == 6
-    except ValueError:
-        literal = False
-    return f"http://{f'[{host}]' if literal else host}:{settings.port}"
 
 
 def start_command(settings: Settings, config_path: str | None = None) -> str:
