@@ -24,7 +24,6 @@ async def test_every_check_in_order_with_given_probes(tmp_path: Path) -> None:
         environ={"PATH": ""},
         integrations={"codex": lambda: ("installed", "wire_api is chat")},
         shell_hook=lambda: (True, "~/.bashrc"),
-        discover=False,
         clis=("codex",),
     )
     checks = await examine(settings, around)

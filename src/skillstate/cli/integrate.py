@@ -14,6 +14,7 @@ from skillstate.cli.client import check_url, gateway_url
 from skillstate.cli.options import Flags, load
 from skillstate.config.sources import home_directory
 from skillstate.integrations.fragment import TEXT
+from skillstate.integrations.probes import hook_installed
 
 _HELP = """\
 Point an agent host at the gateway, and register the `skillstate mcp` server with it.
@@ -38,6 +39,14 @@ What each host gets (no key is ever written; the host keeps its own key or login
             MCP server in ~/.claude.json ($CLAUDE_CONFIG_DIR/.claude.json)
 
 \b
+--shell adds the shell lane's PreToolUse hook (codex, claude; docs/shell.md): the host's
+read-only shell commands run through `skillstate shell`, which archives the exact output and
+shows the model a reduction. Claude Code gets an entry in its settings' hooks.PreToolUse,
+beside any of yours; Codex gets a [[hooks.PreToolUse]] group and its trust in config.toml
+(user scope only: Codex keeps hook trust in the user's file). An install without --shell
+takes the hook out again; --verify and --uninstall find it by themselves.
+
+\b
 --project DIR writes the project's files instead (.codex/config.toml, opencode.json,
 .claude/settings.json and .mcp.json). --fragment works on the short instruction fragment
 (what Σ and recall are) instead: printed, or, with --project, kept in the project's
@@ -47,6 +56,7 @@ AGENTS.md or CLAUDE.md. Global instruction files are never edited.
 Examples:
   skillstate integrate codex
   skillstate integrate claude --install
+  skillstate integrate claude --install --shell
   skillstate integrate opencode --install --project . --model gpt-5
   skillstate integrate codex --fragment --install --project .
 """
@@ -74,12 +84,14 @@ _MODES = ("print", "install", "uninstall", "verify")
     help="The gateway [from the settings' host and port: http://127.0.0.1:8789].",
 )
 @click.option("--fragment", is_flag=True, help="The AGENTS.md / CLAUDE.md fragment instead.")
+@click.option("--shell", is_flag=True, help="Also the shell lane's hook (codex, claude).")
 @click.option("--model", "models", multiple=True, metavar="NAME", help="opencode: a model to list.")
 def integrate_command(
     host: str,
     project: Path | None,
     gateway: str | None,
     fragment: bool,
+    shell: bool,
     models: tuple[str, ...],
     **modes: bool,
 ) -> None:
@@ -95,26 +107,36 @@ def integrate_command(
             "--fragment is written only into a project's file: give --project DIR "
             "(global instruction files are never edited)"
         )
-    if fragment:
-        plan = it.fragment(it.Host(host), project or Path("."))
-    else:
-        url = gateway or gateway_url(settings)
-        plan = _integration(it.Host(host), project, url, models)
+    if fragment and shell:
+        raise click.UsageError("--shell installs a hook, not a fragment: use one of them")
     try:
+        if fragment:
+            plan = it.fragment(it.Host(host), project or Path("."))
+        else:
+            url = gateway or gateway_url(settings)
+            plan = _integration(it.Host(host), project, url, models, shell, mode)
         _run(mode, plan, settings.data_dir / it.RECORD_NAME, fragment)
     except it.IntegrationError as exc:
         raise click.ClickException(str(exc)) from None
 
 
 def _integration(
-    host: it.Host, project: Path | None, gateway: str, models: tuple[str, ...]
+    host: it.Host,
+    project: Path | None,
+    gateway: str,
+    models: tuple[str, ...],
+    shell: bool,
+    mode: str,
 ) -> it.Integration:
-    """The host's integration for this process's environment: the only place it is read."""
+    """The host's integration for this process's environment: the only place it is read.
+    Verify and uninstall include the shell hook when the host's files hold it."""
     env = dict(os.environ)
     # The MCP server by its full path where PATH finds it: a host may not share this PATH.
     command = shutil.which("skillstate", path=env.get("PATH")) or "skillstate"
     where = it.Locations(env, home_directory(env), project)
-    return it.integration(host, where, gateway, command, models)
+    if mode in ("verify", "uninstall") and not shell:
+        shell = hook_installed(host, where, command)
+    return it.integration(host, where, gateway, command, models, shell)
 
 
 def _run(mode: str, plan: it.Integration, record: Path, fragment: bool) -> None:

@@ -15,13 +15,12 @@ from skillstate.doctor.check import Check
 @dataclass(frozen=True, slots=True)
 class Surroundings:
     """What the checks look at besides the settings: the ``PATH`` the CLIs are looked up on
-    and the integrate and shell-hook probes (``None``: discover them in this build), and the
+    and the integrate and shell-hook probes (``None``: those of ``integrations.probes``), and the
     config file the settings came from, for the command that starts the gateway."""
 
     environ: Mapping[str, str] | None = None
     integrations: Mapping[str, hosts.IntegrationProbe] | None = None
     shell_hook: hosts.ShellHookProbe | None = None
-    discover: bool = True
     clis: tuple[str, ...] = field(default=machine.CLIS)
     config_path: str | None = None
 
@@ -35,11 +34,8 @@ async def examine(settings: Settings, around: Surroundings | None = None) -> lis
         network.check_upstreams(settings),
         machine.check_clis(around.clis, around.environ),
     )
-    integrations = around.integrations
-    shell_hook = around.shell_hook
-    if around.discover:
-        integrations = integrations or hosts.integration_probes(settings, around.environ)
-        shell_hook = shell_hook or hosts.shell_hook_probe()
+    integrations = around.integrations or hosts.integration_probes(settings, around.environ)
+    shell_hook = around.shell_hook or hosts.shell_hook_probe(around.environ)
     return [
         gateway,
         *upstreams,

@@ -1,29 +1,23 @@
 """The checks of what ``skillstate integrate`` and the shell hook installed: each host's state
 and its drift (what differs from what ``integrate`` would write now).
 
-The verifying itself belongs to those features; this module only asks:
-
-* ``skillstate.integrations.probes.doctor_probes`` gives ``{host: IntegrationProbe}``; a
-  probe reads, never writes, and returns ``(state, drift)``: ``state`` is ``"installed"`` or
-  ``"not installed"``, ``drift`` says what differs, or ``None``.
-* ``skillstate.shell.doctor_probe()``, found by name (a build without it says so as
-  information), returns ``(installed, detail)``.
+The verifying itself belongs to ``skillstate.integrations.probes``; this module only asks.
+``doctor_probes`` gives ``{host: IntegrationProbe}``; a probe reads, never writes, and returns
+``(state, drift)``: ``state`` is ``"installed"`` or ``"not installed"``, ``drift`` says what
+differs, or ``None``. ``shell_probe`` returns ``(installed, detail)``.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Protocol, cast
+from typing import Protocol
 
 from skillstate.cli.client import gateway_url
 from skillstate.config import Settings
 from skillstate.doctor.check import Check
 
-SHELL_MODULE = "skillstate.shell"
-NOT_IN_BUILD = "not available in this build"
 INSTALLED = "installed"
 NOT_INSTALLED = "not installed"
 
@@ -48,26 +42,16 @@ def integration_probes(
     return doctor_probes(gateway_url(settings), Path(settings.data_dir), env)
 
 
-def shell_hook_probe() -> ShellHookProbe | None:
-    """The shell hook's probe, or ``None`` when this build has no shell hook."""
-    probe = _hook(SHELL_MODULE, "doctor_probe")
-    return None if probe is None else cast(ShellHookProbe, probe)
+def shell_hook_probe(environ: Mapping[str, str] | None = None) -> ShellHookProbe:
+    """The shell hook's probe (``integrations.probes``): in which hosts it is installed."""
+    from skillstate.integrations.probes import shell_probe
+
+    return shell_probe(os.environ if environ is None else environ)
 
 
-def _hook(module_name: str, attribute: str) -> Callable[..., object] | None:
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError:
-        return None
-    found = getattr(module, attribute, None)
-    return found if callable(found) else None
-
-
-def check_integrations(probes: Mapping[str, IntegrationProbe] | None) -> list[Check]:
+def check_integrations(probes: Mapping[str, IntegrationProbe]) -> list[Check]:
     """One check per host: installed and as ``integrate`` would write it (ok), drifted (a
     problem, fixed by installing again), or not installed (information)."""
-    if probes is None:
-        return [Check("integrations", None, NOT_IN_BUILD)]
     return [_integration(host, probe) for host, probe in probes.items()]
 
 
@@ -85,10 +69,8 @@ def _integration(host: str, probe: IntegrationProbe) -> Check:
     return Check(name, state == INSTALLED or None, state)
 
 
-def check_shell_hook(probe: ShellHookProbe | None) -> Check:
+def check_shell_hook(probe: ShellHookProbe) -> Check:
     """Whether the shell hook is installed; absent by choice is information."""
-    if probe is None:
-        return Check("shell hook", None, NOT_IN_BUILD)
     try:
         installed, detail = probe()
     except Exception as exc:

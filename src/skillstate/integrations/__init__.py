@@ -38,15 +38,23 @@ __all__ = [
 
 
 def integration(
-    host: Host, where: Locations, gateway: str, command: str, models: tuple[str, ...] = ()
+    host: Host,
+    where: Locations,
+    gateway: str,
+    command: str,
+    models: tuple[str, ...] = (),
+    shell: bool = False,
 ) -> Integration:
-    """What ``host`` gets, for a gateway at ``gateway`` and ``command`` as the MCP server."""
+    """What ``host`` gets, for a gateway at ``gateway`` and ``command`` as the MCP server (and
+    the shell hook's program, with ``shell``)."""
     gateway = gateway.rstrip("/")
     if host is Host.CODEX:
-        return codex.integration(where, gateway, command)
+        return codex.integration(where, gateway, command, shell)
+    if shell and host is Host.OPENCODE:
+        raise IntegrationError("OpenCode has no PreToolUse hook: --shell is for codex and claude")
     if host is Host.OPENCODE:
         return opencode.integration(where, gateway, command, models)
-    return claude.integration(where, gateway, command)
+    return claude.integration(where, gateway, command, shell)
 
 
 def fragment(host: Host, project: Path) -> Integration:

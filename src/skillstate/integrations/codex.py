@@ -6,7 +6,8 @@ top-level ``model_provider`` key, and a top-level key must come before the first
 lands inside that table: so one small block opens the file and the tables close it.
 
 The provider names no key, only the variable Codex reads it from (``OPENAI_API_KEY``), which
-the gateway forwards upstream as it came.
+the gateway forwards upstream as it came. With the shell hook, the tables also hold the hook
+and its trust (``shellhook``), which Codex reads from the user's file only.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from skillstate.integrations import shellhook
 from skillstate.integrations.model import (
     SERVER_NAME,
     Block,
@@ -21,6 +23,7 @@ from skillstate.integrations.model import (
     Edit,
     Host,
     Integration,
+    IntegrationError,
     Locations,
     Syntax,
 )
@@ -36,8 +39,9 @@ def config_path(where: Locations) -> Path:
     return Path(home) / "config.toml" if home else where.home / ".codex" / "config.toml"
 
 
-def config_edit(where: Locations, gateway: str, command: str) -> BlockEdit:
-    """The provider selection at the top, the provider and MCP server tables at the end."""
+def config_edit(where: Locations, gateway: str, command: str, shell: bool = False) -> BlockEdit:
+    """The provider selection at the top, the provider and MCP server tables (and the shell
+    hook's) at the end."""
     top = Block(f"model_provider = {_string(SERVER_NAME)}", at_top=True)
     tables = "\n".join(
         [
@@ -52,22 +56,32 @@ def config_edit(where: Locations, gateway: str, command: str) -> BlockEdit:
             'args = ["mcp"]',
         ]
     )
-    return BlockEdit(config_path(where), (top, Block(tables)), Syntax.TOML)
+    path = config_path(where)
+    if shell:
+        tables += "\n\n" + shellhook.codex_tables(path.absolute(), command)
+    return BlockEdit(path, (top, Block(tables)), Syntax.TOML)
 
 
-def pieces(where: Locations, gateway: str, command: str) -> tuple[Edit, ...]:
-    """Every managed piece Codex gets; a hook entry would join this tuple."""
-    return (config_edit(where, gateway, command),)
+def pieces(where: Locations, gateway: str, command: str, shell: bool = False) -> tuple[Edit, ...]:
+    """Every managed piece Codex gets."""
+    return (config_edit(where, gateway, command, shell),)
 
 
-def integration(where: Locations, gateway: str, command: str) -> Integration:
+def integration(where: Locations, gateway: str, command: str, shell: bool = False) -> Integration:
     """Codex's integration, with where its key comes from."""
+    if shell and where.project is not None:
+        raise IntegrationError(
+            "Codex runs a hook only once it is trusted, and keeps that trust in the user's "
+            "config alone: install the shell hook without --project"
+        )
     notes: tuple[str, ...] = (
         f"Codex sends the key in ${KEY_VARIABLE}; the gateway forwards it upstream.",
     )
     if where.project is not None:
         notes += ("Codex reads a project's .codex/config.toml only in a trusted project.",)
-    return Integration(Host.CODEX, pieces(where, gateway, command), notes)
+    if shell:
+        notes += ("The shell hook is trusted in config.toml; Codex asks again if it changes.",)
+    return Integration(Host.CODEX, pieces(where, gateway, command, shell), notes)
 
 
 def _string(text: str) -> str:

@@ -12,12 +12,13 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from skillstate.integrations import blocks, jsonkeys
 from skillstate.integrations.files import Change, apply, digest, missing_folders, read
 from skillstate.integrations.manifest import Entry, Manifest, key, load
 from skillstate.integrations.model import (
-    SERVER_NAME,
+    JSON,
     BlockEdit,
     Edit,
     Integration,
@@ -98,13 +99,18 @@ def _commit(integration: Integration, manifest: Manifest, plans: list[Plan]) -> 
 
 def _plan_install(edit: Edit, entry: Entry | None) -> Plan:
     """Our pieces merged into the file. The record of an earlier install is kept only while
-    the file still holds exactly what that install wrote (a new gateway URL, say); otherwise
-    the install starts afresh from the file as it would be without our pieces."""
+    the file still holds exactly what that install wrote (a new gateway URL, say), and then
+    the items it appended make way for this version's; otherwise the install starts afresh
+    from the file as it would be without our pieces (those the record names, too)."""
     content = read(edit.path)
     text = "" if content is None else _text(edit.path, content)
+    record = entry
     if entry is not None and digest(content) != entry.written:
         entry = None
-    base = text if entry is not None else _without(edit, text, None)
+    if entry is not None:
+        base = _without_items(edit, text, entry.items)
+    else:
+        base = _without(edit, text, record)
     if isinstance(edit, BlockEdit):
         _refuse_conflicts(edit, base)
         new = blocks.merge(edit, base)
@@ -113,12 +119,19 @@ def _plan_install(edit: Edit, entry: Entry | None) -> Plan:
         merged = jsonkeys.merge(edit, jsonkeys.parse(base, str(edit.path)))
         new = jsonkeys.dumps(merged.obj)
     data = new.encode()
-    if data == content:
-        return None, entry
     if entry is None:
         original = content if base == text else base.encode()
         entry = Entry(original, "", merged.previous, merged.created, missing_folders(edit.path))
-    entry = Entry(entry.original, digest(data) or "", entry.previous, entry.created, entry.folders)
+    entry = Entry(
+        entry.original,
+        digest(data) or "",
+        entry.previous,
+        tuple(dict.fromkeys(entry.created + merged.created)),
+        entry.folders,
+        merged.appended,
+    )
+    if data == content:
+        return None, entry
     return Change(edit.path, data), entry
 
 
@@ -140,18 +153,29 @@ def _plan_uninstall(edit: Edit, entry: Entry | None) -> Plan:
 
 
 def _without(edit: Edit, text: str, entry: Entry | None) -> str:
-    """``text`` less our blocks or keys; ``text`` itself when it holds none of them."""
+    """``text`` less our blocks or keys; ``text`` itself when it holds none of them. Our list
+    items are those the record names, or without a record those this version writes."""
     if isinstance(edit, BlockEdit):
         return blocks.strip(edit, text)
     obj = jsonkeys.parse(text, str(edit.path))
     previous = entry.previous if entry else ()
     created = entry.created if entry else ()
-    left = jsonkeys.remove(edit, obj, previous, created)
+    items = entry.items if entry else tuple(edit.items)
+    left = jsonkeys.remove(edit, obj, previous, created, items)
     return text if left == obj else jsonkeys.dumps(left)
 
 
+def _without_items(edit: Edit, text: str, items: tuple[tuple[tuple[str, ...], JSON], ...]) -> str:
+    """``text`` less the list items an earlier install appended (only a JSON file has any)."""
+    if isinstance(edit, BlockEdit) or not items:
+        return text
+    obj = jsonkeys.parse(text, str(edit.path))
+    return jsonkeys.dumps(jsonkeys.remove(KeysEdit(edit.path, ()), obj, (), (), items))
+
+
 def _refuse_conflicts(edit: BlockEdit, text: str) -> None:
-    """A TOML file must parse without our blocks and not already set what the blocks set."""
+    """A TOML file must parse without our blocks and not already set what the blocks set (a
+    ``model_provider``, a table of ours, a list of tables ours would join)."""
     if edit.syntax is not Syntax.TOML:
         return
     try:
@@ -160,18 +184,31 @@ def _refuse_conflicts(edit: BlockEdit, text: str) -> None:
         raise IntegrationError(
             f"{edit.path} is not valid TOML ({exc}); nothing was changed"
         ) from None
-    clashes = []
-    if "model_provider" in config:
-        clashes.append(f"model_provider = {config['model_provider']!r}")
-    for table in ("model_providers", "mcp_servers"):
-        section = config.get(table)
-        if isinstance(section, dict) and SERVER_NAME in section:
-            clashes.append(f"[{table}.{SERVER_NAME}]")
+    ours = tomllib.loads("".join(blocks.render(edit, block) for block in edit.blocks))
+    clashes = _shared(ours, config, ())
     if clashes:
         raise IntegrationError(
             f"{edit.path} already sets {' and '.join(clashes)} outside skillstate's block: "
             "remove that line or table, then install again; nothing was changed"
         )
+
+
+def _shared(ours: dict[str, Any], theirs: dict[str, Any], at: tuple[str, ...]) -> list[str]:
+    """What both set, by dotted name: a key, a list (of tables), or a table of ours (one that
+    holds a value of its own); a table that only holds tables is compared key by key."""
+    found: list[str] = []
+    for name, value in ours.items():
+        if name not in theirs:
+            continue
+        if isinstance(value, dict) and isinstance(theirs[name], dict) and not _owned(value):
+            found += _shared(value, theirs[name], (*at, name))
+        else:
+            found.append(".".join((*at, name)))
+    return found
+
+
+def _owned(table: dict[str, Any]) -> bool:
+    return any(not isinstance(value, dict | list) for value in table.values())
 
 
 def _checker(edit: Edit) -> Callable[[Change], None]:

@@ -2,9 +2,11 @@
 
 The contract: ``remove(merge(obj))`` gives ``obj`` back, key order included, when nobody
 touched our keys in between. ``merge`` reports each key's previous value (or that it was
-absent) and the objects it had to create on the way; ``remove`` puts each of our keys back to
-its previous value only while it still holds ours, and deletes a created object only while it
-is empty. A key the user changed after us is theirs and stays.
+absent), the objects and lists it had to create on the way, and the list items it appended;
+``remove`` puts each of our keys back to its previous value only while it still holds ours,
+takes out the items it is told are ours (one each), and deletes a created object or list only
+while it is empty. A key the user changed after us is theirs and stays; so is every item of a
+shared list but ours, and an item equal to ours that was there before us.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class Merged:
     obj: dict[str, JSON]
     previous: tuple[Previous, ...]
     created: tuple[Path_, ...]
+    appended: tuple[tuple[Path_, JSON], ...] = ()
 
 
 def parse(text: str, where: str) -> dict[str, JSON]:
@@ -67,7 +70,13 @@ def merge(edit: KeysEdit, obj: dict[str, JSON]) -> Merged:
         else:
             previous.append(Previous(path, True))
         parent[leaf] = copy.deepcopy(value)
-    return Merged(out, tuple(previous), tuple(created))
+    appended: list[tuple[Path_, JSON]] = []
+    for path, item in edit.items:
+        items = _list(_parent(out, path, created, edit), path, created, edit)
+        if item not in items:
+            items.append(copy.deepcopy(item))
+            appended.append((path, item))
+    return Merged(out, tuple(previous), tuple(created), tuple(appended))
 
 
 def remove(
@@ -75,9 +84,16 @@ def remove(
     obj: dict[str, JSON],
     previous: tuple[Previous, ...],
     created: tuple[Path_, ...],
+    items: tuple[tuple[Path_, JSON], ...] = (),
 ) -> dict[str, JSON]:
-    """``obj`` with each of our keys that still holds our value put back as it was."""
+    """``obj`` with each of our keys that still holds our value put back as it was, and each
+    of ``items`` (the list items that are ours) taken out of its list."""
     out = copy.deepcopy(obj)
+    for path, item in items:
+        parent = _existing_parent(out, path)
+        found = None if parent is None else parent.get(path[-1])
+        if isinstance(found, list) and item in found:
+            found.remove(item)
     before = {item.path: item for item in previous}
     for path, value in edit.keys:
         parent = _existing_parent(out, path)
@@ -90,7 +106,7 @@ def remove(
             parent[path[-1]] = copy.deepcopy(item.value)
     for path in sorted(created, key=len, reverse=True):
         parent = _existing_parent(out, path)
-        if parent is not None and parent.get(path[-1]) == {}:
+        if parent is not None and parent.get(path[-1], _ABSENT) in ({}, []):
             del parent[path[-1]]
     return out
 
@@ -105,6 +121,11 @@ def drift(edit: KeysEdit, obj: dict[str, JSON]) -> list[str]:
             problems.append(f"{edit.path}: {name} is missing")
         elif parent[path[-1]] != value:
             problems.append(f"{edit.path}: {name} differs from what this version writes")
+    for path, item in edit.items:
+        parent = _existing_parent(obj, path)
+        found = None if parent is None else parent.get(path[-1])
+        if not isinstance(found, list) or item not in found:
+            problems.append(f"{edit.path}: {'.'.join(path)} lacks skillstate's entry")
     return problems
 
 
@@ -125,6 +146,17 @@ def _parent(
             raise IntegrationError(f"{edit.path}: {name} is not an object; nothing was changed")
         node = child
     return node
+
+
+def _list(parent: dict[str, JSON], path: Path_, created: list[Path_], edit: KeysEdit) -> list[JSON]:
+    if path[-1] not in parent:
+        parent[path[-1]] = []
+        created.append(path)
+    found = parent[path[-1]]
+    if not isinstance(found, list):
+        name = ".".join(path)
+        raise IntegrationError(f"{edit.path}: {name} is not a list; nothing was changed")
+    return found
 
 
 def _existing_parent(obj: dict[str, JSON], path: Path_) -> dict[str, JSON] | None:

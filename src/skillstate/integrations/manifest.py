@@ -1,5 +1,6 @@
 """The record of what skillstate installed: for each file, its bytes before the first install
-(or that it was absent), the hash of what we wrote, and each of our JSON keys' previous value.
+(or that it was absent), the hash of what we wrote, each of our JSON keys' previous value, and
+the list items we appended.
 
 ``--uninstall`` uses it to put a file back byte for byte when the file still holds exactly
 what we wrote. The record lives in skillstate's data directory, readable by its owner only,
@@ -16,7 +17,7 @@ from typing import Any
 
 from skillstate.integrations.files import Change, read
 from skillstate.integrations.jsonkeys import Previous
-from skillstate.integrations.model import IntegrationError
+from skillstate.integrations.model import JSON, IntegrationError
 
 VERSION = 1
 FILE_NAME = "integrations.json"
@@ -31,6 +32,7 @@ class Entry:
     previous: tuple[Previous, ...] = ()
     created: tuple[tuple[str, ...], ...] = ()
     folders: tuple[Path, ...] = ()
+    items: tuple[tuple[tuple[str, ...], JSON], ...] = ()
 
 
 @dataclass(slots=True)
@@ -80,6 +82,7 @@ def _encode(entry: Entry) -> dict[str, Any]:
         ],
         "created": [list(path) for path in entry.created],
         "folders": [str(folder) for folder in entry.folders],
+        "items": [{"path": list(path), "value": value} for path, value in entry.items],
     }
 
 
@@ -94,4 +97,5 @@ def _decode(data: dict[str, Any]) -> Entry:
         ),
         created=tuple(tuple(path) for path in data["created"]),
         folders=tuple(Path(folder) for folder in data["folders"]),
+        items=tuple((tuple(item["path"]), item["value"]) for item in data.get("items", [])),
     )

@@ -5,7 +5,9 @@ Two kinds of edit cover every host. A ``BlockEdit`` owns marker-delimited blocks
 Codex ``config.toml``, an ``AGENTS.md``): everything between a pair of markers is ours, nothing
 outside it is. A ``KeysEdit`` owns a few keys of a JSON object (``opencode.json``, Claude Code's
 settings): each is named by its path from the root, and its value is ours while it still equals
-what we wrote. Neither kind ever holds a credential; the hosts keep their own keys and logins.
+what we wrote; it may also own items of a list the user shares with us (a hook among the
+user's hooks): each is ours while the list holds it, the user's items are never touched.
+Neither kind ever holds a credential; the hosts keep their own keys and logins.
 """
 
 from __future__ import annotations
@@ -63,10 +65,12 @@ class BlockEdit:
 
 @dataclass(frozen=True, slots=True)
 class KeysEdit:
-    """Our keys in the JSON object file at ``path``: each a path from the root and its value."""
+    """Our keys in the JSON object file at ``path``: each a path from the root and its value;
+    ``items``: each a path to a list and the item of ours it holds."""
 
     path: Path
     keys: tuple[tuple[tuple[str, ...], JSON], ...]
+    items: tuple[tuple[tuple[str, ...], JSON], ...] = ()
 
 
 Edit: TypeAlias = BlockEdit | KeysEdit
