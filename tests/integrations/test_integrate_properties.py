@@ -9,13 +9,18 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from integrate_support import plan, record
+from integrate_support import COMMAND, GATEWAY, locations, plan, record
 
 from skillstate.integrations import Host, IntegrationError, blocks, install, jsonkeys, uninstall
+from skillstate.integrations import integration as integration_of
 from skillstate.integrations.model import JSON, Block, BlockEdit, KeysEdit, Syntax
 
 EDIT = BlockEdit(Path("f.toml"), (Block("a = 1", at_top=True), Block("[t]\nb = 2")), Syntax.TOML)
-KEYS = KeysEdit(Path("f.json"), ((("env", "X"), "ours"), (("mcp", "skillstate"), {"a": [1]})))
+KEYS = KeysEdit(
+    Path("f.json"),
+    ((("env", "X"), "ours"), (("mcp", "skillstate"), {"a": [1]})),
+    ((("hooks", "PreToolUse"), {"matcher": "ours"}),),
+)
 
 lines = st.lists(st.text(st.characters(exclude_characters="\r\n"), max_size=12), max_size=8)
 texts = lines.map(lambda items: "".join(item + "\n" for item in items))
@@ -28,7 +33,8 @@ values: st.SearchStrategy[JSON] = st.recursive(
     max_leaves=10,
 )
 objects = st.dictionaries(
-    st.sampled_from(["env", "mcpServers", "provider", "mcp", "theme", ""]) | st.text(max_size=5),
+    st.sampled_from(["env", "mcpServers", "provider", "mcp", "hooks", "theme", ""])
+    | st.text(max_size=5),
     values,
     max_size=5,
 )
@@ -47,8 +53,8 @@ def test_remove_undoes_merge_key_order_included(obj: dict[str, JSON]) -> None:
     try:
         merged = jsonkeys.merge(KEYS, obj)
     except IntegrationError:
-        return  # "env" or "mcp" is not an object: refused
-    back = jsonkeys.remove(KEYS, merged.obj, merged.previous, merged.created)
+        return  # "env", "mcp" or "hooks" is not an object: refused
+    back = jsonkeys.remove(KEYS, merged.obj, merged.previous, merged.created, merged.appended)
     assert json.dumps(back) == json.dumps(obj)
 
 
@@ -59,7 +65,7 @@ def test_install_then_uninstall_gives_the_settings_back(
 ) -> None:
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
-        integration = plan(Host.CLAUDE, tmp)
+        integration = integration_of(Host.CLAUDE, locations(tmp), GATEWAY, COMMAND, shell=True)
         original = json.dumps(obj, indent=indent).encode()
         for edit in integration.edits:
             edit.path.parent.mkdir(parents=True, exist_ok=True)

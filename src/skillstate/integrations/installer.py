@@ -18,7 +18,6 @@ from skillstate.integrations import blocks, jsonkeys
 from skillstate.integrations.files import Change, apply, digest, missing_folders, read
 from skillstate.integrations.manifest import Entry, Manifest, key, load
 from skillstate.integrations.model import (
-    JSON,
     BlockEdit,
     Edit,
     Integration,
@@ -107,10 +106,7 @@ def _plan_install(edit: Edit, entry: Entry | None) -> Plan:
     record = entry
     if entry is not None and digest(content) != entry.written:
         entry = None
-    if entry is not None:
-        base = _without_items(edit, text, entry.items)
-    else:
-        base = _without(edit, text, record)
+    base = _without(edit, text, record) if entry is None else _without_items(edit, text, entry)
     if isinstance(edit, BlockEdit):
         _refuse_conflicts(edit, base)
         new = blocks.merge(edit, base)
@@ -165,12 +161,14 @@ def _without(edit: Edit, text: str, entry: Entry | None) -> str:
     return text if left == obj else jsonkeys.dumps(left)
 
 
-def _without_items(edit: Edit, text: str, items: tuple[tuple[tuple[str, ...], JSON], ...]) -> str:
-    """``text`` less the list items an earlier install appended (only a JSON file has any)."""
-    if isinstance(edit, BlockEdit) or not items:
+def _without_items(edit: Edit, text: str, entry: Entry) -> str:
+    """``text`` less the list items an earlier install appended (only a JSON file has any),
+    and the lists and objects it created for them, once empty."""
+    if isinstance(edit, BlockEdit) or not entry.items:
         return text
     obj = jsonkeys.parse(text, str(edit.path))
-    return jsonkeys.dumps(jsonkeys.remove(KeysEdit(edit.path, ()), obj, (), (), items))
+    left = jsonkeys.remove(KeysEdit(edit.path, ()), obj, (), entry.created, entry.items)
+    return jsonkeys.dumps(left)
 
 
 def _refuse_conflicts(edit: BlockEdit, text: str) -> None:

@@ -89,11 +89,11 @@ def remove(
     """``obj`` with each of our keys that still holds our value put back as it was, and each
     of ``items`` (the list items that are ours) taken out of its list."""
     out = copy.deepcopy(obj)
-    for path, item in items:
+    for path, ours in items:
         parent = _existing_parent(out, path)
         found = None if parent is None else parent.get(path[-1])
-        if isinstance(found, list) and item in found:
-            found.remove(item)
+        if isinstance(found, list) and ours in found:
+            found.remove(ours)
     before = {item.path: item for item in previous}
     for path, value in edit.keys:
         parent = _existing_parent(out, path)
