@@ -165,6 +165,18 @@ def test_codex_gets_a_trusted_hook_group(tmp_path: Path) -> None:
     assert not path.exists()
 
 
+def test_codex_sandbox_may_write_the_archive(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data" / "skillstate"
+    where = locations(tmp_path)
+    plan = integration(Host.CODEX, where, GATEWAY, COMMAND, shell=True, data_dir=data_dir)
+    install(plan, record(tmp_path))
+    config = tomllib.loads(config_file(tmp_path).read_text())
+    assert config["sandbox_workspace_write"] == {"writable_roots": [str(data_dir)]}
+    without = integration(Host.CODEX, where, GATEWAY, COMMAND, data_dir=data_dir)
+    install(without, record(tmp_path))  # no hook, no writable root
+    assert "sandbox_workspace_write" not in tomllib.loads(config_file(tmp_path).read_text())
+
+
 def test_codex_refuses_a_config_with_hook_groups_of_its_own(tmp_path: Path) -> None:
     """Codex trusts a hook by its place among the file's groups; ours must be the first."""
     path = config_file(tmp_path)

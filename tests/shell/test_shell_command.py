@@ -132,3 +132,44 @@ def test_rtk_on_path_takes_the_command_when_asked(project: Path, tmp_path: Path)
     assert (done.returncode, done.stdout, done.stderr) == (5, b"rtk ran: ls\n", b"rtk err\n")
     plain = _skillstate(tmp_path / "data", project, "shell", "--", "ls", env=env)
     assert plain.returncode == 0 and b"big.txt" in plain.stdout
+
+
+FORBIDDEN_SEND = """\
+import errno
+import socket
+
+
+def _forbidden(self, *args, **kwargs):
+    raise PermissionError(errno.EPERM, "Operation not permitted")
+
+
+socket.socket.send = _forbidden
+"""
+
+
+def test_it_archives_where_sockets_may_not_send(project: Path, tmp_path: Path) -> None:
+    """Codex's sandbox forbids ``send`` on sockets, which asyncio uses to wake its loop when
+    the stores' file work finishes in another thread; ``sitecustomize`` forbids it the same
+    way here. The command must still finish, reduced and archived, instead of hanging."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(FORBIDDEN_SEND)
+    env = _env(PYTHONPATH=f"{site}{os.pathsep}{SRC}")
+    data = tmp_path / "data"
+    done = _skillstate(data, project, "shell", "--", "cat", "big.txt", env=env)
+    assert done.returncode == 0, done.stderr
+    _, outcome = asyncio.run(_archived(data, _ref(done.stdout)))
+    assert outcome.stdout == (project / "big.txt").read_bytes()
+
+
+def test_an_archive_that_cannot_be_written_shows_it_all_with_one_note(
+    project: Path, tmp_path: Path
+) -> None:
+    """A read-only data directory (Codex's read-only sandbox): stdout whole, one line why."""
+    data = tmp_path / "data"
+    data.write_text("not a folder")
+    done = _skillstate(data, project, "shell", "--", "cat", "big.txt")
+    assert done.returncode == 0
+    assert done.stdout == (project / "big.txt").read_bytes()
+    [note] = done.stderr.decode().splitlines()
+    assert note.startswith("skillstate shell: archive unavailable") and "unreduced" in note

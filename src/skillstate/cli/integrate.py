@@ -43,8 +43,10 @@ What each host gets (no key is ever written; the host keeps its own key or login
 read-only shell commands run through `skillstate shell`, which archives the exact output and
 shows the model a reduction. Claude Code gets an entry in its settings' hooks.PreToolUse,
 beside any of yours; Codex gets a [[hooks.PreToolUse]] group and its trust in config.toml
-(user scope only: Codex keeps hook trust in the user's file). An install without --shell
-takes the hook out again; --verify and --uninstall find it by themselves.
+(user scope only: Codex keeps hook trust in the user's file), and skillstate's data directory
+as a writable root of its workspace-write sandbox, where the exact outputs are archived. An
+install without --shell takes the hook out again; --verify and --uninstall find it by
+themselves.
 
 \b
 --project DIR writes the project's files instead (.codex/config.toml, opencode.json,
@@ -114,7 +116,7 @@ def integrate_command(
             plan = it.fragment(it.Host(host), project or Path("."))
         else:
             url = gateway or gateway_url(settings)
-            plan = _integration(it.Host(host), project, url, models, shell, mode)
+            plan = _integration(it.Host(host), project, url, models, shell, mode, settings.data_dir)
         _run(mode, plan, settings.data_dir / it.RECORD_NAME, fragment)
     except it.IntegrationError as exc:
         raise click.ClickException(str(exc)) from None
@@ -127,6 +129,7 @@ def _integration(
     models: tuple[str, ...],
     shell: bool,
     mode: str,
+    data_dir: Path,
 ) -> it.Integration:
     """The host's integration for this process's environment: the only place it is read.
     Verify and uninstall include the shell hook when the host's files hold it."""
@@ -136,7 +139,7 @@ def _integration(
     where = it.Locations(env, home_directory(env), project)
     if mode in ("verify", "uninstall") and not shell:
         shell = hook_installed(host, where, command)
-    return it.integration(host, where, gateway, command, models, shell)
+    return it.integration(host, where, gateway, command, models, shell, Path(data_dir))
 
 
 def _run(mode: str, plan: it.Integration, record: Path, fragment: bool) -> None:

@@ -9,11 +9,12 @@ command the allowlist refuses (nothing runs), 127 for a program that cannot star
 from __future__ import annotations
 
 import asyncio
+import logging
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -22,6 +23,9 @@ from skillstate.config import Settings
 
 if TYPE_CHECKING:
     from skillstate.shell.run import Outcome
+
+T = TypeVar("T")
+_TICK_S = 0.01
 
 
 @click.command(
@@ -77,12 +81,30 @@ def _shown(settings: Settings, argv: Sequence[str], family: str, outcome: Outcom
     if reduced is None:
         return outcome.stdout
     try:
-        ref = asyncio.run(_keep(settings, argv, outcome))
+        ref = _run(_keep(settings, argv, outcome))
     except Exception as error:  # a store that cannot keep it, for any reason: show it all
         click.echo(f"skillstate shell: archive unavailable ({error}); output unreduced", err=True)
         return outcome.stdout
     total = len(outcome.stdout.decode("utf-8", "replace"))
     return shown(reduced, ref, total)
+
+
+def _run(work: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run`` for a sandboxed process. Codex's sandbox forbids ``send`` on sockets,
+    and asyncio wakes its loop from another thread (where the stores do their file work) by
+    sending a byte to itself: without a tick the loop would sleep through the wakeup for ever.
+    """
+    loop = asyncio.new_event_loop()
+    _tick(loop)
+    try:
+        return loop.run_until_complete(work)
+    finally:
+        loop.run_until_complete(loop.shutdown_default_executor())
+        loop.close()
+
+
+def _tick(loop: asyncio.AbstractEventLoop) -> None:
+    loop.call_later(_TICK_S, _tick, loop)
 
 
 async def _keep(settings: Settings, argv: Sequence[str], outcome: Outcome) -> str:
@@ -91,6 +113,8 @@ async def _keep(settings: Settings, argv: Sequence[str], outcome: Outcome) -> st
     from skillstate.storage import StoreOptions, open_stores
 
     options = StoreOptions.of_archive(settings.archive_ttl_days, settings.archive_max_mb)
+    # A store that cannot open says why in the one line _shown prints, not in three.
+    logging.getLogger("skillstate.storage").setLevel(logging.ERROR)
     stores = await open_stores(Path(settings.data_dir), options=options)
     try:
         if stores.degraded or stores.disk_archive is None:

@@ -44,12 +44,13 @@ def integration(
     command: str,
     models: tuple[str, ...] = (),
     shell: bool = False,
+    data_dir: Path | None = None,
 ) -> Integration:
     """What ``host`` gets, for a gateway at ``gateway`` and ``command`` as the MCP server (and
-    the shell hook's program, with ``shell``)."""
+    the shell hook's program, with ``shell``; ``data_dir`` is where the shell lane archives)."""
     gateway = gateway.rstrip("/")
     if host is Host.CODEX:
-        return codex.integration(where, gateway, command, shell)
+        return codex.integration(where, gateway, command, shell, data_dir)
     if shell and host is Host.OPENCODE:
         raise IntegrationError("OpenCode has no PreToolUse hook: --shell is for codex and claude")
     if host is Host.OPENCODE:

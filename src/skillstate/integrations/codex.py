@@ -7,7 +7,10 @@ lands inside that table: so one small block opens the file and the tables close 
 
 The provider names no key, only the variable Codex reads it from (``OPENAI_API_KEY``), which
 the gateway forwards upstream as it came. With the shell hook, the tables also hold the hook
-and its trust (``shellhook``), which Codex reads from the user's file only.
+and its trust (``shellhook``), which Codex reads from the user's file only, and skillstate's
+data directory as a writable root of Codex's workspace-write sandbox, so that ``skillstate
+shell`` can archive the exact output there (in the read-only sandbox it cannot, and then shows
+the output whole).
 """
 
 from __future__ import annotations
@@ -39,7 +42,9 @@ def config_path(where: Locations) -> Path:
     return Path(home) / "config.toml" if home else where.home / ".codex" / "config.toml"
 
 
-def config_edit(where: Locations, gateway: str, command: str, shell: bool = False) -> BlockEdit:
+def config_edit(
+    where: Locations, gateway: str, command: str, shell: bool = False, data_dir: Path | None = None
+) -> BlockEdit:
     """The provider selection at the top, the provider and MCP server tables (and the shell
     hook's) at the end."""
     top = Block(f"model_provider = {_string(SERVER_NAME)}", at_top=True)
@@ -59,16 +64,24 @@ def config_edit(where: Locations, gateway: str, command: str, shell: bool = Fals
     path = config_path(where)
     if shell:
         tables += "\n\n" + shellhook.codex_tables(path.absolute(), command)
+    if shell and data_dir is not None:
+        roots = f"writable_roots = [{_string(str(data_dir.absolute()))}]"
+        tables += "\n\n" + "\n".join(["[sandbox_workspace_write]", roots])
     return BlockEdit(path, (top, Block(tables)), Syntax.TOML)
 
 
-def pieces(where: Locations, gateway: str, command: str, shell: bool = False) -> tuple[Edit, ...]:
+def pieces(
+    where: Locations, gateway: str, command: str, shell: bool = False, data_dir: Path | None = None
+) -> tuple[Edit, ...]:
     """Every managed piece Codex gets."""
-    return (config_edit(where, gateway, command, shell),)
+    return (config_edit(where, gateway, command, shell, data_dir),)
 
 
-def integration(where: Locations, gateway: str, command: str, shell: bool = False) -> Integration:
-    """Codex's integration, with where its key comes from."""
+def integration(
+    where: Locations, gateway: str, command: str, shell: bool = False, data_dir: Path | None = None
+) -> Integration:
+    """Codex's integration, with where its key comes from; ``data_dir`` is where the shell
+    lane archives."""
     if shell and where.project is not None:
         raise IntegrationError(
             "Codex runs a hook only once it is trusted, and keeps that trust in the user's "
@@ -81,7 +94,7 @@ def integration(where: Locations, gateway: str, command: str, shell: bool = Fals
         notes += ("Codex reads a project's .codex/config.toml only in a trusted project.",)
     if shell:
         notes += ("The shell hook is trusted in config.toml; Codex asks again if it changes.",)
-    return Integration(Host.CODEX, pieces(where, gateway, command, shell), notes)
+    return Integration(Host.CODEX, pieces(where, gateway, command, shell, data_dir), notes)
 
 
 def _string(text: str) -> str:

@@ -32,8 +32,8 @@ def doctor_probes(gateway: str, data_dir: Path, environ: Mapping[str, str]) -> d
     env = dict(environ)
     command = shutil.which("skillstate", path=env.get("PATH")) or "skillstate"
     where = Locations(env, home_directory(env), None)
-    record = data_dir / FILE_NAME
-    return {host.value: partial(_probe, host, where, gateway, command, record) for host in Host}
+    probes = {host: partial(_probe, host, where, gateway, command, data_dir) for host in Host}
+    return {host.value: probe for host, probe in probes.items()}
 
 
 def shell_probe(environ: Mapping[str, str]) -> ShellProbe:
@@ -80,9 +80,9 @@ def _shell(where: Locations, command: str) -> tuple[bool, str]:
     return False, f"not installed (to use it: {fix})"
 
 
-def _plan(host: Host, where: Locations, gateway: str, command: str) -> Integration:
+def _plan(host: Host, where: Locations, gateway: str, command: str, data_dir: Path) -> Integration:
     shell = hook_installed(host, where, command)
-    plan = integration(host, where, gateway, command, shell=shell)
+    plan = integration(host, where, gateway, command, shell=shell, data_dir=data_dir)
     if host is Host.OPENCODE:  # the models it was installed with are part of it
         plan = integration(host, where, gateway, command, _listed_models(plan))
     return plan
@@ -102,12 +102,12 @@ def _listed_models(plan: Integration) -> tuple[str, ...]:
 
 
 def _probe(
-    host: Host, where: Locations, gateway: str, command: str, record: Path
+    host: Host, where: Locations, gateway: str, command: str, data_dir: Path
 ) -> tuple[str, str | None]:
     """Not installed when the record names none of the host's files; else installed, with
     what ``--verify`` reports, if anything."""
-    plan = _plan(host, where, gateway, command)
-    entries = load(record).entries
+    plan = _plan(host, where, gateway, command, data_dir)
+    entries = load(data_dir / FILE_NAME).entries
     if not any(key(edit.path) in entries for edit in plan.edits):
         return NOT_INSTALLED, None
     problems = verify(plan)
