@@ -17,6 +17,7 @@ here has it, as every file OpenCode has run with does.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_support import Invocation, Trip, base_env, round_trip
+from e2e_support import Invocation, Trip, assert_round_trip, base_env, round_trip
 from test_integrate_clients import mcp_command
 from test_long_loop import (
     FACT,
@@ -44,7 +45,7 @@ from test_long_loop import (
 
 import skillstate
 from skillstate.conversation import Wire
-from skillstate.testing.agents import LoopPolicy
+from skillstate.testing.agents import AgentPolicy, LoopPolicy
 
 pytestmark = pytest.mark.e2e
 
@@ -72,9 +73,8 @@ def user_json(obj: object) -> bytes:
     return json.dumps(obj, indent=4).encode()
 
 
-OPENCODE_CONFIG = user_json(
-    {"$schema": "https://opencode.ai/config.json", "autoupdate": False, "share": "disabled"}
-)
+OPENCODE_SCHEMA = "https://opencode.ai/config.json"
+OPENCODE_CONFIG = user_json({"$schema": OPENCODE_SCHEMA, "autoupdate": False, "share": "disabled"})
 CLAUDE_SETTINGS = user_json({"env": {"MY_TEAM": "tapirs"}, "includeCoAuthoredBy": False})
 CLAUDE_STATE = user_json({"hasCompletedOnboarding": True, "myOwnKey": "kept é"})
 
@@ -305,3 +305,36 @@ def left_server(host: Host) -> dict[str, Any]:
     """The MCP server entry ``--install`` wrote into Claude Code's state file."""
     command = str(host.home / "bin" / "skillstate")
     return {"type": "stdio", "command": command, "args": ["mcp"], "env": {}}
+
+
+USER_JSONC = b"""\
+// My own OpenCode settings, with comments (JSONC).
+{
+  "$schema": "https://opencode.ai/config.json",
+  "autoupdate": false, // no update checks
+  "share": "disabled",
+  "model": "skillstate/test-model", // the provider skillstate's opencode.json defines
+  "agent": {"build": {"prompt": "jsonc-was-read"}},
+}
+"""
+
+
+async def test_opencode_with_a_users_jsonc_beside(opencode: Path, tmp_path: Path) -> None:
+    """A user's ``opencode.jsonc`` is never parsed or touched: the install writes
+    ``opencode.json`` beside it, OpenCode merges the two, and the uninstall leaves the JSONC
+    as it was and in the JSON only the ``$schema`` OpenCode added to it. The command line
+    names no model, the JSONC does, with the provider the JSON defines; the JSONC's agent
+    prompt reaching the model shows OpenCode read it."""
+    host = opencode_host(opencode, tmp_path)
+    folder = tmp_path / ".config" / "opencode"
+    (folder / "opencode.json").unlink()
+    (folder / "opencode.jsonc").write_bytes(USER_JSONC)
+    argv = [word for word in host.argv if word not in ("-m", "skillstate/test-model")]
+    host = dataclasses.replace(host, argv=argv, files={folder / "opencode.json": None})
+    trip = await round_trip(installed(host), mode="hybrid", policy=AgentPolicy())
+    assert_round_trip(trip, source="opencode")
+    assert any(b"jsonc-was-read" in request.body for request in trip.model_requests)
+    assert_verified(host)
+    assert (folder / "opencode.jsonc").read_bytes() == USER_JSONC
+    assert_restored(host, {folder / "opencode.json": {"$schema": OPENCODE_SCHEMA}})
+    assert (folder / "opencode.jsonc").read_bytes() == USER_JSONC
