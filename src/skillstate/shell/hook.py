@@ -5,13 +5,16 @@ Both hosts send one JSON object on stdin, ``{"hook_event_name": "PreToolUse", "t
 ``{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow",
 "updatedInput": {...}}}``, the tool input with its command replaced. Claude Code documents
 this shape; Codex's hook schema (``pre-tool-use.command.output.schema.json``) has the same
-fields, and its Bash tool carries the command in ``tool_input.command``. Codex may also send
-the command as words (``["bash", "-lc", "CMD"]``): then ``CMD`` is rewritten in place.
+fields, and Codex 0.171 sends its ``exec_command`` calls as tool ``Bash`` with the command in
+``tool_input.command`` (tests/e2e/test_shell_hook_clients.py runs both hosts). Codex may
+also send the command as words (``["bash", "-lc", "CMD"]``): then ``CMD`` is rewritten in
+place.
 
 A command the allowlist refuses, another tool, or an event that cannot be read gives no
 output at all (exit 0), so the host runs the call untouched; the last also gives a note for
-stderr. ``"allow"`` skips the host's prompt for the rewritten call only (the host's deny and
-ask rules still apply): the allowlist admits read-only commands and test runners alone.
+stderr. ``"allow"`` skips the host's prompt for the rewritten call only (the host's deny
+rules still apply): the allowlist admits read-only commands and test runners alone, and Codex
+takes an ``updatedInput`` with no other decision.
 """
 
 from __future__ import annotations
