@@ -30,22 +30,18 @@ import pytest
 from e2e_support import Invocation, Trip, assert_round_trip, base_env, round_trip
 from test_integrate_clients import mcp_command
 from test_long_loop import (
-    FACT,
     FINAL_TEXT,
-    LIMIT_S,
-    SIGMA,
-    TURNS,
     assert_clean_session,
     assert_collapsed,
     assert_loop_finished,
     assert_recalled,
-    command_for,
     first_sigma,
+    long_trip,
 )
 
 import skillstate
 from skillstate.conversation import Wire
-from skillstate.testing.agents import AgentPolicy, LoopPolicy
+from skillstate.testing.agents import AgentPolicy
 
 pytestmark = pytest.mark.e2e
 
@@ -199,14 +195,7 @@ def installed(host: Host) -> Callable[[str], Invocation]:
 
 async def loop_trip(host: Host) -> Trip:
     """``test_long_loop``'s loop, through a gateway with default settings (hybrid mode)."""
-    policy = LoopPolicy(
-        turns=TURNS,
-        command_for=command_for,
-        final_text=FINAL_TEXT,
-        recall_query=FACT,
-        recall_cue=SIGMA,
-    )
-    return await round_trip(installed(host), mode="hybrid", policy=policy, limit_s=LIMIT_S)
+    return await long_trip(installed(host))
 
 
 def assert_session(trip: Trip, host: Host) -> None:
