@@ -190,6 +190,19 @@ def test_codex_refuses_a_config_with_hook_groups_of_its_own(tmp_path: Path) -> N
     install(shell_plan(Host.CODEX, tmp_path, shell=False), record(tmp_path))
 
 
+def test_codex_refuses_a_sandbox_table_of_the_users(tmp_path: Path) -> None:
+    """The writable root needs skillstate's own ``[sandbox_workspace_write]`` header, which a
+    file may declare once."""
+    path = config_file(tmp_path)
+    path.parent.mkdir(parents=True)
+    path.write_text("[sandbox_workspace_write]\nnetwork_access = true\n")
+    data_dir = tmp_path / "data"
+    where = locations(tmp_path)
+    plan = integration(Host.CODEX, where, GATEWAY, COMMAND, shell=True, data_dir=data_dir)
+    with pytest.raises(IntegrationError, match=r"already sets sandbox_workspace_write outside"):
+        install(plan, record(tmp_path))
+
+
 def test_codex_keeps_other_hook_events_and_states_of_the_user(tmp_path: Path) -> None:
     path = config_file(tmp_path)
     path.parent.mkdir(parents=True)

@@ -206,7 +206,13 @@ def _shared(ours: dict[str, Any], theirs: dict[str, Any], at: tuple[str, ...]) -
 
 
 def _owned(table: dict[str, Any]) -> bool:
-    return any(not isinstance(value, dict | list) for value in table.values())
+    """A table written under its own header: it holds a value that is neither a table nor a
+    list of tables (those can be added to from anywhere in the file)."""
+    return any(not isinstance(value, dict) and not _tables(value) for value in table.values())
+
+
+def _tables(value: object) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
 
 
 def _checker(edit: Edit) -> Callable[[Change], None]:
