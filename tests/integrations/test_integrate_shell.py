@@ -203,6 +203,18 @@ def test_codex_refuses_a_sandbox_table_of_the_users(tmp_path: Path) -> None:
         install(plan, record(tmp_path))
 
 
+def test_codex_verify_reports_a_group_added_above_ours(tmp_path: Path) -> None:
+    """Codex trusts the hook by its place: a group the user puts before ours untrusts it."""
+    plan = shell_plan(Host.CODEX, tmp_path)
+    install(plan, record(tmp_path))
+    path = config_file(tmp_path)
+    top_end = "# <<< skillstate <<<\n"  # after the top block, before the tables
+    mine = top_end + '[[hooks.PreToolUse]]\nmatcher = "mine"\n'
+    path.write_text(path.read_text().replace(top_end, mine, 1))
+    [problem] = verify(plan)
+    assert "hooks.PreToolUse has groups above skillstate's" in problem
+
+
 def test_codex_keeps_other_hook_events_and_states_of_the_user(tmp_path: Path) -> None:
     path = config_file(tmp_path)
     path.parent.mkdir(parents=True)

@@ -74,8 +74,31 @@ def verify(integration: Integration) -> list[str]:
             expected = [blocks.render(edit, block) for block in edit.blocks]
             if blocks.found(edit, text) != expected:
                 problems.append(f"{edit.path}: the skillstate block differs from this version's")
+            else:
+                problems += _displaced(edit, text)
         else:
             problems += jsonkeys.drift(edit, jsonkeys.parse(text, str(edit.path)))
+    return problems
+
+
+def _displaced(edit: BlockEdit, text: str) -> list[str]:
+    """Each list of tables our blocks add to that no longer starts with ours: Codex trusts a
+    hook by its place among the file's hook groups, so one added above ours untrusts it."""
+    if edit.syntax is not Syntax.TOML:
+        return []
+    try:
+        theirs = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        return [f"{edit.path}: not valid TOML ({exc})"]
+    ours = tomllib.loads("".join(blocks.render(edit, block) for block in edit.blocks))
+    hooks, found = ours.get("hooks", {}), theirs.get("hooks", {})
+    problems: list[str] = []
+    for event, groups in hooks.items():
+        if _tables(groups) and found.get(event, [])[: len(groups)] != groups:
+            problems.append(
+                f"{edit.path}: hooks.{event} has groups above skillstate's, so Codex no longer "
+                "trusts it: move them to hooks.json"
+            )
     return problems
 
 
