@@ -1,6 +1,7 @@
-"""The shell lane's allowlist: tables of commands allowed and refused, and fuzzed hostile
-commands (every metacharacter, quoting trick, destructive verb, newline and environment
-assignment put into otherwise allowed commands) that are never rewritten."""
+"""The shell lane's allowlist: tables of commands allowed (read-only, or running code: the
+user decides) and refused, and fuzzed hostile commands (every metacharacter, quoting trick,
+destructive verb, newline and environment assignment put into otherwise allowed commands) that
+are never rewritten. The attacker's corpus is tests/shell/test_exploits.py."""
 
 from __future__ import annotations
 
@@ -31,6 +32,13 @@ ALLOWED = [
     ("cat README.md", "text"),
     ("head -n 40 src/a.py", "text"),
     ("tail -n 20 log.txt", "text"),
+    ("cat src/*.py", "text"),
+    ("git --no-pager log -p -3", "git-log"),
+    ("grep -rn -e foo -e bar -- src", "grep"),
+    ("tail -n +5 log.txt", "text"),
+]
+
+RUNS_CODE = [
     ("pytest -q tests", "tests"),
     ("python -m pytest -x tests/shell", "tests"),
     ("npm test", "tests"),
@@ -38,8 +46,10 @@ ALLOWED = [
     ("cargo test", "tests"),
     ("go test ./...", "tests"),
     ("ruff check src", "grep"),
+    ("ruff check --fix", "grep"),
     ("mypy src", "grep"),
-    ("cat src/*.py", "text"),
+    ("eslint --fix .", "grep"),
+    ("cargo clippy --fix", "grep"),
 ]
 
 REFUSED = [
@@ -76,12 +86,9 @@ REFUSED = [
     "tail -f log",
     "tail -nF 5 log",
     "rg --pre sh x",
-    "ruff check --fix",
     "ruff format",
-    "cargo clippy --fix",
-    "go test -exec sh",
-    "mypy --install-types",
-    "eslint --fix .",
+    "pytest -o cache_dir=/abs",
+    "pytest --basetemp=../x",
     "cat /etc/passwd",
     "cat ../secret",
     "cat ~/.ssh/id_rsa",
@@ -109,6 +116,14 @@ def test_allowed_commands_get_their_family(tmp_path: Path, command: str, family:
     decision = decide(command, tmp_path)
     assert decision.allowed, decision.reason
     assert decision.family == family
+    assert not decision.runs_code
+
+
+@pytest.mark.parametrize(("command", "family"), RUNS_CODE)
+def test_commands_that_run_code_are_marked(tmp_path: Path, command: str, family: str) -> None:
+    decision = decide(command, tmp_path)
+    assert decision.allowed, decision.reason
+    assert (decision.family, decision.runs_code) == (family, True)
 
 
 @pytest.mark.parametrize("command", REFUSED)
@@ -120,9 +135,10 @@ def test_refused_commands_are_never_rewritten(tmp_path: Path, command: str) -> N
 
 
 def test_a_rewrite_quotes_words_and_leaves_globs_to_the_host_shell(tmp_path: Path) -> None:
-    assert rewrite("grep -rn 'a b' src", tmp_path) == "skillstate shell -- grep -rn 'a b' src"
-    assert rewrite("cat src/*.py", tmp_path) == "skillstate shell -- cat src/*.py"
-    assert rewrite("find . -name '*.py'", tmp_path) == "skillstate shell -- find . -name '*.py'"
+    shell = f"skillstate shell --project {tmp_path} --"
+    assert rewrite("grep -rn 'a b' src", tmp_path) == f"{shell} grep -rn 'a b' src"
+    assert rewrite("cat src/*.py", tmp_path) == f"{shell} cat src/*.py"
+    assert rewrite("find . -name '*.py'", tmp_path) == f"{shell} find . -name '*.py'"
 
 
 def test_a_link_out_of_the_project_is_refused(tmp_path: Path) -> None:
@@ -140,7 +156,6 @@ def test_words_given_to_skillstate_shell_are_checked_as_paths(tmp_path: Path) ->
 
 # --- fuzz -------------------------------------------------------------------------------------
 
-BASES = [command for command, _ in ALLOWED if "'" not in command and '"' not in command]
 # "~" alone only where the shell expands it: HEAD~3 is a literal word, and allowed.
 METACHARACTERS = [*";&|<>(){}$`\\\n\r#!", " ~"]
 TRICKS = [
@@ -174,11 +189,12 @@ TRICKS = [
     " --file=~/x",
     " a:~/x",
     "!!",
-    " /etc/* ",
-    " ../* ",
-    " / ",
-    " ../../x ",
-    " /etc/passwd ",
+    # Two operands, so that one is a path even where the first is a pattern (grep, rg).
+    " . /etc/* ",
+    " . ../* ",
+    " . / ",
+    " . ../../x ",
+    " . /etc/passwd ",
 ]
 VERBS = [
     "rm -rf .",
@@ -204,6 +220,7 @@ VERBS = [
 ]
 ASSIGNMENTS = ["FOO=1", "PATH=.", "LD_PRELOAD=x.so", "GIT_EXTERNAL_DIFF=sh"]
 PROJECT = Path("/work/nonexistent-project")
+BASES = [command for command, _ in ALLOWED + RUNS_CODE if "'" not in command and '"' not in command]
 
 
 def _splice(base: str, inserted: str, at: int) -> str:
@@ -273,6 +290,7 @@ def test_the_public_surface() -> None:
     assert skillstate.shell.__all__ == [
         "Decision",
         "Host",
+        "Place",
         "Reply",
         "answer",
         "decide",

@@ -36,7 +36,8 @@ _TICK_S = 0.01
     "--project",
     metavar="DIR",
     type=click.Path(file_okay=False, exists=True, path_type=Path),
-    help="The project the command must stay in (default: the working directory).",
+    help="The project root the command must stay in (default: the working directory); never "
+    "the home directory or a system folder.",
 )
 @click.option("--via-rtk", is_flag=True, help="Hand the command to rtk when it is on PATH.")
 @settings_options
@@ -52,21 +53,23 @@ def shell_command(
     Example:
       skillstate shell -- git diff HEAD~3
     """
-    from skillstate.shell import decide_argv
-    from skillstate.shell.run import REFUSED_EXIT, execute
+    from skillstate.shell import Place, decide_argv
+    from skillstate.shell.run import REFUSED_EXIT, execute, prepared
 
-    root = project or Path.cwd()
-    decision = decide_argv(command, root)
+    cwd = Path.cwd()
+    place = Place.of(project or cwd, cwd)
+    decision = decide_argv(command, place)
     if not decision.allowed:
         click.echo(f"skillstate shell: refused, nothing ran: {decision.reason}", err=True)
         raise click.exceptions.Exit(REFUSED_EXIT)
+    argv, env = prepared(decision.argv, place.root, place.environ)
     rtk = shutil.which("rtk") if via_rtk else None
     if rtk is not None:
-        outcome = execute([rtk, *decision.argv], root)
+        outcome = execute([rtk, *argv], cwd, env)
         _write(outcome.stdout, outcome.stderr)
         raise click.exceptions.Exit(outcome.code)
     settings = load(command_flags(params))
-    outcome = execute(decision.argv, root)
+    outcome = execute(argv, cwd, env)
     shown = _shown(settings, decision.argv, decision.family, outcome)
     _write(shown, outcome.stderr)
     raise click.exceptions.Exit(outcome.code)
@@ -142,12 +145,17 @@ def _write(stdout: bytes, stderr: bytes) -> None:
     help="How the rewritten command calls skillstate.",
 )
 def hook_command(host: str, program: str) -> None:
-    """Answer a PreToolUse event on stdin: an allowed read-only shell command comes back
-    rewritten to run through `skillstate shell`; anything else prints nothing, so the host
-    runs it untouched. Always exits 0."""
+    """Answer a PreToolUse event on stdin: a read-only shell command comes back rewritten to
+    run through `skillstate shell` and allowed; a test runner or linter (it runs the project's
+    code) rewritten with the decision left to the user (Claude Code) or untouched (Codex);
+    anything else prints nothing, so the host runs it untouched, asking as it would. Nothing is
+    allowed in a session whose project is the home directory. Always exits 0."""
+    import os
+
     from skillstate.shell import Host, answer
 
-    reply = answer(sys.stdin.read(), Host(host), program=program)
+    project = os.environ.get("CLAUDE_PROJECT_DIR")  # what Claude Code gives its hooks
+    reply = answer(sys.stdin.read(), Host(host), program=program, project=project)
     if reply.note:
         click.echo(reply.note, err=True)
     if reply.output:

@@ -2,8 +2,18 @@
 shell``, which archives their exact output and shows the model a reduction; ``skillstate
 hook`` rewrites a host's shell calls to go through it (docs/shell.md)."""
 
-from skillstate.shell.allow import Decision, decide, decide_argv
+from skillstate.shell.allow import Decision, Place, decide, decide_argv
 from skillstate.shell.hook import Host, Reply, answer, rewrite
 from skillstate.shell.reducers import reduce
 
-__all__ = ["Decision", "Host", "Reply", "answer", "decide", "decide_argv", "reduce", "rewrite"]
+__all__ = [
+    "Decision",
+    "Host",
+    "Place",
+    "Reply",
+    "answer",
+    "decide",
+    "decide_argv",
+    "reduce",
+    "rewrite",
+]

@@ -1,9 +1,10 @@
 """The shell lane's allowlist: which commands ``skillstate hook`` may rewrite to run through
 ``skillstate shell``, and which ``skillstate shell`` will run.
 
-Contract. ``decide(command, project)`` is pure apart from resolving paths, and allows only a
-command that is, in full, one simple call of an allowed program (``PROGRAMS``) with allowed
-arguments. It refuses, with the reason:
+Contract. ``decide(command, root, cwd=...)`` allows only a command that is, in full, one
+simple call of an allowed program (``programs.PROGRAMS``) whose every argument its table
+admits, in a project root that may have anything allowed (``paths.root_refusal``). It refuses,
+with the reason:
 
 * anything the shell would do more with than run one program: ``; & | < > ( ) { } $ `` ``
   (chaining, pipes, redirects, heredocs, substitution, expansion) and ``\\ # !`` outside
@@ -11,29 +12,33 @@ arguments. It refuses, with the reason:
   ``$``, backticks, ``\\`` and ``!`` inside double quotes; a newline or carriage return
   anywhere; unbalanced quotes;
 * a leading ``NAME=value`` (an environment assignment), a program named by a path, and any
-  program or subcommand not in the table (``sudo``, ``rm``, ``git push`` ...);
-* the options of an allowed program that write, delete or run other programs
-  (``find -exec/-delete``, ``git diff --ext-diff/--output``, ``rg --pre``, ``ruff --fix`` ...),
-  a long option matching them by prefix too, since git and others accept abbreviations;
+  program or use not in the table (``sudo``, ``rm``, ``git push`` ...);
+* an option, value or operand its program's table does not admit (``grammar.parse``);
 * an unquoted glob word that holds anything but plain path characters, starts with ``/`` or
-  holds ``..``; any argument (or ``--option=value``'s value, or the value attached to a short
-  option, ``-f/etc/x``) that starts with ``~``, or is absolute, holds ``..`` or names a link,
-  and resolves outside ``project``.
+  holds ``..``; a word the program reads as a path (an operand, a ``PATH`` value, every
+  reading of every word of a use that runs code: ``paths.embedded``) that leads out of the
+  root (``paths.outside``);
+* for git, a repository whose own config names a program (``git.repository_refusal``).
 
-An allowed command comes with ``rendered``: the words quoted for a POSIX shell, except an
-unquoted glob word, left unquoted so that the host's shell still expands it (and the expansion
-is checked again when ``skillstate shell`` runs it).
+``Decision.runs_code`` marks an allowed use that runs code by design (test runners, linters):
+``skillstate shell`` runs it once the host's user said yes, and the hook never answers
+``allow`` for it. An allowed command comes with ``rendered``: the words quoted for a POSIX
+shell, except an unquoted glob word, left unquoted so that the host's shell still expands it
+(and the expansion is judged again when ``skillstate shell`` runs it).
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from skillstate.shell.programs import PROGRAMS, Program
+from skillstate.shell import git, paths
+from skillstate.shell.grammar import FindGrammar, Kind, parse, parse_find
+from skillstate.shell.programs import PROGRAMS, Use
 
 _OUTSIDE = frozenset(";&|<>(){}$`\\#!")
 _IN_DOUBLE = frozenset("$`\\!")
@@ -41,6 +46,7 @@ _LINE_ENDS = frozenset("\n\r")
 _GLOB = frozenset("*?[")
 _GLOB_WORD = re.compile(r"[A-Za-z0-9_.*?\[\]/=:+,@%-]+")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_READ = frozenset({Kind.PATH, Kind.PATTERNS})
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,13 +61,42 @@ class Word:
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    """Whether a command may run through ``skillstate shell``; ``family`` names its reducer."""
+    """Whether a command may run through ``skillstate shell``; ``family`` names its reducer;
+    ``runs_code``: the host's user must say yes to it (never ``allow``)."""
 
     allowed: bool
     reason: str
     argv: tuple[str, ...] = ()
     family: str = ""
     rendered: str = ""
+    runs_code: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where a command runs: the project ``root`` (resolved), its working directory ``cwd``
+    (resolved, under the root), the home directory, and the environment git runs from."""
+
+    root: Path
+    cwd: Path
+    home: Path
+    environ: Mapping[str, str]
+
+    @classmethod
+    def of(
+        cls,
+        root: Path,
+        cwd: Path | None = None,
+        home: Path | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> Place:
+        resolved = root.resolve()
+        return cls(
+            resolved,
+            (resolved / cwd).resolve() if cwd is not None else resolved,
+            (home or Path.home()).resolve(),
+            os.environ if environ is None else environ,
+        )
 
 
 def refuse(reason: str) -> Decision:
@@ -110,25 +145,34 @@ def split(command: str) -> list[Word] | str:
     return words
 
 
-def decide(command: str, project: Path) -> Decision:
-    """Whether ``command``, run in ``project``, may go through ``skillstate shell``."""
+def decide(command: str, place: Place | Path) -> Decision:
+    """Whether ``command``, run in ``place``, may go through ``skillstate shell``."""
     words = split(command)
     if isinstance(words, str):
         return refuse(words)
-    return decide_words(words, project)
+    return decide_words(words, _place(place))
 
 
-def decide_argv(argv: Sequence[str], project: Path) -> Decision:
+def decide_argv(argv: Sequence[str], place: Place | Path) -> Decision:
     """The same judgement of words already split (what ``skillstate shell`` is given): the
-    host's shell expanded any glob, so no word is read as one, and each is checked as a path."""
+    host's shell expanded any glob, so no word is read as one, and each is checked again."""
     if any(_LINE_ENDS & set(word) for word in argv):
         return refuse("a newline")
-    return decide_words([Word(word) for word in argv], project)
+    return decide_words([Word(word) for word in argv], _place(place))
 
 
-def decide_words(words: Sequence[Word], project: Path) -> Decision:
+def _place(place: Place | Path) -> Place:
+    return place if isinstance(place, Place) else Place.of(place)
+
+
+def decide_words(words: Sequence[Word], place: Place) -> Decision:
     if not words:
         return refuse("an empty command")
+    reason = paths.root_refusal(place.root, place.home)
+    if not reason and paths.outside(".", place.cwd, place.root):
+        reason = f"the working directory {place.cwd} is outside the project {place.root}"
+    if reason:
+        return refuse(reason)
     name = words[0].text
     if _ASSIGNMENT.match(name):
         return refuse("an environment assignment before the program")
@@ -138,22 +182,37 @@ def decide_words(words: Sequence[Word], project: Path) -> Decision:
     if program is None:
         return refuse(f"{name!r} is not an allowed program")
     argv = tuple(word.text for word in words)
-    reason = _judge(program, argv, words, project)
+    found = program.use_of(argv)
+    if found is None:
+        return refuse(f"{' '.join(argv[:2])!r} is not an allowed use")
+    use, start = found
+    reason = _judge(use, argv[start:], words[start:], place)
+    if not reason and name == "git":
+        reason = git.repository_refusal(place.cwd, place.root, place.environ)
     if reason:
         return refuse(reason)
-    family = program.family_of(argv)
-    return Decision(True, "allowed", argv, family, _render(words))
+    return Decision(True, "allowed", argv, use.family, _render(words), use.runs_code)
 
 
-def _judge(program: Program, argv: tuple[str, ...], words: Sequence[Word], project: Path) -> str:
-    reason = program.refusal(argv)
-    if reason:
-        return reason
-    root = project.resolve()
-    for word in words[1:]:
-        reason = _glob_refusal(word) or _path_refusal(word.text, project, root)
+def _judge(use: Use, args: Sequence[str], words: Sequence[Word], place: Place) -> str:
+    for word in words:
+        reason = _glob_refusal(word)
         if reason:
             return reason
+    if use.grammar is None:
+        read = [text for arg in args for text in paths.embedded(arg)]
+    else:
+        parsed = (
+            parse_find(use.grammar, args)
+            if isinstance(use.grammar, FindGrammar)
+            else parse(use.grammar, args)
+        )
+        if isinstance(parsed, str):
+            return parsed
+        read = [item.text for item in parsed if item.kind in _READ]
+    for text in read:
+        if paths.outside(text, place.cwd, place.root):
+            return f"the path {text!r} is outside the project"
     return ""
 
 
@@ -165,32 +224,6 @@ def _glob_refusal(word: Word) -> str:
     if not _GLOB_WORD.fullmatch(word.text) or word.text.startswith("/") or ".." in word.text:
         return f"the glob {word.text!r} may reach outside the project"
     return ""
-
-
-def _path_refusal(text: str, project: Path, root: Path) -> str:
-    candidates = [text]
-    if text.startswith("-") and "=" in text:
-        candidates.append(text.split("=", 1)[1])
-    if text.startswith("-") and not text.startswith("--") and len(text) > 2:
-        candidates.append(text[2:])  # a short option's attached value: grep -f/etc/x
-    for candidate in candidates:
-        if candidate.startswith("~"):
-            return f"the path {candidate!r} is outside the project"
-        path = project / candidate
-        if not (candidate.startswith("/") or ".." in Path(candidate).parts or _exists(path)):
-            continue
-        resolved = path.resolve()
-        if resolved != root and root not in resolved.parents:
-            return f"the path {candidate!r} is outside the project"
-    return ""
-
-
-def _exists(path: Path) -> bool:
-    """Whether ``path`` names something (a link included: it may lead outside)."""
-    try:
-        return path.is_symlink() or path.exists()
-    except (OSError, ValueError):
-        return False
 
 
 def _render(words: Sequence[Word]) -> str:

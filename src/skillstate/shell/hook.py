@@ -2,19 +2,32 @@
 
 Both hosts send one JSON object on stdin, ``{"hook_event_name": "PreToolUse", "tool_name":
 "Bash", "tool_input": {"command": "...", ...}, "cwd": "...", ...}``, and read, on stdout,
-``{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow",
-"updatedInput": {...}}}``, the tool input with its command replaced. Claude Code documents
-this shape; Codex's hook schema (``pre-tool-use.command.output.schema.json``) has the same
-fields, and Codex 0.171 sends its ``exec_command`` calls as tool ``Bash`` with the command in
-``tool_input.command`` (tests/e2e/test_shell_hook_clients.py runs both hosts). Codex may
-also send the command as words (``["bash", "-lc", "CMD"]``): then ``CMD`` is rewritten in
-place.
+``{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": ...,
+"updatedInput": {...}}}``, the tool input with its command replaced by ``skillstate shell
+--project ROOT -- CMD``. Codex 0.171 sends its ``exec_command`` calls as tool ``Bash`` with the
+command in ``tool_input.command`` and may name the command's own directory in
+``tool_input.workdir``; it may also send the command as words (``["bash", "-lc", "CMD"]``),
+rewritten in place (tests/e2e/test_shell_hook_clients.py runs both hosts).
 
-A command the allowlist refuses, another tool, or an event that cannot be read gives no
-output at all (exit 0), so the host runs the call untouched; the last also gives a note for
-stderr. ``"allow"`` skips the host's prompt for the rewritten call only (the host's deny
-rules still apply): the allowlist admits read-only commands and test runners alone, and Codex
-takes an ``updatedInput`` with no other decision.
+What each answer grants (docs/shell.md, "Threat model"):
+
+* ``allow`` skips the host's prompt (its deny rules still apply). It is given only for a
+  command the allowlist reads as read-only by construction (``allow.decide``: a table of the
+  options each program admits, every path in the project root).
+* A use that runs code (test runners, linters) is never ``allow``: Claude Code gets ``ask``
+  with the rewritten input, so its user still decides, on the command that will run; Codex,
+  which takes ``updatedInput`` only with ``allow``, gets nothing, and runs the call untouched
+  under its own approval policy.
+* A Codex call that asks to run outside its sandbox (``sandbox_permissions``,
+  ``with_escalated_permissions``) gets nothing.
+* A refused command, another tool, or an event that cannot be read gives no output at all
+  (exit 0), so the host runs the call untouched, asking as it would have; the last also gives a
+  note for stderr.
+
+The project root is the host's own project: Claude Code's project directory (the
+``CLAUDE_PROJECT_DIR`` it gives its hooks, else the event's ``cwd``), Codex's session
+directory (the event's ``cwd``); the command runs in the event's ``cwd`` (Codex: its
+``workdir``), which must lie inside it.
 """
 
 from __future__ import annotations
@@ -26,7 +39,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from skillstate.shell.allow import Decision, decide
+from skillstate.shell.allow import Decision, Place, decide
 
 _SHELLS = frozenset({"bash", "sh", "zsh"})
 _SHELL_FLAGS = frozenset({"-c", "-lc"})
@@ -53,8 +66,19 @@ class Reply:
     note: str = ""
 
 
-def answer(event_text: str, host: Host, *, program: str = "skillstate") -> Reply:
-    """The reply to one PreToolUse event (see the module docstring)."""
+_ESCALATION = ("with_escalated_permissions", "justification", "prefix_rule")
+
+
+def answer(
+    event_text: str,
+    host: Host,
+    *,
+    program: str = "skillstate",
+    project: str | None = None,
+    home: Path | None = None,
+) -> Reply:
+    """The reply to one PreToolUse event (see the module docstring); ``project`` is Claude
+    Code's project directory when it gave one."""
     try:
         event = json.loads(event_text)
     except ValueError as error:
@@ -64,38 +88,85 @@ def answer(event_text: str, host: Host, *, program: str = "skillstate") -> Reply
     if event.get("tool_name") not in _TOOLS[host]:
         return Reply()
     tool_input: dict[str, Any] = event["tool_input"]
-    cwd = event.get("cwd")
-    project = Path(cwd) if isinstance(cwd, str) and cwd else Path.cwd()
-    updated = _rewritten(tool_input.get("command"), project, program)
-    if updated is None:
+    place = _place(event, tool_input, host, project, home)
+    if place is None or _escalated(tool_input):
         return Reply()
+    found = _rewritten(tool_input.get("command"), place, program)
+    if found is None:
+        return Reply()
+    updated, decision = found
+    if decision.runs_code and host is Host.CODEX:
+        return Reply()
+    grant, why = (
+        ("ask", "skillstate shell: runs the project's code, so you decide; output reduced")
+        if decision.runs_code
+        else ("allow", "skillstate shell: a read-only command, output reduced")
+    )
     reply = {
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
-            "permissionDecision": "allow",
-            "permissionDecisionReason": "skillstate shell: a read-only command, output reduced",
+            "permissionDecision": grant,
+            "permissionDecisionReason": why,
             "updatedInput": {**tool_input, "command": updated},
         }
     }
     return Reply(output=json.dumps(reply, ensure_ascii=False))
 
 
-def _rewritten(command: object, project: Path, program: str) -> str | list[str] | None:
+def _place(
+    event: dict[str, Any],
+    tool_input: dict[str, Any],
+    host: Host,
+    project: str | None,
+    home: Path | None,
+) -> Place | None:
+    """Where the call runs, or ``None`` when the event does not say (nothing is allowed)."""
+    cwd = event.get("cwd")
+    if not isinstance(cwd, str) or not Path(cwd).is_absolute():
+        return None
+    root = project if host is Host.CLAUDE and project else cwd
+    workdir = tool_input.get("workdir") if host is Host.CODEX else None
+    if workdir is not None and not isinstance(workdir, str):
+        return None
+    return Place.of(Path(root), Path(cwd) / (workdir or ""), home)
+
+
+def _escalated(tool_input: dict[str, Any]) -> bool:
+    """Whether a Codex call asks to run outside its sandbox (or to be approved for good)."""
+    permissions = tool_input.get("sandbox_permissions")
+    if permissions not in (None, "use_default"):
+        return True
+    return any(tool_input.get(key) for key in _ESCALATION)
+
+
+def _rewritten(
+    command: object, place: Place, program: str
+) -> tuple[str | list[str], Decision] | None:
     if isinstance(command, str):
-        return rewrite(command, project, program)
+        return _rewrite(command, place, program)
     words = command if isinstance(command, list) else None
     if words is None or len(words) != 3 or not all(isinstance(w, str) for w in words):
         return None
     shell, flag, text = words
     if Path(shell).name not in _SHELLS or flag not in _SHELL_FLAGS:
         return None
-    new = rewrite(text, project, program)
-    return None if new is None else [shell, flag, new]
+    found = _rewrite(text, place, program)
+    return None if found is None else ([shell, flag, found[0]], found[1])
 
 
-def rewrite(command: str, project: Path, program: str = "skillstate") -> str | None:
-    """``program shell -- CMD`` for an allowed command, else ``None``."""
-    decision: Decision = decide(command, project)
+def _rewrite(command: str, place: Place, program: str) -> tuple[str, Decision] | None:
+    decision = decide(command, place)
     if not decision.allowed:
         return None
-    return f"{shlex.quote(program)} shell -- {decision.rendered}"
+    return _line(program, place.root, decision), decision
+
+
+def rewrite(command: str, place: Place | Path, program: str = "skillstate") -> str | None:
+    """``program shell --project ROOT -- CMD`` for an allowed command, else ``None``."""
+    found = _rewrite(command, place if isinstance(place, Place) else Place.of(place), program)
+    return None if found is None else found[0]
+
+
+def _line(program: str, root: Path, decision: Decision) -> str:
+    project = shlex.quote(str(root))
+    return f"{shlex.quote(program)} shell --project {project} -- {decision.rendered}"

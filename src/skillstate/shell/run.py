@@ -2,8 +2,10 @@
 
 Contract, in order:
 
-1. The command is judged again (``allow.decide_argv``) where it runs: one refused runs nothing.
-2. It runs without a shell (``subprocess``, the words as given), stdin closed, in ``project``.
+1. The command is judged again (``allow.decide_argv``) where it runs, against the project root
+   it was judged for: one refused runs nothing.
+2. It runs without a shell (``subprocess``, the words as given; git with the settings of
+   ``git.hardened`` and ``git.environment``), stdin closed, in the working directory.
 3. Its exact record — stdout and stderr as bytes, the exit code and the words — is archived in
    the data directory's archive (the store ``skillstate archive get`` reads) as one span: a
    ``tool`` message holding a ``ToolResult`` whose content is stdout then stderr (each a
@@ -20,14 +22,15 @@ from __future__ import annotations
 
 import shlex
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from skillstate.archive import Archive, canonical_span, ref_for
 from skillstate.conversation import Message, Text, ToolResult
 from skillstate.redaction import redact
-from skillstate.shell import reducers
+from skillstate.shell import git, reducers
+from skillstate.shell.programs import PROGRAMS
 
 SESSION = "shell"
 """The archive index's session for the lane's outputs."""
@@ -45,11 +48,24 @@ class Outcome:
     code: int
 
 
-def execute(argv: Sequence[str], cwd: Path) -> Outcome:
+def prepared(
+    argv: Sequence[str], root: Path, environ: Mapping[str, str]
+) -> tuple[list[str], dict[str, str] | None]:
+    """The words and environment an allowed command runs with (contract 2): git's hardened,
+    any other's as they are, in the inherited environment (``None``)."""
+    found = PROGRAMS["git"].use_of(argv) if argv[0] == "git" else None
+    if found is None:
+        return list(argv), None
+    return git.hardened(argv, found[1]), git.environment(environ, root)
+
+
+def execute(argv: Sequence[str], cwd: Path, env: Mapping[str, str] | None = None) -> Outcome:
     """Run ``argv`` in ``cwd`` with no shell; a program that cannot start ends as a shell's
     would (127, its reason on stderr)."""
     try:
-        done = subprocess.run(list(argv), cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True)
+        done = subprocess.run(
+            list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True
+        )
     except OSError as error:
         message = f"skillstate shell: {argv[0]}: {error.strerror or error}\n"
         return Outcome(b"", message.encode(), MISSING_EXIT)
