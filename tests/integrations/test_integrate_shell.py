@@ -20,7 +20,7 @@ from skillstate.integrations import (
     uninstall,
     verify,
 )
-from skillstate.integrations.probes import hook_installed, shell_probe
+from skillstate.integrations.probes import grants, hook_installed, shell_probe
 from skillstate.integrations.shellhook import codex_trust_hash, command
 
 USER_HOOKS = {
@@ -247,9 +247,20 @@ def test_the_shell_probe_names_the_hosts_that_have_it(tmp_path: Path) -> None:
     assert not installed
     assert "skillstate integrate claude --install --shell" in detail
     install(shell_plan(Host.CODEX, tmp_path), record(tmp_path))
-    assert shell_probe(env)() == (True, "installed for codex")
+    assert shell_probe(env)() == (True, f"installed for codex; {grants()}")
     install(shell_plan(Host.CLAUDE, tmp_path), record(tmp_path))
-    assert shell_probe(env)() == (True, "installed for claude, codex")
+    assert shell_probe(env)() == (True, f"installed for claude, codex; {grants()}")
+
+
+def test_the_shell_probe_says_which_decision_for_which_programs() -> None:
+    """doctor tells the user what the hook lets run without asking, and what stays theirs."""
+    said = grants()
+    allowed, decided = said.split("; the user decides")
+    for command in ("git diff", "git status", "ls", "grep", "rg", "cat", "tail", "find"):
+        assert command in allowed
+    for command in ("pytest", "python -m pytest", "npm test", "cargo test", "ruff check"):
+        assert command not in allowed.split(": ", 1)[1].split(", ")
+        assert command in decided
 
 
 def test_cli_install_verify_uninstall_with_shell(tmp_path: Path) -> None:

@@ -75,9 +75,20 @@ def _hook_commands(data: object) -> list[str]:
 def _shell(where: Locations, command: str) -> tuple[bool, str]:
     hooked = [host.value for host in HOOKED if hook_installed(host, where, command)]
     if hooked:
-        return True, "installed for " + ", ".join(hooked)
+        return True, f"installed for {', '.join(hooked)}; {grants()}"
     fix = " or ".join(f"skillstate integrate {host.value} --install --shell" for host in HOOKED)
     return False, f"not installed (to use it: {fix})"
+
+
+def grants() -> str:
+    """Which decision the hook gives, for which programs (docs/shell.md, "Threat model")."""
+    from skillstate.shell.programs import uses
+
+    return (
+        f"allow (no prompt, read-only by construction): {', '.join(uses(runs_code=False))}; "
+        f"the user decides (runs code; Claude Code asks, Codex runs it untouched): "
+        f"{', '.join(uses(runs_code=True))}; anything else untouched"
+    )
 
 
 def _plan(host: Host, where: Locations, gateway: str, command: str, data_dir: Path) -> Integration:

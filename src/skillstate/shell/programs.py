@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from skillstate.shell.grammar import FindGrammar, Grammar, find_grammar, grammar
+from skillstate.shell.grammar import FindGrammar, Grammar, Kind, Option, find_grammar, grammar
 
 FAMILIES = ("diff", "git-status", "git-log", "listing", "tree", "grep", "text", "tests", "plain")
 
@@ -97,7 +97,6 @@ TAIL = grammar(_HEAD, counts=True)
 WC = grammar(
     """
     -c,--bytes -m,--chars -l,--lines -L,--max-line-length -w,--words
-    --total=auto|always|only|never
     """
 )
 GREP = grammar(
@@ -236,3 +235,50 @@ PROGRAMS: dict[str, Program] = {
     "eslint": Program({(): _LINTS}),
 }
 """The allowed programs, by the name they are called by (never a path)."""
+
+
+def uses(*, runs_code: bool) -> list[str]:
+    """The allowed uses, as commands (``git diff``, ``python -m pytest``), that run code or
+    that do not: what ``skillstate doctor`` says the hook gives ``allow`` and what it leaves
+    to the user."""
+    return [
+        " ".join((name, *lead))
+        for name, program in PROGRAMS.items()
+        for lead, use in program.uses.items()
+        if use.runs_code is runs_code
+    ]
+
+
+def describe() -> str:
+    """Every table, one line per use and one per option with its spellings and value: the
+    text tests/fixtures/shell/tables.txt holds, so a change to a table is a reviewed diff."""
+    lines: list[str] = []
+    for name, program in PROGRAMS.items():
+        for lead, use in program.uses.items():
+            command = " ".join((name, *lead))
+            if use.grammar is None:
+                lines.append(f"{command}: runs code (any options; the user decides)")
+                continue
+            lines.append(f"{command}: {use.family}")
+            if program.leading:
+                lines.append(f"  before the use: {' '.join(sorted(program.leading))}")
+            if isinstance(use.grammar, FindGrammar):
+                lines.append(f"  leading: {' '.join(sorted(use.grammar.leading))}")
+                lines.append(f"  operators: {' '.join(sorted(use.grammar.operators))}")
+                options = use.grammar.primaries
+            else:
+                options = use.grammar.options
+            lines.extend(f"  {entry}" for entry in _entries(options))
+    return "\n".join(lines) + "\n"
+
+
+def _entries(options: Mapping[str, Option]) -> list[str]:
+    by_option: dict[int, tuple[list[str], Option]] = {}
+    for spelling, option in options.items():
+        by_option.setdefault(id(option), ([], option))[0].append(spelling)
+    entries = []
+    for spellings, option in by_option.values():
+        value = "|".join(sorted(option.choices)) if option.kind is Kind.CHOICE else option.kind
+        form = "" if option.kind is Kind.FLAG else ("[=" if option.optional else "=") + value
+        entries.append(", ".join(spellings) + form + ("]" if option.optional else ""))
+    return sorted(entries, key=lambda entry: entry.lstrip("-").lower())
