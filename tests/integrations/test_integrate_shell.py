@@ -256,10 +256,10 @@ def test_the_shell_probe_says_which_decision_for_which_programs() -> None:
     """doctor tells the user what the hook lets run without asking, and what stays theirs."""
     said = grants()
     allowed, decided = said.split("; the user decides")
-    for command in ("git diff", "git status", "ls", "grep", "rg", "cat", "tail", "find"):
-        assert command in allowed
-    for command in ("pytest", "python -m pytest", "npm test", "cargo test", "ruff check"):
-        assert command not in allowed.split(": ", 1)[1].split(", ")
+    for name in ("git diff", "git status", "ls", "grep", "rg", "cat", "tail", "find"):
+        assert name in allowed
+    for name in ("pytest", "python -m pytest", "npm test", "cargo test", "ruff check"):
+        assert name not in allowed.split(": ", 1)[1].split(", ")
         assert command in decided
 
 
