@@ -260,7 +260,7 @@ def test_the_shell_probe_says_which_decision_for_which_programs() -> None:
         assert name in allowed
     for name in ("pytest", "python -m pytest", "npm test", "cargo test", "ruff check"):
         assert name not in allowed.split(": ", 1)[1].split(", ")
-        assert command in decided
+        assert name in decided
 
 
 def test_cli_install_verify_uninstall_with_shell(tmp_path: Path) -> None:
