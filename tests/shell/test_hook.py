@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,7 +20,7 @@ from skillstate.shell import Host, answer
 SRC = Path(__file__).parents[2] / "src"
 
 
-def _event(command: object, cwd: Path, tool: str = "Bash", **tool_input: object) -> str:
+def _event(command: object, cwd: Path, tool: str = "Bash", **tool_input: Any) -> str:
     return json.dumps(
         {
             "session_id": "abc123",
