@@ -173,3 +173,27 @@ def test_an_archive_that_cannot_be_written_shows_it_all_with_one_note(
     assert done.stdout == (project / "big.txt").read_bytes()
     [note] = done.stderr.decode().splitlines()
     assert note.startswith("skillstate shell: archive unavailable") and "unreduced" in note
+
+
+def test_it_keeps_to_the_project_root_it_is_given(project: Path, tmp_path: Path) -> None:
+    """The hook passes the host's project root; ``skillstate shell`` judges again against it,
+    from wherever the host runs it, and runs nothing that leaves it."""
+    data = tmp_path / "data"
+    (tmp_path / "secret").write_text("outside")
+    root = ["shell", "--project", str(project), "--"]
+    inside = _skillstate(data, project / "tests", *root, "cat", "../big.txt")
+    assert inside.returncode == 0 and b"line 0 of a long file" in inside.stdout, inside.stderr
+    for cwd, words in ((project / "tests", ["cat", "../../secret"]), (tmp_path, ["ls"])):
+        done = _skillstate(data, cwd, *root, *words)
+        assert done.returncode == 2 and done.stdout == b""
+        assert done.stderr.startswith(b"skillstate shell: refused, nothing ran: ")
+
+
+def test_nothing_runs_with_the_home_directory_as_the_project(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("PRIVATE KEY")
+    for cwd, words in ((home, ["cat", ".ssh/id_rsa"]), (home / ".ssh", ["cat", "id_rsa"])):
+        done = _skillstate(tmp_path / "data", cwd, "shell", "--", *words, env=_env(HOME=str(home)))
+        assert done.returncode == 2 and b"PRIVATE" not in done.stdout
+        assert b"refused, nothing ran: the project root" in done.stderr
