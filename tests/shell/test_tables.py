@@ -101,8 +101,9 @@ def test_each_admitted_option_is_allowed_and_read_as_the_table_says(
     assert decision.allowed and not decision.runs_code, decision.reason
     if shutil.which(argv[0]) is None:
         return
-    words, env = prepared(decision.argv, project, {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"})
-    outcome = execute(["timeout", "10", *words], project, env)
+    environ = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"}
+    with prepared(decision.argv, project, project, environ) as (words, env):
+        outcome = execute(["timeout", "10", *words], project, env)
     said = outcome.stderr.decode(errors="replace")
     assert outcome.code != 124, f"{argv} did not end"
     for complaint in ("unrecognized option", "invalid option", "unknown option", "requires an"):

@@ -62,14 +62,13 @@ def shell_command(
     if not decision.allowed:
         click.echo(f"skillstate shell: refused, nothing ran: {decision.reason}", err=True)
         raise click.exceptions.Exit(REFUSED_EXIT)
-    argv, env = prepared(decision.argv, place.root, place.environ)
     rtk = shutil.which("rtk") if via_rtk else None
-    if rtk is not None:
-        outcome = execute([rtk, *argv], cwd, env)
+    settings = None if rtk is not None else load(command_flags(params))
+    with prepared(decision.argv, cwd, place.root, place.environ) as (argv, env):
+        outcome = execute([rtk, *argv] if rtk is not None else argv, cwd, env)
+    if settings is None:  # rtk's output as rtk gives it
         _write(outcome.stdout, outcome.stderr)
         raise click.exceptions.Exit(outcome.code)
-    settings = load(command_flags(params))
-    outcome = execute(argv, cwd, env)
     shown = _shown(settings, decision.argv, decision.family, outcome)
     _write(shown, outcome.stderr)
     raise click.exceptions.Exit(outcome.code)

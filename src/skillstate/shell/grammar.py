@@ -60,12 +60,14 @@ class Option:
 @dataclass(frozen=True, slots=True)
 class Grammar:
     """A program's admitted options, by spelling (``-n``, ``--lines``). ``pattern_first``: the
-    first operand is a pattern unless an option gave one (grep, rg). ``counts``: ``-20`` is a
+    first operand is a pattern unless an option gave one (grep, rg) or one of ``pattern_free``
+    says there is none (``rg --files``). ``counts``: ``-20`` is a
     count (head, tail, grep, git log). ``clusters``: whether short options may share a word
     (tree reads ``-Io FILE`` as two options taking the next two words, so it may not)."""
 
     options: Mapping[str, Option]
     pattern_first: bool = False
+    pattern_free: frozenset[str] = frozenset()
     counts: bool = False
     clusters: bool = True
 
@@ -82,10 +84,11 @@ class Item:
 
 _NUMBER = re.compile(r"[+-]?\d+(?:[bcwkKmMgGtTpPeE]|[kKmMgGtTpPeE]i?B)?")
 _COUNT = re.compile(r"-\d+")
+_SIGNATURE = re.compile(r"%[-+ ]*G")
 _SPEC = re.compile(r"(-{1,2}[^\s=\[]+)(\[?=)?([A-Za-z0-9|_,.-]*)\]?")
 
 
-def grammar(spec: str, **shape: bool) -> Grammar:
+def grammar(spec: str, *, pattern_free: str = "", **shape: bool) -> Grammar:
     """A grammar from a spec: whitespace-separated entries, each an option's spellings joined
     by ``,`` then, for a value, ``=KIND`` (required) or ``[=KIND]`` (attached only), where KIND
     is ``PATH``, ``PATTERN``, ``PATTERNS``, ``NUMBER``, ``TEXT``, ``FORMAT`` or choices ``a|b``.
@@ -99,7 +102,7 @@ def grammar(spec: str, **shape: bool) -> Grammar:
         option = _option(form or "", value)
         for name in names.split(","):
             options[name] = option
-    return Grammar(options, **shape)
+    return Grammar(options, pattern_free=frozenset(pattern_free.split()), **shape)
 
 
 def _option(form: str, value: str) -> Option:
@@ -133,7 +136,8 @@ def parse(grammar: Grammar, args: Sequence[str]) -> list[Item] | str:
         index += used_next
         items.extend(found)
         pattern_given = pattern_given or any(
-            item.kind in (Kind.PATTERN, Kind.PATTERNS) for item in found
+            item.kind in (Kind.PATTERN, Kind.PATTERNS) or item.option in grammar.pattern_free
+            for item in found
         )
     for position, operand in enumerate(operands):
         reason = _operand_refusal(operand)
@@ -208,8 +212,8 @@ def value_refusal(option: Option, value: str) -> str:
         return f"{value!r} is not a number"
     if option.kind is Kind.CHOICE and value not in option.choices:
         return f"{value!r} is not one of {', '.join(sorted(option.choices))}"
-    if option.kind is Kind.FORMAT and "%G" in value:
-        return "%G verifies signatures, which runs gpg"
+    if option.kind is Kind.FORMAT and _SIGNATURE.search(value):
+        return "%G (with any modifier) verifies signatures, which runs gpg"
     return ""
 
 

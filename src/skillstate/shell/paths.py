@@ -38,7 +38,7 @@ _SYSTEM = tuple(
     ]
 )
 _CREDENTIALS = frozenset(
-    [
+    {
         ".ssh",
         ".gnupg",
         ".aws",
@@ -50,7 +50,17 @@ _CREDENTIALS = frozenset(
         ".password-store",
         ".codex",
         ".claude",
-    ]
+        ".local",
+        ".mozilla",
+        ".thunderbird",
+        ".pki",
+        ".cargo",
+        ".rustup",
+        ".m2",
+        ".gradle",
+        ".npm",
+        ".cache",
+    }
 )
 
 

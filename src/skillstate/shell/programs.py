@@ -135,6 +135,7 @@ RG = grammar(
     --color=never|auto|always|ansi --engine=default|pcre2|auto -E,--encoding=TEXT
     """,
     pattern_first=True,
+    pattern_free="--files --type-list",
 )
 TREE = grammar(
     """

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import shlex
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,15 +49,19 @@ class Outcome:
     code: int
 
 
+@contextmanager
 def prepared(
-    argv: Sequence[str], root: Path, environ: Mapping[str, str]
-) -> tuple[list[str], dict[str, str] | None]:
-    """The words and environment an allowed command runs with (contract 2): git's hardened,
-    any other's as they are, in the inherited environment (``None``)."""
+    argv: Sequence[str], cwd: Path, root: Path, environ: Mapping[str, str]
+) -> Iterator[tuple[list[str], dict[str, str] | None]]:
+    """The words and environment an allowed command runs with, for one run (contract 2):
+    git's hardened, on a private copy of the index; any other's as they are, in the inherited
+    environment (``None``)."""
     found = PROGRAMS["git"].use_of(argv) if argv[0] == "git" else None
     if found is None:
-        return list(argv), None
-    return git.hardened(argv, found[1]), git.environment(environ, root)
+        yield list(argv), None
+        return
+    with git.private_index(cwd, git.environment(environ, root)) as env:
+        yield git.hardened(argv, found[1]), env
 
 
 def execute(argv: Sequence[str], cwd: Path, env: Mapping[str, str] | None = None) -> Outcome:
