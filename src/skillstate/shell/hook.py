@@ -4,10 +4,11 @@ Both hosts send one JSON object on stdin, ``{"hook_event_name": "PreToolUse", "t
 "Bash", "tool_input": {"command": "...", ...}, "cwd": "...", ...}``, and read, on stdout,
 ``{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": ...,
 "updatedInput": {...}}}``, the tool input with its command replaced by ``skillstate shell
---project ROOT -- CMD``. Codex 0.171 sends its ``exec_command`` calls as tool ``Bash`` with the
-command in ``tool_input.command`` and may name the command's own directory in
-``tool_input.workdir``; it may also send the command as words (``["bash", "-lc", "CMD"]``),
-rewritten in place (tests/e2e/test_shell_hook_clients.py runs both hosts).
+--project ROOT -- CMD``. Codex 0.171 sends its ``exec_command`` calls as tool ``Bash`` with
+only ``tool_input.command``, and the command's own directory (the model's ``workdir``) as the
+event's ``cwd``; a ``tool_input.workdir`` is honoured too. A command sent as words (``["bash",
+"-lc", "CMD"]``) is rewritten in place (tests/e2e/test_shell_hook_clients.py and
+test_shell_hook_prompts.py run both hosts).
 
 What each answer grants (docs/shell.md, "Threat model"):
 
@@ -16,10 +17,12 @@ What each answer grants (docs/shell.md, "Threat model"):
   options each program admits, every path in the project root).
 * A use that runs code (test runners, linters) is never ``allow``: Claude Code gets ``ask``
   with the rewritten input, so its user still decides, on the command that will run; Codex,
-  which takes ``updatedInput`` only with ``allow``, gets nothing, and runs the call untouched
-  under its own approval policy.
+  which refuses ``ask`` and an ``updatedInput`` without ``allow``, gets nothing, and runs the
+  call untouched under its own approval policy and rules (checked with the real CLIs).
 * A Codex call that asks to run outside its sandbox (``sandbox_permissions``,
-  ``with_escalated_permissions``) gets nothing.
+  ``with_escalated_permissions``, ``justification``, ``prefix_rule``) gets nothing. Codex
+  0.171 does not pass these to the hook, and keeps its sandbox and escalation approval for a
+  call its hook allowed; the check holds if a later Codex passes them.
 * A refused command, another tool, or an event that cannot be read gives no output at all
   (exit 0), so the host runs the call untouched, asking as it would have; the last also gives a
   note for stderr.
