@@ -170,10 +170,15 @@ def tool_texts(trip: Trip) -> list[str]:
 # --- Claude Code ------------------------------------------------------------------------
 
 
-def claude_run(binary: Path, here: Project, hook: str, answer: str) -> Callable[[str], Invocation]:
+def claude_run(
+    binary: Path, here: Project, hook: str, answer: str, ask: tuple[str, ...] = ()
+) -> Callable[[str], Invocation]:
     def build(gateway: str) -> Invocation:
         handler = {"type": "command", "command": here.hook_line(hook, "claude"), "timeout": 30}
-        settings = {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [handler]}]}}
+        settings: dict[str, Any] = {
+            "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [handler]}]},
+            "permissions": {"ask": list(ask)},
+        }
         (here.home / ".claude").mkdir()
         (here.home / ".claude" / "settings.json").write_text(json.dumps(settings))
         (here.home / ".claude.json").write_text(json.dumps({"hasCompletedOnboarding": True}))
@@ -202,9 +207,16 @@ def claude_run(binary: Path, here: Project, hook: str, answer: str) -> Callable[
     return build
 
 
-async def claude_trip(claude: Path, here: Project, hook: str, answer: str) -> Trip:
-    build = claude_run(claude, here, hook, answer)
-    trip = await round_trip(build, mode="off", policy=AgentPolicy(command=COMMAND))
+async def claude_trip(
+    claude: Path,
+    here: Project,
+    hook: str,
+    answer: str,
+    command: str = COMMAND,
+    ask: tuple[str, ...] = (),
+) -> Trip:
+    build = claude_run(claude, here, hook, answer, ask)
+    trip = await round_trip(build, mode="off", policy=AgentPolicy(command=command))
     assert trip.cli.returncode == 0, trip.report()
     assert json.loads(trip.cli.stdout)["is_error"] is False, trip.report()
     return trip
@@ -236,6 +248,19 @@ async def test_claude_code_runs_nothing_when_the_user_says_no(claude: Path, tmp_
     assert tool_texts(trip) == ["the user said no"], report
     [denial] = json.loads(trip.cli.stdout)["permission_denials"]
     assert denial["tool_input"]["command"].endswith(f"-- {COMMAND}"), report
+
+
+async def test_claude_code_keeps_its_users_rule_for_a_read_only_command(
+    claude: Path, tmp_path: Path
+) -> None:
+    """The user asked to be asked about ``ls``: the real hook, which would allow a rewritten
+    ``ls`` that the rule no longer names, leaves it untouched, and the user is asked about it."""
+    here = project(tmp_path)
+    trip = await claude_trip(claude, here, "real", "allow", command="ls", ask=("Bash(ls:*)",))
+    report = trip.report()
+    assert [a["input"]["command"] for a in here.asked()] == ["ls"], report
+    assert here.skillstate_calls() == [], report
+    assert any("test_one.py" in text for text in tool_texts(trip)), report
 
 
 # --- Codex --------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import asyncio
 import logging
 import shutil
 import sys
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 _TICK_S = 0.01
+_MANAGED_CLAUDE = Path("/etc/claude-code/managed-settings.json")
 
 
 @click.command(
@@ -154,8 +155,24 @@ def hook_command(host: str, program: str) -> None:
     from skillstate.shell import Host, answer
 
     project = os.environ.get("CLAUDE_PROJECT_DIR")  # what Claude Code gives its hooks
-    reply = answer(sys.stdin.read(), Host(host), program=program, project=project)
+    rules = _rule_files(Host(host), os.environ)
+    reply = answer(sys.stdin.read(), Host(host), program=program, project=project, rule_files=rules)
     if reply.note:
         click.echo(reply.note, err=True)
     if reply.output:
         click.echo(reply.output)
+
+
+def _rule_files(host: object, environ: Mapping[str, str]) -> list[Path]:
+    """The host's permission rules outside the project: Claude Code's user and managed
+    settings, Codex's ``rules/*.rules`` beside its config."""
+    from skillstate.config.sources import home_directory
+    from skillstate.integrations import claude, codex
+    from skillstate.integrations.model import Locations
+    from skillstate.shell import Host
+
+    where = Locations(dict(environ), home_directory(environ))
+    if host is Host.CLAUDE:
+        return [claude.settings_path(where), _MANAGED_CLAUDE]
+    folder = codex.config_path(where).parent / "rules"
+    return sorted(folder.glob("*.rules")) if folder.is_dir() else []

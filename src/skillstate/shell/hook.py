@@ -23,6 +23,8 @@ What each answer grants (docs/shell.md, "Threat model"):
   ``with_escalated_permissions``, ``justification``, ``prefix_rule``) gets nothing. Codex
   0.171 does not pass these to the hook, and keeps its sandbox and escalation approval for a
   call its hook allowed; the check holds if a later Codex passes them.
+* A command whose program a deny or ask rule of the user's names (``rules.named``: the host
+  would match its rule against the rewritten command, which it no longer names) gets nothing.
 * A refused command, another tool, or an event that cannot be read gives no output at all
   (exit 0), so the host runs the call untouched, asking as it would have; the last also gives a
   note for stderr.
@@ -37,12 +39,14 @@ from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from skillstate.shell.allow import Decision, Place, decide
+from skillstate.shell.rules import EVERY, named
 
 _SHELLS = frozenset({"bash", "sh", "zsh"})
 _SHELL_FLAGS = frozenset({"-c", "-lc"})
@@ -70,6 +74,7 @@ class Reply:
 
 
 _ESCALATION = ("with_escalated_permissions", "justification", "prefix_rule")
+_CLAUDE_PROJECT_FILES = ("settings.json", "settings.local.json")
 
 
 def answer(
@@ -79,9 +84,11 @@ def answer(
     program: str = "skillstate",
     project: str | None = None,
     home: Path | None = None,
+    rule_files: Sequence[Path] = (),
 ) -> Reply:
     """The reply to one PreToolUse event (see the module docstring); ``project`` is Claude
-    Code's project directory when it gave one."""
+    Code's project directory when it gave one; ``rule_files`` the host's permission rules
+    outside the project (Claude Code's project settings are read from the root)."""
     try:
         event = json.loads(event_text)
     except ValueError as error:
@@ -99,6 +106,8 @@ def answer(
         return Reply()
     updated, decision = found
     if decision.runs_code and host is Host.CODEX:
+        return Reply()
+    if _ruled(host, decision.argv[0], place, rule_files):
         return Reply()
     grant, why = (
         ("ask", "skillstate shell: runs the project's code, so you decide; output reduced")
@@ -132,6 +141,21 @@ def _place(
     if workdir is not None and not isinstance(workdir, str):
         return None
     return Place.of(Path(root), Path(cwd) / (workdir or ""), home)
+
+
+def _ruled(host: Host, program: str, place: Place, rule_files: Sequence[Path]) -> bool:
+    """Whether a deny or ask rule of the user's names ``program`` (or every command)."""
+    files = list(rule_files)
+    if host is Host.CLAUDE:
+        files += [place.root / ".claude" / name for name in _CLAUDE_PROJECT_FILES]
+    texts = []
+    for file in files:
+        try:
+            texts.append(file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+    names = named(host.value, texts)
+    return EVERY in names or program in names
 
 
 def _escalated(tool_input: dict[str, Any]) -> bool:
