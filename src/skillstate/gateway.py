@@ -16,11 +16,12 @@ from pathlib import Path
 
 from skillstate.config import Settings
 from skillstate.conversation import Usage, Wire
+from skillstate.economics.ledger import Ledger, Recorder
+from skillstate.economics.ledger.recorder import Pricing
 from skillstate.economics.prices import builtin_catalog
 from skillstate.economics.tokenizer import encoding, give_back_heap
-from skillstate.ledger import Ledger, Recorder
-from skillstate.ledger.recorder import Pricing
 from skillstate.mcp import McpTools
+from skillstate.outputs.vision.pages import require_pillow
 from skillstate.pipeline.compaction_lane import CompactionLane
 from skillstate.pipeline.effort_lane import EffortLane
 from skillstate.pipeline.lane import Lane
@@ -44,7 +45,6 @@ from skillstate.storage.stores import StoreOptions, Stores, open_stores
 from skillstate.upstream.client import UpstreamClient
 from skillstate.upstream.retry import RetryPolicy
 from skillstate.upstream.routing import Router, Upstream, normalize_base_url
-from skillstate.vision.pages import require_pillow
 
 log = logging.getLogger("skillstate")
 

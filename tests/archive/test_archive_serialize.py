@@ -22,8 +22,8 @@ from skillstate.conversation import (
     ToolResult,
     Wire,
 )
-from skillstate.jsonio import loads
 from skillstate.protocols import adapter
+from skillstate.support.jsonio import loads
 
 RECORDED = Path(__file__).parent.parent / "fixtures" / "recorded"
 

@@ -9,10 +9,10 @@ import re
 from hand_requests import answered, output, request, user
 from workload_client import play
 
-from skillstate import jsonio
 from skillstate.bench.workload import Answer, Call, Variant, call_id, step_of
 from skillstate.bench.workloads import coding_loop
 from skillstate.bench.workloads.facts import spoiled
+from skillstate.support import jsonio
 
 
 def _outputs(workload: coding_loop.CodingLoop) -> list[tuple[int, Call, str]]:

@@ -7,10 +7,10 @@ import asyncio
 
 import aiohttp
 
-from skillstate import jsonio
 from skillstate.bench.harness import forwarder, mock_provider, wait_ready
 from skillstate.bench.overhead import BODY
 from skillstate.bench.peers import Arm, Workload, plan
+from skillstate.support import jsonio
 
 _PATH = "/v1/chat/completions"
 

@@ -9,11 +9,11 @@ from typing import Any
 import aiohttp
 import pytest
 
-from skillstate import jsonio
 from skillstate.bench import run
 from skillstate.bench.arms import ARMS, Markers, Pricing
 from skillstate.bench.workload import Call, Variant, call_id
 from skillstate.bench.workloads import coding_loop
+from skillstate.support import jsonio
 from skillstate.testing.billing import Billing
 from skillstate.testing.gateway import gateway_for
 from skillstate.testing.upstream import ScriptedUpstream

@@ -6,9 +6,9 @@ from __future__ import annotations
 from hand_requests import answered, request, user
 from workload_client import play
 
-from skillstate import jsonio
 from skillstate.bench.workload import Answer, Call, Variant, call_id
 from skillstate.bench.workloads import review_loop
+from skillstate.support import jsonio
 from skillstate.testing.session_view import Call as SeenCall
 
 

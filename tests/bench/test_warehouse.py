@@ -10,7 +10,6 @@ import aiohttp
 import pytest
 from multidict import CIMultiDict, CIMultiDictProxy
 
-from skillstate import jsonio
 from skillstate.bench.workload import Answer, Call, Variant, call_id
 from skillstate.bench.workloads import warehouse_model
 from skillstate.bench.workloads.warehouse import (
@@ -27,6 +26,7 @@ from skillstate.bench.workloads.warehouse import (
     question_steps,
 )
 from skillstate.conversation import Wire
+from skillstate.support import jsonio
 from skillstate.testing import ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
 from skillstate.testing.recording import RecordedRequest

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 
 import aiohttp
 
-from skillstate import jsonio
 from skillstate.bench.workload import Answer, Call, Variant, Workload
 from skillstate.conversation import Json
+from skillstate.support import jsonio
 from skillstate.testing import RecordedRequest, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
 from skillstate.testing.session_checks import messages_of, unpaired

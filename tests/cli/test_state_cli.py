@@ -23,10 +23,10 @@ import pytest
 from aiohttp import web
 from click.testing import CliRunner, Result
 
-from skillstate import jsonio
 from skillstate.cli.client import gateway_url
 from skillstate.cli.main import cli
 from skillstate.config import load_settings
+from skillstate.support import jsonio
 from skillstate.testing import RecordedRequest, Reply, ScriptedCall, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
 

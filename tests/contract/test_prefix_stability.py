@@ -13,9 +13,9 @@ import aiohttp
 import orjson
 import pytest
 
-from skillstate import jsonio
 from skillstate.bench.history import History
 from skillstate.pipeline.switches import LANES
+from skillstate.support import jsonio
 from skillstate.testing import Reply, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
 

@@ -63,7 +63,7 @@ def test_only_forward_calls_an_upstream() -> None:
     client session lives in ``server/forward.py`` (and the transport itself). ``cli/`` talks
     to the gateway's own routes, never to a provider; ``skillstate doctor`` asks whether the
     gateway and each upstream answer at all (a bare GET, no credential: nothing is forwarded)."""
-    allowed = {"server/forward.py", "upstream/client.py", "doctor/network.py"}
+    allowed = {"server/forward.py", "upstream/client.py", "cli/doctor/network.py"}
     found = []
     for name, tree in modules():
         if name in allowed or name.startswith("cli/"):

@@ -124,7 +124,7 @@ def wire_literals(source: str) -> Iterator[tuple[int, str, str]]:
 #: fields, named by the issue that specified the document, and the command that reads them.
 OWN_API = frozenset(
     (module, word)
-    for module in ("ledger/report.py", "cli/stats.py")
+    for module in ("economics/ledger/report.py", "cli/stats.py")
     for word in ("input_tokens", "output_tokens")
 )
 

@@ -27,7 +27,7 @@ from typing import IO, Any
 import pytest
 
 from skillstate.conversation import Wire
-from skillstate.exchange import Exchange
+from skillstate.economics.exchange import Exchange
 from skillstate.testing import RecordedRequest, ScriptedUpstream
 from skillstate.testing.agents import MARKER, AgentPolicy
 from skillstate.testing.gateway import gateway_for

@@ -12,8 +12,8 @@ import aiohttp
 import pytest
 from multidict import CIMultiDict, CIMultiDictProxy
 
-from skillstate import jsonio
 from skillstate.conversation import Wire
+from skillstate.support import jsonio
 from skillstate.testing import RecordedRequest, ScriptedUpstream
 from skillstate.testing.agents import (
     COMMAND,

@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 from e2e_support import TOOLS_AT_ONCE, Finished, Invocation, Trip, base_env, run_cli
 
-from skillstate.exchange import Exchange
+from skillstate.economics.exchange import Exchange
 from skillstate.gateway import RunningGateway
 from skillstate.protocols.openai_responses.compaction import SUMMARY_NOTE
 from skillstate.state.tools import SKILL_STATE_TOOL

@@ -15,7 +15,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from skillstate import jsonio
+from skillstate.support import jsonio
 from skillstate.testing import RecordedRequest, Reply, ScriptedCall, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
 

@@ -9,8 +9,8 @@ from typing import Any
 
 from multidict import CIMultiDict, CIMultiDictProxy
 
-from skillstate import jsonio
 from skillstate.conversation import Wire
+from skillstate.support import jsonio
 from skillstate.testing import RecordedRequest
 from skillstate.testing.agents import LoopPolicy
 

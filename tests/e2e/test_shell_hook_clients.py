@@ -27,7 +27,7 @@ from test_integrate_sessions import (
 
 from skillstate.archive import Archive
 from skillstate.config import load_settings
-from skillstate.shell.run import exact
+from skillstate.integrations.shell.run import exact
 from skillstate.storage import open_stores
 from skillstate.testing.agents import AgentPolicy
 

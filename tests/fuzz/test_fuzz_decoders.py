@@ -14,11 +14,11 @@ from fuzz_corpus import CORPUS, load, mutants, seeds, stream_events
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skillstate import jsonio
 from skillstate.conversation import ErrorKind, ProtocolError, Wire
 from skillstate.economics.tokenizer import count_request
 from skillstate.protocols import adapter
 from skillstate.protocols.sse import SSEEvent
+from skillstate.support import jsonio
 
 FUZZ = settings(
     max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None

@@ -13,12 +13,12 @@ import pytest
 
 from skillstate.archive import read_span, ref_for
 from skillstate.conversation import Message, Request, Text, ToolCall, ToolResult, Wire
+from skillstate.outputs.views.identifiers import find
 from skillstate.pipeline.lane import LaneContext
 from skillstate.pipeline.options import VIEW_KINDS, OutputsOptions
 from skillstate.pipeline.outputs_lane import OutputsLane
 from skillstate.state.mode import Mode
 from skillstate.state.tools import recall_tool
-from skillstate.views.identifiers import find
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 OUTPUTS = sorted(p for p in (FIXTURES / "outputs").glob("[!.]*") if p.suffix != ".py")

@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from skillstate import jsonio
 from skillstate.conversation import CacheMark, Message, Request, Text, Tool, Wire
 from skillstate.pipeline.lane import LaneContext
 from skillstate.pipeline.options import SchemasOptions
 from skillstate.pipeline.schemas_lane import MEMO_SIZE, SchemasLane, compact_tools, tools_tokens
 from skillstate.protocols import adapter
 from skillstate.state.mode import Mode
+from skillstate.support import jsonio
 
 RECORDED = Path(__file__).parents[1] / "fixtures" / "recorded"
 CLIENTS = {

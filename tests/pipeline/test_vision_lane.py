@@ -15,15 +15,15 @@ import pytest
 from skillstate.archive import read_span, ref_for
 from skillstate.conversation import Image, Message, Request, Text, ToolCall, ToolResult, Wire
 from skillstate.economics.tokenizer import count_tokens
+from skillstate.outputs.views import identifiers
+from skillstate.outputs.vision.pages import Layout, draw, lay_out, wrap
+from skillstate.outputs.vision.tokens import anthropic_tokens, image_tokens, openai_tokens
 from skillstate.pipeline.lane import LaneContext
 from skillstate.pipeline.options import VisionOptions
 from skillstate.pipeline.vision_lane import VISION_KEY, VisionLane, rendered_lines
 from skillstate.protocols import adapter
 from skillstate.state.mode import Mode
 from skillstate.state.tools import recall_tool
-from skillstate.views import identifiers
-from skillstate.vision.pages import Layout, draw, lay_out, wrap
-from skillstate.vision.tokens import anthropic_tokens, image_tokens, openai_tokens
 
 KEY = "sk-" + "Q" * 40  # built from pieces: no key-shaped literal in the repository
 MARKS = ["src/app/payments.py:88", "3f2a9c1e77", "E0425", "https://example.test/build/41"]

@@ -22,8 +22,8 @@ from anthropic.types import (
 from anthropic.types.message_create_params import MessageCreateParamsBase
 from hypothesis import strategies as st
 
-from skillstate.jsonio import dumps_str, loads
 from skillstate.protocols.sse import encode_event
+from skillstate.support.jsonio import dumps_str, loads
 
 Json = dict[str, Any]
 

@@ -35,7 +35,6 @@ from skillstate.conversation import (
     ToolResult,
     Wire,
 )
-from skillstate.jsonio import loads
 from skillstate.protocols import adapter
 from skillstate.protocols.anthropic_messages import (
     ADAPTER,
@@ -43,6 +42,7 @@ from skillstate.protocols.anthropic_messages import (
     encode_request,
     encode_response,
 )
+from skillstate.support.jsonio import loads
 
 
 def test_the_adapter_is_registered_for_its_wire() -> None:

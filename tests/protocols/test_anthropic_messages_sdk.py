@@ -31,7 +31,6 @@ from skillstate.conversation import (
     Usage,
     Wire,
 )
-from skillstate.jsonio import dumps
 from skillstate.protocols.anthropic_messages import (
     decode_request,
     encode_request,
@@ -39,6 +38,7 @@ from skillstate.protocols.anthropic_messages import (
     error_body,
     stream_encoder,
 )
+from skillstate.support.jsonio import dumps
 
 Handler = Callable[[web.Request], Any]
 USAGE = Usage(input=1200, output=42, cached_input=1000, cache_write=150)

@@ -37,13 +37,13 @@ from skillstate.conversation import (
     Usage,
     Wire,
 )
-from skillstate.jsonio import dumps_str, loads
 from skillstate.protocols.anthropic_messages import (
     decode_response,
     stream_decoder,
     stream_encoder,
 )
 from skillstate.protocols.sse import SSEDecoder, SSEEvent, encode_event
+from skillstate.support.jsonio import dumps_str, loads
 
 SDK_EVENT: TypeAdapter[Any] = TypeAdapter(RawMessageStreamEvent)
 

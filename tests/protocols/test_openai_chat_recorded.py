@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from skillstate.conversation import Reasoning, ToolCall, ToolResult
-from skillstate.jsonio import dumps, loads
 from skillstate.protocols.openai_chat import decode_request, encode_request
+from skillstate.support.jsonio import dumps, loads
 
 RECORDED = Path(__file__).parent.parent / "fixtures" / "recorded" / "openai-chat"
 WEATHER = {

@@ -20,9 +20,9 @@ from skillstate.conversation import (
     ToolResult,
     Wire,
 )
-from skillstate.jsonio import dumps, loads
 from skillstate.protocols import adapter
 from skillstate.protocols.openai_chat import decode_request, encode_request
+from skillstate.support.jsonio import dumps, loads
 
 text = st.text(max_size=12)
 ident = st.text(string.ascii_letters + string.digits + "_-", min_size=1, max_size=10)

@@ -27,13 +27,13 @@ from skillstate.conversation import (
     Usage,
     Wire,
 )
-from skillstate.jsonio import dumps, loads
 from skillstate.protocols.openai_chat import (
     decode_request,
     encode_response,
     error_body,
     stream_encoder,
 )
+from skillstate.support.jsonio import dumps, loads
 
 
 @dataclass

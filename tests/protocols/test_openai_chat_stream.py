@@ -29,10 +29,10 @@ from skillstate.conversation import (
     Usage,
     Wire,
 )
-from skillstate.jsonio import dumps, loads
 from skillstate.protocols.openai_chat import decode_request, stream_decoder, stream_encoder
 from skillstate.protocols.sse import SSEDecoder, SSEEvent
 from skillstate.protocols.streams import StreamObserver
+from skillstate.support.jsonio import dumps, loads
 
 HEAD = {
     "id": "chatcmpl-C1",

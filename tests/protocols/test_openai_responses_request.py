@@ -32,9 +32,9 @@ from skillstate.conversation import (
     ToolResult,
     Wire,
 )
-from skillstate.jsonio import dumps, loads
 from skillstate.protocols import adapter
 from skillstate.protocols.openai_responses import decode_request, encode_request
+from skillstate.support.jsonio import dumps, loads
 
 
 @settings(max_examples=200, deadline=None)

@@ -14,7 +14,6 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 from openai_responses_shapes import fixture
 
-from skillstate import jsonio
 from skillstate.conversation import (
     Accumulator,
     Delta,
@@ -39,6 +38,7 @@ from skillstate.protocols.openai_responses import (
     stream_encoder,
 )
 from skillstate.protocols.sse import SSEDecoder, encode_event
+from skillstate.support import jsonio
 
 Script = Callable[[Request], list[Event]]
 PATCH = "*** Begin Patch\n*** Update File: a.py\n*** End Patch\n"

@@ -13,7 +13,6 @@ from openai.types.responses import ResponseStreamEvent
 from openai_responses_shapes import fixture
 from pydantic import BaseModel
 
-from skillstate import jsonio
 from skillstate.conversation import (
     Accumulator,
     Delta,
@@ -38,6 +37,7 @@ from skillstate.conversation import (
 )
 from skillstate.protocols.openai_responses import decode_request, stream_decoder, stream_encoder
 from skillstate.protocols.sse import SSEDecoder, encode_event
+from skillstate.support import jsonio
 
 
 def _event_models() -> dict[str, type[BaseModel]]:

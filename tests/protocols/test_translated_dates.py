@@ -17,9 +17,9 @@ from skillstate.conversation import (
     Usage,
     Wire,
 )
-from skillstate.jsonio import loads
 from skillstate.protocols import adapter
 from skillstate.protocols.sse import SSEDecoder
+from skillstate.support.jsonio import loads
 
 RECEIVED = 1_764_000_123
 

@@ -26,10 +26,10 @@ from skillstate.conversation import (
     Usage,
     Wire,
 )
-from skillstate.jsonio import loads
 from skillstate.protocols import adapter
 from skillstate.protocols.sse import SSEDecoder
 from skillstate.protocols.streams import EventReader
+from skillstate.support.jsonio import loads
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "usage"
 

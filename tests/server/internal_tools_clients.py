@@ -13,9 +13,9 @@ import aiohttp
 import anthropic
 import openai
 
-from skillstate import jsonio
 from skillstate.conversation import Message, ToolCall, ToolResult, Wire
 from skillstate.protocols import adapter
+from skillstate.support import jsonio
 from skillstate.testing.recording import RecordedRequest
 
 #: (client wire, upstream wire): each client against its own wire and against another one.

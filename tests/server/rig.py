@@ -13,7 +13,7 @@ import aiohttp
 import pytest
 from internal_tools_clients import DRIVERS, PAIR_IDS, PAIRS, Driver
 
-from skillstate.exchange import Exchange
+from skillstate.economics.exchange import Exchange
 from skillstate.gateway import RunningGateway
 from skillstate.testing import ScriptedUpstream
 from skillstate.testing.gateway import gateway_for

@@ -1,6 +1,6 @@
 """Bodies of megabytes: a long tool result reaches the upstream exactly, on every wire, in
-every mode and across wires, read and written in pieces (``skillstate.longjson``); one that
-is not JSON is still a 400 in the client's wire."""
+every mode and across wires, read and written in pieces (``skillstate.support.longstrings``);
+one that is not JSON is still a 400 in the client's wire."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from skillstate import jsonio
+from skillstate.support import jsonio
 from skillstate.testing import ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
 

@@ -21,7 +21,7 @@ import openai
 import pytest
 
 from skillstate.conversation import Json, Text
-from skillstate.exchange import Exchange
+from skillstate.economics.exchange import Exchange
 from skillstate.gateway import RunningGateway
 from skillstate.protocols import adapter
 from skillstate.protocols.openai_responses.compaction import OWN_PREFIX, SUMMARY_NOTE

@@ -10,9 +10,9 @@ from typing import Any
 import aiohttp
 import pytest
 
-from skillstate import jsonio
+from skillstate.economics.ledger.row import COLUMNS
 from skillstate.gateway import RunningGateway
-from skillstate.ledger.row import COLUMNS
+from skillstate.support import jsonio
 from skillstate.testing import Reply, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
 

@@ -9,7 +9,7 @@ import json
 import aiohttp
 
 from skillstate.conversation import StopReason, Wire
-from skillstate.exchange import Exchange
+from skillstate.economics.exchange import Exchange
 from skillstate.testing import Reply, ScriptedCall, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
 from skillstate.testing.policies import Script

@@ -14,13 +14,13 @@ import aiohttp
 import pytest
 from internal_tools_clients import DRIVERS, PAIR_IDS, PAIRS, Driver, Step, upstream_messages
 
-from skillstate import jsonio
 from skillstate.conversation import Text, Wire
 from skillstate.economics.counterfactual import blocks_of
 from skillstate.gateway import RunningGateway
 from skillstate.protocols import adapter
 from skillstate.state.engine import StateEngine
 from skillstate.state.handover import HANDOVER_HEADING
+from skillstate.support import jsonio
 from skillstate.testing import Reply, ScriptedCall, ScriptedError, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
 from skillstate.testing.policies import Policy, Script

@@ -27,7 +27,7 @@ from internal_tools_clients import (
 from rig import TOOLS_AT_ONCE
 
 from skillstate.conversation import Json, StopReason, Text, ToolCall
-from skillstate.exchange import Exchange
+from skillstate.economics.exchange import Exchange
 from skillstate.gateway import RunningGateway
 from skillstate.state.engine import StateEngine
 from skillstate.testing import RecordedRequest, Reply, ScriptedCall, ScriptedUpstream

@@ -16,7 +16,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from skillstate import jsonio
+from skillstate.support import jsonio
 from skillstate.testing import Billing, Prices, Reply, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
 from skillstate.testing.recording import RecordedRequest

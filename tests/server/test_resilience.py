@@ -15,7 +15,7 @@ from internal_tools_clients import DRIVERS, calls_and_results
 from rig import TOOLS_AT_ONCE, Rig, over_modes, over_pairs, over_streams
 from rig import rigged as rigged_without_retries
 
-from skillstate.exchange import Exchange
+from skillstate.economics.exchange import Exchange
 from skillstate.testing import Fault, Reply, ScriptedCall, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
 from skillstate.testing.policies import Policy, Script

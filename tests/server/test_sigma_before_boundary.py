@@ -9,8 +9,8 @@ from typing import Any
 import aiohttp
 import pytest
 
-from skillstate import jsonio
 from skillstate.conversation import Json
+from skillstate.support import jsonio
 from skillstate.testing import RecordedRequest, Reply, ScriptedCall, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
 from skillstate.testing.policies import Script

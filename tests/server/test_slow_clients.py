@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from skillstate.eventloop import new_loop
+from skillstate.support.eventloop import new_loop
 from skillstate.testing import Reply, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
 from skillstate.testing.recording import RecordedRequest

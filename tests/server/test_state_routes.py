@@ -11,11 +11,11 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from skillstate import jsonio
 from skillstate.conversation import ErrorKind
 from skillstate.gateway import RunningGateway
 from skillstate.server.app import build_app
 from skillstate.server.context import GatewayContext
+from skillstate.support import jsonio
 from skillstate.testing import RecordedRequest, Reply, ScriptedCall, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
 from skillstate.upstream.client import UpstreamClient

@@ -10,7 +10,7 @@ from __future__ import annotations
 import aiohttp
 import pytest
 
-from skillstate import jsonio
+from skillstate.support import jsonio
 from skillstate.testing import ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
 from skillstate.testing.session_clients import ChatAgent

@@ -7,8 +7,8 @@ from typing import Any
 
 from multidict import CIMultiDict, CIMultiDictProxy
 
-from skillstate import jsonio
 from skillstate.conversation import Wire
+from skillstate.support import jsonio
 from skillstate.testing import RecordedRequest
 from skillstate.testing.session_checks import (
     epoch_of,

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillstate import jsonio
 from skillstate.conversation import Message, Request, Text, Tool, ToolCall, ToolResult, Wire
 from skillstate.protocols import adapter
 from skillstate.protocols.portable import portable_request
@@ -27,6 +26,7 @@ from skillstate.state.mode import Mode
 from skillstate.state.options import CollapseOptions
 from skillstate.state.schema import StateSchema
 from skillstate.storage.memory import MemoryArchiveStore, MemoryStateStore
+from skillstate.support import jsonio
 from skillstate.testing.session_checks import unpaired
 
 TOOL = Tool("run", "Run a command.", {"type": "object", "properties": {}})

@@ -13,10 +13,10 @@ import aiohttp
 import pytest
 
 from skillstate.conversation import Wire
-from skillstate.jsonio import dumps_str, loads
 from skillstate.protocols import adapter
 from skillstate.state.engine import StateEngine
 from skillstate.state.epoch_record import DOC_NAME, Epoch
+from skillstate.support.jsonio import dumps_str, loads
 from skillstate.testing import Reply, Script, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
 

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from skillstate import jsonio
 from skillstate.conversation import (
     Message,
     Part,
@@ -36,6 +35,7 @@ from skillstate.state.paper import (
 )
 from skillstate.state.render import state_json
 from skillstate.state.schema import StateSchema
+from skillstate.support import jsonio
 
 RECORDED = Path(__file__).parents[1] / "fixtures" / "recorded"
 SCHEMA = StateSchema.from_keys(None)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import copy
 import json
 
-from skillstate import jsonio
 from skillstate.conversation import (
     CacheMark,
     Json,
@@ -22,6 +21,7 @@ from skillstate.conversation import (
 from skillstate.protocols import adapter
 from skillstate.state.paper import render_paper
 from skillstate.state.schema import StateSchema
+from skillstate.support import jsonio
 
 SCHEMA = StateSchema.from_keys(None)
 P = [Text("You are a careful data-cleaning agent. Work one step at a time.")]

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from skillstate import jsonio
 from skillstate.conversation import (
     CacheMark,
     Message,
@@ -45,6 +44,7 @@ from skillstate.state.tools import (
     skill_state_tool,
 )
 from skillstate.state.turns import segment
+from skillstate.support import jsonio
 
 RECORDED = Path(__file__).parents[1] / "fixtures" / "recorded"
 EPHEMERAL = {"type": "ephemeral"}

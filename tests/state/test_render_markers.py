@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from skillstate import jsonio
 from skillstate.conversation import (
     CacheMark,
     Message,
@@ -43,6 +42,7 @@ from skillstate.protocols import adapter
 from skillstate.state.render import MAX_CACHE_BREAKPOINTS, SpanRef, render_hybrid
 from skillstate.state.schema import StateSchema
 from skillstate.state.tools import recall_tool, skill_state_tool
+from skillstate.support import jsonio
 from skillstate.testing.prompt_cache import ExplicitCache
 from skillstate.testing.token_view import token_view
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from skillstate import jsonio
 from skillstate.state import Bounds, PatchOutcome, StateSchema, apply_patch
+from skillstate.support import jsonio
 
 AGENT = StateSchema.from_keys(None)
 

@@ -11,9 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from state_strategies import objects, values
 
-from skillstate import jsonio
 from skillstate.state import Bounds, Shape, StateSchema, apply_patch, merge
 from skillstate.state.schema import JsonKind
+from skillstate.support import jsonio
 
 BOUNDS = Bounds(max_patch_bytes=120, max_state_bytes=200, max_depth=4, max_key_length=4)
 SCHEMA = StateSchema(

@@ -17,9 +17,9 @@ from skillstate.conversation import (
     Wire,
 )
 from skillstate.economics.tokenizer import count_request
-from skillstate.jsonio import loads
 from skillstate.protocols import adapter
 from skillstate.state.turns import message_tokens, segment
+from skillstate.support.jsonio import loads
 
 
 def user(text: str) -> Message:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from skillstate import jsonio
 from skillstate.conversation import (
     ArchiveRef,
     Image,
@@ -21,6 +20,7 @@ from skillstate.conversation import (
     ToolCall,
     ToolResult,
 )
+from skillstate.support import jsonio
 
 
 def span_text(messages: Sequence[Message], first_turn: int | None = None) -> str:

@@ -33,10 +33,11 @@ from multiprocessing.connection import Connection
 
 import aiohttp
 
-from skillstate import __version__, jsonio
+from skillstate import __version__
 from skillstate.bench.harness import mock_and_gateway, percentile, rss_mb, wait_ready
 from skillstate.bench.history import TOOLS
-from skillstate.eventloop import new_loop
+from skillstate.support import jsonio
+from skillstate.support.eventloop import new_loop
 
 
 def tool_loop_body(result: str, session: str) -> dict[str, object]:

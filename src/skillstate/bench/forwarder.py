@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator
 import aiohttp
 from aiohttp import web
 
-from skillstate.eventloop import new_loop
+from skillstate.support.eventloop import new_loop
 
 #: As the mock's: any body the benchmark sends is read.
 MAX_BODY_BYTES = 64 * 1024 * 1024

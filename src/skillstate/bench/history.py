@@ -41,9 +41,10 @@ from typing import Any
 import aiohttp
 import orjson
 
-from skillstate import __version__, jsonio
+from skillstate import __version__
 from skillstate.bench.harness import mock_and_gateway, wait_ready
-from skillstate.eventloop import new_loop
+from skillstate.support import jsonio
+from skillstate.support.eventloop import new_loop
 
 ROUTE = "/v1/chat/completions"
 ROUTES = {"chat": ROUTE, "messages": "/v1/messages", "responses": "/v1/responses"}

@@ -31,7 +31,7 @@ import aiohttp
 from skillstate import __version__
 from skillstate.bench.harness import mock_and_gateway, rss_mb, wait_ready
 from skillstate.bench.history import ROUTE, TOOLS, History, turn_messages
-from skillstate.eventloop import new_loop
+from skillstate.support.eventloop import new_loop
 
 AT_ONCE = 8
 RESTART_BYTES = 1_000_000

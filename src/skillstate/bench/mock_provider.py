@@ -13,8 +13,8 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from skillstate import jsonio
-from skillstate.eventloop import new_loop
+from skillstate.support import jsonio
+from skillstate.support.eventloop import new_loop
 
 CHUNKS = 16
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from skillstate import __version__
 from skillstate.bench.harness import mock_and_gateway, rss_mb, wait_ready
 from skillstate.bench.load import Row, Sample, load, row
-from skillstate.eventloop import new_loop
+from skillstate.support.eventloop import new_loop
 
 _SYSTEM = "You are a careful coding agent. Answer briefly. " * 8
 BODY = {  # the small request every arm sends

@@ -28,7 +28,6 @@ from typing import Any
 
 import aiohttp
 
-from skillstate import jsonio
 from skillstate.bench.harness import (
     Server,
     forwarder,
@@ -42,8 +41,9 @@ from skillstate.bench.load import Headers, Row, Sample, load, row
 from skillstate.bench.overhead import BODY
 from skillstate.bench.transform import session_request
 from skillstate.conversation import Wire
-from skillstate.eventloop import new_loop
 from skillstate.protocols import adapter
+from skillstate.support import jsonio
+from skillstate.support.eventloop import new_loop
 
 CONCURRENCY = (1, 64)
 _PATH = "/v1/chat/completions"

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skillstate import jsonio
+from skillstate.support import jsonio
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,9 +15,9 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
-from skillstate import jsonio
 from skillstate.bench.gates import TOLERANCE, Group, Verdict, group_of, judge
 from skillstate.bench.record import RunRecord, write_results
+from skillstate.support import jsonio
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,11 +23,11 @@ from pathlib import Path
 
 import aiohttp
 
-from skillstate import jsonio
 from skillstate.bench.arms import Arm, Markers, Pricing
 from skillstate.bench.record import RequestRecord, RunKey, RunRecord
 from skillstate.bench.workload import Answer, Call, ToolSpec, Variant, Workload
 from skillstate.conversation import Json, Wire
+from skillstate.support import jsonio
 from skillstate.testing.billing import Billing, Prices, Tokens
 from skillstate.testing.gateway import gateway_for
 from skillstate.testing.recording import RecordedRequest

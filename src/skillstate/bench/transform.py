@@ -14,7 +14,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from skillstate import jsonio
 from skillstate.conversation import Message, Request, Text, Tool, ToolCall, ToolResult, Wire
 from skillstate.protocols import adapter
 from skillstate.state.boundary import decide
@@ -23,6 +22,7 @@ from skillstate.state.mode import Mode
 from skillstate.state.options import CollapseOptions
 from skillstate.state.schema import StateSchema
 from skillstate.storage.stores import open_stores
+from skillstate.support import jsonio
 from skillstate.testing.long_session import file_text
 
 TOOLS = [Tool("read_file", parameters={"type": "object", "properties": {"path": {}}})]

@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from skillstate import jsonio
 from skillstate.cli.options import command_flags, load, settings_options
 from skillstate.cli.table import print_table
 from skillstate.config import Settings
+from skillstate.support import jsonio
 
 if TYPE_CHECKING:
     from skillstate.storage import SQLiteArchiveStore, Stores

@@ -13,9 +13,9 @@ from urllib.parse import urlsplit
 
 import click
 
-from skillstate import jsonio
 from skillstate.cli.options import Flags, load
 from skillstate.config import Settings
+from skillstate.support import jsonio
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -18,7 +18,7 @@ COMMANDS = {
     "prices": "skillstate.cli.prices:prices_command",
     "mcp": "skillstate.cli.mcp:mcp_command",
     "archive": "skillstate.cli.archive:archive_command",
-    "doctor": "skillstate.cli.doctor:doctor_command",
+    "doctor": "skillstate.cli.doctor.command:doctor_command",
     "integrate": "skillstate.cli.integrate:integrate_command",
     "shell": "skillstate.cli.shell:shell_command",
     "hook": "skillstate.cli.shell:hook_command",

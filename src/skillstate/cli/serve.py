@@ -12,7 +12,7 @@ import click
 from skillstate import __version__
 from skillstate.cli.options import command_flags, load, settings_options
 from skillstate.config import Settings
-from skillstate.eventloop import new_loop
+from skillstate.support.eventloop import new_loop
 
 INTERRUPTED_EXIT = 130  # 128 + SIGINT, as shells report it
 
@@ -34,8 +34,8 @@ def start(settings: Settings) -> None:
     and ``config`` stay fast and never depend on it.
     """
     from skillstate.gateway import serve  # type: ignore[import-not-found,unused-ignore]
+    from skillstate.outputs.vision.pages import MissingPillow
     from skillstate.server.guard import Exposed
-    from skillstate.vision.pages import MissingPillow
 
     try:
         _run(serve(settings))

@@ -22,7 +22,7 @@ from skillstate.cli.options import command_flags, load, settings_options
 from skillstate.config import Settings
 
 if TYPE_CHECKING:
-    from skillstate.shell.run import Outcome
+    from skillstate.integrations.shell.run import Outcome
 
 T = TypeVar("T")
 _TICK_S = 0.01
@@ -54,8 +54,8 @@ def shell_command(
     Example:
       skillstate shell -- git diff HEAD~3
     """
-    from skillstate.shell import Place, decide_argv
-    from skillstate.shell.run import REFUSED_EXIT, execute, prepared
+    from skillstate.integrations.shell import Place, decide_argv
+    from skillstate.integrations.shell.run import REFUSED_EXIT, execute, prepared
 
     cwd = Path.cwd()
     place = Place.of(project or cwd, cwd)
@@ -78,7 +78,7 @@ def shell_command(
 def _shown(settings: Settings, argv: Sequence[str], family: str, outcome: Outcome) -> bytes:
     """The reduction with its header when it pays and the archive kept the exact output;
     else the exact stdout (nothing is reduced that was not archived)."""
-    from skillstate.shell.run import reduction, shown
+    from skillstate.integrations.shell.run import reduction, shown
 
     reduced = reduction(family, outcome)
     if reduced is None:
@@ -112,7 +112,7 @@ def _tick(loop: asyncio.AbstractEventLoop) -> None:
 
 async def _keep(settings: Settings, argv: Sequence[str], outcome: Outcome) -> str:
     from skillstate.archive import Archive
-    from skillstate.shell.run import keep
+    from skillstate.integrations.shell.run import keep
     from skillstate.storage import StoreOptions, open_stores
 
     options = StoreOptions.of_archive(settings.archive_ttl_days, settings.archive_max_mb)
@@ -152,7 +152,7 @@ def hook_command(host: str, program: str) -> None:
     allowed in a session whose project is the home directory. Always exits 0."""
     import os
 
-    from skillstate.shell import Host, answer
+    from skillstate.integrations.shell import Host, answer
 
     project = os.environ.get("CLAUDE_PROJECT_DIR")  # what Claude Code gives its hooks
     rules = _rule_files(Host(host), os.environ)
@@ -169,7 +169,7 @@ def _rule_files(host: object, environ: Mapping[str, str]) -> list[Path]:
     from skillstate.config.sources import home_directory
     from skillstate.integrations import claude, codex
     from skillstate.integrations.model import Locations
-    from skillstate.shell import Host
+    from skillstate.integrations.shell import Host
 
     where = Locations(dict(environ), home_directory(environ))
     if host is Host.CLAUDE:

@@ -12,11 +12,11 @@ from pathlib import Path
 
 from pydantic import SecretStr
 
-from skillstate import jsonio
 from skillstate.config.settings import ATTRIBUTES, KEYS, Settings, UpstreamSettings
 from skillstate.economics.prices import PriceOverrides
 from skillstate.pipeline.switches import LaneSwitches
 from skillstate.state.options import CollapseOptions
+from skillstate.support import jsonio
 
 _NOT_SET = "(not set)"
 _MIN_REVEALING_LENGTH = 16

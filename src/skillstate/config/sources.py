@@ -15,10 +15,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from skillstate import jsonio
 from skillstate.config.messages import unknown_key, value_problem
 from skillstate.config.settings import KEYS
 from skillstate.pipeline.switches import parse_choice
+from skillstate.support import jsonio
 
 ENV_PREFIX = "SKILLSTATE_"
 CONFIG_VARIABLE = "SKILLSTATE_CONFIG"

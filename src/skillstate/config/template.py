@@ -15,7 +15,6 @@ from dataclasses import asdict
 from enum import Enum
 from pathlib import Path
 
-from skillstate import jsonio
 from skillstate.config.loader import load_settings
 from skillstate.config.settings import ATTRIBUTES, KEYS, Settings
 from skillstate.config.sources import (
@@ -24,6 +23,7 @@ from skillstate.config.sources import (
     home_directory,
     resolve_path,
 )
+from skillstate.support import jsonio
 
 NOTES: dict[str, str] = {
     "host": "Address to listen on; off loopback, auth_token is required.",

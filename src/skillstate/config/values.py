@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from skillstate import jsonio
+from skillstate.state.schema import RESERVED_KEYS
+from skillstate.support import jsonio
 
 MAX_SCHEMA_KEYS = 64
 MAX_SCHEMA_KEY_LENGTH = 64
@@ -23,9 +24,6 @@ STATE_BYTES_CEILING = 1024 * 1024
 """The most ``max_state_bytes`` may allow: Σ travels on every request, and the store keeps a
 state and its meta in at most 8 MiB."""
 
-# The classic prototype-pollution names: Σ is shown in the dashboard's JavaScript and handed to
-# agents that may merge it into JS objects, so these keys are refused wherever Σ keys are named.
-RESERVED_STATE_KEYS = frozenset({"__proto__", "constructor", "prototype"})
 
 # Headers the gateway's HTTP client computes itself; a configured value would corrupt framing.
 MANAGED_HEADERS = frozenset(
@@ -106,7 +104,7 @@ def check_schema(keys: tuple[str, ...]) -> tuple[str, ...]:
                 f"{key!r} is not an identifier ([A-Za-z_][A-Za-z0-9_]*, "
                 f"at most {MAX_SCHEMA_KEY_LENGTH} characters)"
             )
-        if key in RESERVED_STATE_KEYS:
+        if key in RESERVED_KEYS:
             raise ValueError(f"{key!r} is a reserved name")
     duplicates = sorted({key for key in keys if keys.count(key) > 1})
     if duplicates:
@@ -131,7 +129,7 @@ def _check_json(value: object, where: str, depth: int) -> None:
         for key, item in value.items():
             if not isinstance(key, str):
                 raise ValueError(f"has a non-string key {key!r} at {where or 'the top'}")
-            if key in RESERVED_STATE_KEYS:
+            if key in RESERVED_KEYS:
                 raise ValueError(f"has the reserved key {key!r} at {where or 'the top'}")
             _check_json(item, f"{where}.{key}", depth + 1)
     elif isinstance(value, list):

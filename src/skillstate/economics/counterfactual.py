@@ -28,10 +28,10 @@ from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from skillstate.caches import SessionCache
 from skillstate.conversation import CacheMark, Image, Message, Request, Text, ToolCall, ToolResult
 from skillstate.conversation.prefixes import PrefixMemo
 from skillstate.economics import tokenizer
+from skillstate.support.caches import SessionCache
 
 AUTOMATIC_MIN = 1_024
 AUTOMATIC_STEP = 128

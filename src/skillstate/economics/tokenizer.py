@@ -21,7 +21,6 @@ from importlib import resources
 
 import tiktoken
 
-from skillstate import jsonio
 from skillstate.conversation import (
     ArchiveRef,
     CacheMark,
@@ -35,6 +34,7 @@ from skillstate.conversation import (
     ToolResult,
 )
 from skillstate.conversation.prefixes import PrefixMemo
+from skillstate.support import jsonio
 
 #: The o200k_base pre-tokenization pattern, as published with the encoding.
 _O200K_PATTERN = "|".join(

@@ -82,7 +82,7 @@ def _shell(where: Locations, command: str) -> tuple[bool, str]:
 
 def grants() -> str:
     """Which decision the hook gives, for which programs (docs/shell.md, "Threat model")."""
-    from skillstate.shell.programs import uses
+    from skillstate.integrations.shell.programs import uses
 
     return (
         f"allow (no prompt, read-only by construction): {', '.join(uses(runs_code=False))}; "

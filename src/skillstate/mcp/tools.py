@@ -20,11 +20,11 @@ from typing import Any
 from skillstate.archive import Archive, canonical_span, is_ref, ref_for, span_text
 from skillstate.conversation import Message, Text, ToolResult
 from skillstate.economics.tokenizer import count_tokens
-from skillstate.redaction import redact, redact_json
+from skillstate.outputs.redaction import redact, redact_json
+from skillstate.outputs.views import render, view_of
 from skillstate.state.internal import answer_skill_state
 from skillstate.state.schema import StateSchema
 from skillstate.storage.protocols import StateRecord, StateStore, StoreLimitError
-from skillstate.views import render, view_of
 
 DEFAULT_SESSION = "mcp"
 """The session ``compress`` files content under when the call names none."""

@@ -11,7 +11,7 @@ MIN_DESCRIPTION_CHARS = 64
 """The smallest cut bound: below it the cut's own marker would be most of what is left."""
 
 VIEW_KINDS = ("log", "json", "diff", "text")
-"""The kinds of view the outputs lane makes (``skillstate.views``)."""
+"""The kinds of view the outputs lane makes (``skillstate.outputs.views``)."""
 
 MIN_BOUNDARY_CHARS = 2_000
 """The shortest output a boundary makes a view of: a view of less says almost nothing."""

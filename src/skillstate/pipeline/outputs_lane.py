@@ -34,13 +34,13 @@ from dataclasses import dataclass, field
 from skillstate.archive import canonical_span, ref_for
 from skillstate.conversation import Message, Part, Request, Role, Text, ToolResult
 from skillstate.economics.tokenizer import count_tokens
+from skillstate.outputs.redaction import redact
+from skillstate.outputs.views import MIN_BUDGET, render, view_of
 from skillstate.pipeline.archived import KnownArchived, text_of
 from skillstate.pipeline.kept import settled_results
 from skillstate.pipeline.lane import ArchiveWrite, LaneContext, LaneOutcome
 from skillstate.pipeline.options import OutputsOptions
-from skillstate.redaction import redact
 from skillstate.state.tools import recall_tool
-from skillstate.views import MIN_BUDGET, render, view_of
 
 MEMO_SIZE = 512
 """Outputs whose compaction is remembered (by content), and messages whose rewritten form is

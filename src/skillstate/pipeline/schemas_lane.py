@@ -19,13 +19,13 @@ import hashlib
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 
-from skillstate import jsonio
 from skillstate.conversation import Request, Tool
 from skillstate.conversation.model import Json
 from skillstate.economics.tokenizer import count_tokens
 from skillstate.pipeline.lane import LaneContext, LaneOutcome
 from skillstate.pipeline.options import SchemasOptions
 from skillstate.pipeline.schema_compaction import compact_description, compact_schema
+from skillstate.support import jsonio
 
 MEMO_SIZE = 256
 

@@ -34,16 +34,16 @@ from dataclasses import dataclass
 from skillstate.archive import canonical_span, ref_for
 from skillstate.conversation import Image, Message, Part, Request, Role, Text, ToolResult, Wire
 from skillstate.economics.tokenizer import count_tokens
+from skillstate.outputs.redaction import redact
+from skillstate.outputs.views import identifiers
+from skillstate.outputs.views.text import count_lines
+from skillstate.outputs.vision.pages import Layout, draw, lay_out, page_height, require_pillow
+from skillstate.outputs.vision.tokens import image_tokens
 from skillstate.pipeline.archived import KnownArchived, text_of
 from skillstate.pipeline.kept import settled_results
 from skillstate.pipeline.lane import ArchiveWrite, LaneContext, LaneOutcome
 from skillstate.pipeline.options import VisionOptions
-from skillstate.redaction import redact
 from skillstate.state.tools import recall_tool
-from skillstate.views import identifiers
-from skillstate.views.text import count_lines
-from skillstate.vision.pages import Layout, draw, lay_out, page_height, require_pillow
-from skillstate.vision.tokens import image_tokens
 
 VISION_KEY = "vision"
 """``LaneContext.extra``'s key for what a request asked (``x-skillstate-vision``)."""

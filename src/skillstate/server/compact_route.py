@@ -17,7 +17,6 @@ import uuid
 
 from aiohttp import web
 
-from skillstate import jsonio
 from skillstate.conversation import ErrorKind, Message, Response, Usage, Wire
 from skillstate.economics.tokenizer import count_tokens
 from skillstate.pipeline.compaction_lane import summary_for
@@ -35,6 +34,7 @@ from skillstate.server.errors import error_response, failure_response
 from skillstate.server.forward import Forward, Outbound, UpstreamFailure, notify_local
 from skillstate.server.inbound import Inbound, Refusal, read_inbound, request_mode, session_headers
 from skillstate.state.mode import Mode
+from skillstate.support import jsonio
 
 log = logging.getLogger("skillstate.compaction")
 

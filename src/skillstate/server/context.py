@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from skillstate.exchange import Observer
-from skillstate.ledger.recorder import Recorder
+from skillstate.economics.exchange import Observer
+from skillstate.economics.ledger.recorder import Recorder
 from skillstate.pipeline.lane import Lane
 from skillstate.protocols.memo import SessionMemos
+from skillstate.server.bodies import Bodies
 from skillstate.server.history import ResponseHistory
-from skillstate.splice import Bodies
 from skillstate.state.engine import StateEngine
 from skillstate.state.mode import Mode
 from skillstate.upstream.circuit import Circuit

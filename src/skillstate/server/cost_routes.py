@@ -13,11 +13,11 @@ from collections.abc import Mapping
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from skillstate import jsonio
-from skillstate.ledger import Filters, report
-from skillstate.ledger.report import LABEL, LATEST_LIMIT, latest, parse_time
+from skillstate.economics.ledger import Filters, report
+from skillstate.economics.ledger.report import LABEL, LATEST_LIMIT, latest, parse_time
 from skillstate.server.context import GATEWAY
 from skillstate.server.state_routes import error_json
+from skillstate.support import jsonio
 
 
 def add_cost_routes(router: web.UrlDispatcher) -> None:

@@ -6,10 +6,10 @@ from collections.abc import Mapping
 
 from aiohttp import web
 
-from skillstate import jsonio
 from skillstate.conversation import ErrorKind, Wire
 from skillstate.protocols import adapter, kind_for_status
 from skillstate.server.forward import UpstreamFailure
+from skillstate.support import jsonio
 
 
 def error_response(

@@ -27,14 +27,14 @@ from dataclasses import dataclass, field
 import aiohttp
 from aiohttp import web
 
-from skillstate import jsonio
 from skillstate.conversation import ErrorKind, Event, Json, ProtocolError, Request, Response, Wire
-from skillstate.exchange import Exchange
+from skillstate.economics.exchange import Exchange
 from skillstate.protocols import adapter
 from skillstate.protocols.headers import response_headers, upstream_headers
 from skillstate.protocols.streams import EventReader
 from skillstate.server.context import GatewayContext
 from skillstate.server.timing import TIMING
+from skillstate.support import jsonio
 from skillstate.upstream.circuit import Circuit
 from skillstate.upstream.retry import RETRYABLE, RetryPolicy
 from skillstate.upstream.routing import Upstream

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import hashlib
 
-from skillstate import jsonio
 from skillstate.archive.serialize import decode_message, encode_message
 from skillstate.conversation import Json, Message, Request, Response
 from skillstate.protocols.openai_responses.history import continued_from, kept, previous_response
 from skillstate.storage.protocols import ArchiveStore
+from skillstate.support import jsonio
 
 
 class UnknownResponse(Exception):

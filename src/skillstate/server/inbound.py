@@ -11,7 +11,6 @@ from typing import Any
 
 from aiohttp import web
 
-from skillstate import jsonio
 from skillstate.conversation import ErrorKind, Message, ProtocolError, Request, ToolResult, Wire
 from skillstate.conversation.prefixes import PrefixMemo
 from skillstate.pipeline.effort_lane import EFFORT_KEY
@@ -24,6 +23,7 @@ from skillstate.protocols.memo import SessionMemos
 from skillstate.server.context import GATEWAY
 from skillstate.server.sessions import SessionId, resolve_session
 from skillstate.state.mode import Mode, parse_mode
+from skillstate.support import jsonio
 from skillstate.upstream.routing import Upstream
 
 BYPASS = "x-skillstate-bypass"

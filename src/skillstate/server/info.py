@@ -10,7 +10,7 @@ from typing import Any
 
 from aiohttp import web
 
-from skillstate import __version__, jsonio
+from skillstate import __version__
 from skillstate.conversation import Wire
 from skillstate.economics.tokenizer import count_request, prime
 from skillstate.protocols.anthropic_messages import count_tokens_body
@@ -18,6 +18,7 @@ from skillstate.server.context import GATEWAY, GatewayContext
 from skillstate.server.errors import error_response, failure_response
 from skillstate.server.forward import Forward, Outbound, UpstreamFailure
 from skillstate.server.inbound import Refusal, read_inbound, session_headers
+from skillstate.support import jsonio
 from skillstate.upstream.routing import Upstream
 
 PROBE_TIMEOUT_S = 5.0

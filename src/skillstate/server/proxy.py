@@ -16,7 +16,6 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from skillstate import jsonio
 from skillstate.conversation import ErrorKind, Request, Wire
 from skillstate.pipeline import ArchiveWrite, Lane, LaneContext, PipelineResult, run_lanes
 from skillstate.pipeline.runner import Keep
@@ -39,6 +38,7 @@ from skillstate.server.inbound import (
 from skillstate.server.sessions import SessionId
 from skillstate.server.turn import Turn, answer_locally
 from skillstate.state.mode import Mode
+from skillstate.support import jsonio
 
 log = logging.getLogger("skillstate.proxy")
 

@@ -10,13 +10,13 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from skillstate import jsonio
 from skillstate.conversation import ErrorKind, ProtocolError, Request, Response, Wire
 from skillstate.protocols import adapter
 from skillstate.protocols.streams import StreamObserver
 from skillstate.server.client_stream import ClientStream
 from skillstate.server.errors import failure_response
 from skillstate.server.forward import Forward, Outbound, Reply, UpstreamFailure
+from skillstate.support import jsonio
 
 log = logging.getLogger("skillstate.relay")
 

@@ -30,12 +30,12 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from skillstate import jsonio
 from skillstate.conversation import ErrorKind, Json
 from skillstate.protocols import kind_for_status
 from skillstate.server.context import GATEWAY
 from skillstate.server.sessions import ID_RULE, valid_session_id
 from skillstate.state.engine import StateEngine
+from skillstate.support import jsonio
 
 PATH = "/state"
 COLLAPSE_PATH = "/state/collapse"

@@ -18,7 +18,6 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from skillstate import jsonio
 from skillstate.conversation import (
     Accumulator,
     ErrorKind,
@@ -40,6 +39,7 @@ from skillstate.server.errors import error_response, failure_response
 from skillstate.server.forward import Forward, Outbound, Reply, UpstreamFailure
 from skillstate.state.handover import HANDOVER_ROUND
 from skillstate.state.rounds import Answer, Check, Done, Policy, Rounds, Send, Step
+from skillstate.support import jsonio
 
 log = logging.getLogger("skillstate.turn")
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from skillstate import jsonio
 from skillstate.conversation import Json, Message
 from skillstate.economics.tokenizer import count_tokens
 from skillstate.state.collapse import CollapsePlan, plan_collapse
@@ -24,6 +23,7 @@ from skillstate.state.epochs import (
 )
 from skillstate.state.options import CollapseOptions
 from skillstate.state.turns import Turn, segment
+from skillstate.support import jsonio
 
 HANDOVER_INSTRUCTION_TOKENS = 400
 """About what the handover instruction adds, Σ's keys included (``state.handover``)."""

@@ -22,9 +22,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from skillstate import jsonio
 from skillstate.archive.store import Archive
-from skillstate.caches import SessionCache
 from skillstate.conversation import Json, Message, Request, Response, Text, Tool, ToolCall, Wire
 from skillstate.economics import tokenizer
 from skillstate.economics.tokenizer import count_tokens, prime
@@ -57,6 +55,8 @@ from skillstate.state.tools import (
     skill_state_tool,
 )
 from skillstate.storage.protocols import ArchiveStore, Change, StateRecord, StateStore
+from skillstate.support import jsonio
+from skillstate.support.caches import SessionCache
 
 log = logging.getLogger("skillstate.state")
 

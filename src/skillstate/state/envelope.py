@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from skillstate import jsonio
 from skillstate.conversation.model import Json
+from skillstate.support import jsonio
 
 ENVELOPE_KEYS = ("state_patch", "action")
 

@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillstate import jsonio
 from skillstate.conversation import (
     Image,
     Json,
@@ -32,6 +31,7 @@ from skillstate.conversation import (
     ToolResult,
 )
 from skillstate.conversation.prefixes import PrefixMemo
+from skillstate.support import jsonio
 
 DOC_NAME = "epoch"
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from skillstate import jsonio
 from skillstate.conversation.model import Json
 from skillstate.state.schema import SchemaError, StateSchema
 from skillstate.state.validation import Issue, check_patch, depth_of, size_of
+from skillstate.support import jsonio
 
 
 def merge(target: Any, patch: Any) -> Any:

@@ -25,7 +25,6 @@ from typing import Any
 
 import orjson
 
-from skillstate import jsonio
 from skillstate.conversation.model import (
     CacheMark,
     Image,
@@ -39,9 +38,10 @@ from skillstate.conversation.model import (
     ToolCall,
     ToolResult,
 )
-from skillstate.redaction import redact_json
+from skillstate.outputs.redaction import redact_json
 from skillstate.state.schema import StateSchema
 from skillstate.state.tools import RECALL_TOOL, SKILL_STATE_TOOL
+from skillstate.support import jsonio
 
 MAX_CACHE_BREAKPOINTS = 4
 """Anthropic's limit on ``cache_control`` breakpoints in one request (system, tools, messages)."""

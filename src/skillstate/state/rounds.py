@@ -35,7 +35,6 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from skillstate import jsonio
 from skillstate.conversation import (
     Accumulator,
     Delta,
@@ -57,6 +56,7 @@ from skillstate.conversation import (
     Wire,
 )
 from skillstate.state.envelope import Envelope, parse_envelope
+from skillstate.support import jsonio
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,8 +17,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from skillstate.config.values import RESERVED_STATE_KEYS
-
 MAX_PATCH_BYTES = 16 * 1024
 """The largest patch accepted, in bytes of compact JSON: a patch adds a few entries, and a
 bigger one is a model resending Σ (or pasting an observation into it)."""
@@ -36,9 +34,10 @@ MAX_KEY_LENGTH = 256
 """The longest object key anywhere in Σ, in characters. Keys are slugs, except in ``files``
 where they are paths; 256 characters holds any sensible path."""
 
-RESERVED_KEYS = RESERVED_STATE_KEYS
+RESERVED_KEYS = frozenset({"__proto__", "constructor", "prototype"})
 """Keys refused at every level: the prototype-pollution names (Σ reaches JavaScript in the
-dashboard and in agents that merge it into plain objects)."""
+dashboard and in agents that merge it into plain objects), wherever Σ keys are named, the
+configured state schema included (``config.values``)."""
 
 
 class JsonKind(StrEnum):

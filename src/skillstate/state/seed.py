@@ -24,11 +24,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from skillstate import jsonio
 from skillstate.conversation.model import Json, Message, Text, ToolCall, ToolResult
 from skillstate.conversation.prefixes import PrefixMemo
 from skillstate.state.merge import apply_patch
 from skillstate.state.schema import RESERVED_KEYS, JsonKind, StateSchema, fits
+from skillstate.support import jsonio
 
 MAX_SEEDED_FILES = 32
 """The most ``files`` entries one seed adds (the newest win): Σ is sent on every request."""

@@ -13,9 +13,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from skillstate import jsonio
 from skillstate.conversation.model import Json, Tool
 from skillstate.state.schema import StateSchema
+from skillstate.support import jsonio
 
 SKILL_STATE_TOOL = "skill_state"
 RECALL_TOOL = "recall"

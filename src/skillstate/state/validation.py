@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillstate import jsonio
 from skillstate.conversation.model import Json
 from skillstate.state.schema import RESERVED_KEYS, JsonKind, Shape, StateSchema, fits, kind_of
+from skillstate.support import jsonio
 
 Path = tuple[str | int, ...]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 
-from skillstate import jsonio
 from skillstate.conversation import Json
 from skillstate.storage.protocols import MAX_SESSION_CHARS, StoreLimitError
+from skillstate.support import jsonio
 
 EMPTY = b"{}"
 _KEY = re.compile(r"[A-Za-z0-9_-]{1,128}")

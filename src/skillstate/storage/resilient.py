@@ -16,8 +16,6 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Self, TypeVar
 
-from skillstate import jsonio
-from skillstate.caches import SessionCache, compact
 from skillstate.conversation import Json
 from skillstate.storage.memory import MemoryArchiveStore, MemoryStateStore
 from skillstate.storage.protocols import (
@@ -32,6 +30,8 @@ from skillstate.storage.protocols import (
     VersionConflict,
 )
 from skillstate.storage.updates import SessionLocks, run_update
+from skillstate.support import jsonio
+from skillstate.support.caches import SessionCache, compact
 
 log = logging.getLogger("skillstate.storage")
 T = TypeVar("T")

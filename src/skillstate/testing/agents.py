@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillstate import jsonio
 from skillstate.conversation import Wire
+from skillstate.support import jsonio
 from skillstate.testing.outcome import resolve
 from skillstate.testing.recording import RecordedRequest
 from skillstate.testing.replies import Reply, ScriptedCall

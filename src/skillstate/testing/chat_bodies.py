@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from skillstate import jsonio
 from skillstate.conversation import Json, Usage
 from skillstate.protocols.sse import encode_event
+from skillstate.support import jsonio
 from skillstate.testing.error_bodies import openai_error_object
 from skillstate.testing.outcome import CREATED, Outcome, json_pieces, text_pieces
 

@@ -18,7 +18,7 @@ import openai
 from rich.console import Console
 from rich.table import Table
 
-from skillstate.eventloop import new_loop
+from skillstate.support.eventloop import new_loop
 from skillstate.testing.gateway import gateway_for
 from skillstate.testing.long_session import DemoModel, measure, run_session
 from skillstate.testing.policies import Script

@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from skillstate import jsonio
 from skillstate.conversation import Json, Usage
 from skillstate.protocols.sse import encode_event
+from skillstate.support import jsonio
 from skillstate.testing.outcome import Outcome, json_pieces, text_pieces
 
 

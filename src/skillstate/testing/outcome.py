@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from skillstate import jsonio
 from skillstate.conversation import Usage, Wire
+from skillstate.support import jsonio
 from skillstate.testing.recording import RecordedRequest
 from skillstate.testing.replies import Reply, ScriptedError, Stop
 

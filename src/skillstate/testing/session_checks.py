@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from skillstate import jsonio
 from skillstate.conversation import Json, Wire
+from skillstate.support import jsonio
 from skillstate.testing.recording import RecordedRequest
 from skillstate.testing.session_view import NOTE_PREFIX
 

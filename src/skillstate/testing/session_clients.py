@@ -26,8 +26,8 @@ from typing import Any, Protocol
 
 import aiohttp
 
-from skillstate import jsonio
 from skillstate.conversation import Json
+from skillstate.support import jsonio
 from skillstate.testing.session_tools import Dialect
 from skillstate.testing.session_view import Call
 from skillstate.testing.sessions import SessionPlan, Workspace

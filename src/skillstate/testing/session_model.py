@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillstate import jsonio
 from skillstate.conversation import Json
 from skillstate.state.merge import merge
+from skillstate.support import jsonio
 from skillstate.testing.recording import RecordedRequest
 from skillstate.testing.replies import Reply, ScriptedCall
 from skillstate.testing.session_tools import Dialect

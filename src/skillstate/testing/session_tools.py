@@ -21,8 +21,8 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from skillstate import jsonio
 from skillstate.conversation import Json
+from skillstate.support import jsonio
 from skillstate.testing.sessions import ToolUse, Workspace
 
 ROOT = "/home/user/work"

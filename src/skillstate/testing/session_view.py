@@ -13,8 +13,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from skillstate import jsonio
 from skillstate.conversation import Wire
+from skillstate.support import jsonio
 from skillstate.testing.recording import RecordedRequest
 
 NOTE_PREFIX = "[skillstate]"

@@ -38,9 +38,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillstate import jsonio
 from skillstate.conversation import Wire
 from skillstate.economics.tokenizer import encoding
+from skillstate.support import jsonio
 
 FIVE_MINUTES = 300.0
 ONE_HOUR = 3600.0

@@ -36,8 +36,8 @@ from types import TracebackType
 from aiohttp import web
 from multidict import CIMultiDict, CIMultiDictProxy
 
-from skillstate import jsonio
 from skillstate.conversation import Json, Usage, Wire
+from skillstate.support import jsonio
 from skillstate.testing import chat_bodies, messages_bodies, responses_bodies
 from skillstate.testing.billing import Billing
 from skillstate.testing.error_bodies import anthropic_error, openai_error

@@ -22,8 +22,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillstate import jsonio
 from skillstate.bench.workload import Answer, Call, Score, ToolSpec, Variant, call_id, step_of
+from skillstate.support import jsonio
 from skillstate.testing.policies import Policy
 from skillstate.testing.recording import RecordedRequest
 from skillstate.testing.replies import Reply, ScriptedCall

@@ -27,8 +27,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillstate import jsonio
 from skillstate.bench.workload import Answer, Score, Variant, call_id, step_of
+from skillstate.support import jsonio
 from skillstate.testing.recording import RecordedRequest
 from skillstate.testing.replies import Reply, ScriptedCall
 from skillstate.testing.session_view import (

@@ -17,7 +17,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from skillstate import jsonio
 from skillstate.bench.workload import Answer, Call, Score, ToolSpec, Variant
 from skillstate.bench.workloads.coding_loop import TOOLS, log_uniform, module_text
 from skillstate.bench.workloads.facts import (
@@ -28,6 +27,7 @@ from skillstate.bench.workloads.facts import (
     Use,
     score,
 )
+from skillstate.support import jsonio
 from skillstate.testing.policies import Policy
 from skillstate.testing.session_view import Call as SeenCall
 

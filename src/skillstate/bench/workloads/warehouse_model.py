@@ -35,7 +35,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from skillstate import jsonio
 from skillstate.bench.workload import Variant, call_id, step_of
 from skillstate.bench.workloads.warehouse import (
     OBSERVE,
@@ -48,6 +47,7 @@ from skillstate.bench.workloads.warehouse import (
 )
 from skillstate.conversation import Json
 from skillstate.state.merge import merge
+from skillstate.support import jsonio
 from skillstate.testing.recording import RecordedRequest
 from skillstate.testing.replies import Reply, ScriptedCall
 from skillstate.testing.session_view import (

@@ -30,7 +30,6 @@ from skillstate.conversation import (
     ToolResult,
     Wire,
 )
-from skillstate.jsonio import dumps_str, loads
 from skillstate.protocols.anthropic_messages.cache import cache_json, decode_cache
 from skillstate.protocols.fields import (
     at,
@@ -43,6 +42,7 @@ from skillstate.protocols.fields import (
     required_str,
     split_known,
 )
+from skillstate.support.jsonio import dumps_str, loads
 
 WIRE = Wire.MESSAGES
 

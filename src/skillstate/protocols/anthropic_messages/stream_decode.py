@@ -38,7 +38,6 @@ from skillstate.conversation import (
     Text,
     ToolCall,
 )
-from skillstate.jsonio import dumps_str, loads
 from skillstate.protocols.anthropic_messages.blocks import WIRE
 from skillstate.protocols.anthropic_messages.errors import failure
 from skillstate.protocols.anthropic_messages.usage import (
@@ -48,6 +47,7 @@ from skillstate.protocols.anthropic_messages.usage import (
     to_usage,
 )
 from skillstate.protocols.sse import SSEEvent
+from skillstate.support.jsonio import dumps_str, loads
 
 _START_KEYS = ("id", "model", "content", "usage", "stop_reason", "stop_sequence")
 _TOOL_KEYS = ("type", "id", "name", "input")

@@ -42,7 +42,6 @@ from skillstate.conversation import (
     ToolCall,
     Usage,
 )
-from skillstate.jsonio import dumps_str
 from skillstate.protocols.anthropic_messages.blocks import WIRE, encode_opaque
 from skillstate.protocols.anthropic_messages.errors import error_body
 from skillstate.protocols.anthropic_messages.usage import (
@@ -54,6 +53,7 @@ from skillstate.protocols.anthropic_messages.usage import (
 )
 from skillstate.protocols.fields import merged
 from skillstate.protocols.sse import encode_event
+from skillstate.support.jsonio import dumps_str
 
 #: The message id sent when the stream gives none.
 FALLBACK_ID = "msg_skillstate"

@@ -36,11 +36,11 @@ from skillstate.conversation import (
     Usage,
     Wire,
 )
-from skillstate.jsonio import loads
 from skillstate.protocols.openai_chat.errors import stream_error
 from skillstate.protocols.openai_chat.messages import REASONING_KEYS
 from skillstate.protocols.openai_chat.usage import decode_usage, stop_reason
 from skillstate.protocols.sse import SSEEvent
+from skillstate.support.jsonio import loads
 
 _CHUNK_KEYS = ("id", "object", "created", "model", "choices", "usage", "obfuscation")
 _SOLO = ("reasoning", "text", "refusal")

@@ -37,10 +37,10 @@ from skillstate.conversation import (
     Usage,
     Wire,
 )
-from skillstate.jsonio import dumps
 from skillstate.protocols.openai_chat.errors import error_body
 from skillstate.protocols.openai_chat.tool_calls import custom_input, custom_tool_names
 from skillstate.protocols.openai_chat.usage import encode_usage, finish_reason
+from skillstate.support.jsonio import dumps
 
 _DONE = b"data: [DONE]\n\n"
 

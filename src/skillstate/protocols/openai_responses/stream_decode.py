@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from skillstate import jsonio
 from skillstate.conversation import (
     Delta,
     ErrorKind,
@@ -44,6 +43,7 @@ from skillstate.protocols.openai_responses.usage import (
     stop_reason,
 )
 from skillstate.protocols.sse import SSEEvent
+from skillstate.support import jsonio
 
 _RESPONSE_KEYS = frozenset(
     ("id", "model", "created_at", "output", "usage", "status", "incomplete_details", "error")

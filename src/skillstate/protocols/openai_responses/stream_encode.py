@@ -14,7 +14,6 @@ that has it (the Chat wire reports usage after the stop reason) or for ``close``
 
 from __future__ import annotations
 
-from skillstate import jsonio
 from skillstate.conversation import (
     Delta,
     Event,
@@ -46,6 +45,7 @@ from skillstate.protocols.openai_responses.stream_items import (
 )
 from skillstate.protocols.openai_responses.usage import encode_usage, status_for
 from skillstate.protocols.sse import encode_event
+from skillstate.support import jsonio
 
 _Open = TextPart | CallItem | ReasoningItem | tuple[int, Json]
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Iterator
 
-from skillstate import jsonio
 from skillstate.conversation import (
     Image,
     Json,
@@ -42,6 +41,7 @@ from skillstate.protocols.fields import (
     without,
 )
 from skillstate.protocols.openai_responses.content import decode_part, encode_part, opaque_data
+from skillstate.support import jsonio
 
 #: Item types that make up a model turn on this wire.
 TURN_TYPES = frozenset({"function_call", "custom_tool_call", "reasoning"})

@@ -1,0 +1,46 @@
+"""``examine``: every check ``skillstate doctor`` runs, in the order it prints them."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from skillstate.cli.doctor import hosts, machine, network
+from skillstate.cli.doctor.check import Check
+from skillstate.config import Settings
+
+
+@dataclass(frozen=True, slots=True)
+class Surroundings:
+    """What the checks look at besides the settings: the ``PATH`` the CLIs are looked up on
+    and the integrate and shell-hook probes (``None``: those of ``integrations.probes``), and the
+    config file the settings came from, for the command that starts the gateway."""
+
+    environ: Mapping[str, str] | None = None
+    integrations: Mapping[str, hosts.IntegrationProbe] | None = None
+    shell_hook: hosts.ShellHookProbe | None = None
+    clis: tuple[str, ...] = field(default=machine.CLIS)
+    config_path: str | None = None
+
+
+async def examine(settings: Settings, around: Surroundings | None = None) -> list[Check]:
+    """Run every check: the gateway, the upstreams, the data directory, the CLIs, the
+    integrations and the shell hook. Network checks run together."""
+    around = around or Surroundings()
+    gateway, upstreams, clis = await asyncio.gather(
+        network.check_gateway(settings, around.config_path),
+        network.check_upstreams(settings),
+        machine.check_clis(around.clis, around.environ),
+    )
+    integrations = around.integrations or hosts.integration_probes(settings, around.environ)
+    shell_hook = around.shell_hook or hosts.shell_hook_probe(around.environ)
+    return [
+        gateway,
+        *upstreams,
+        machine.check_data_dir(Path(settings.data_dir)),
+        *clis,
+        *hosts.check_integrations(integrations),
+        hosts.check_shell_hook(shell_hook),
+    ]

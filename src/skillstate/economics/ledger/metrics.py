@@ -1,0 +1,133 @@
+"""GET /metrics: the ledger's figures as Prometheus counters and histograms, on a registry of
+the gateway's own (two gateways in one process never share one)."""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+from skillstate.economics.ledger.row import LOCAL, Row
+
+ACTIVE_WINDOW = 900.0
+"""A session is active while its last request is at most this many seconds old."""
+SEEN_SESSIONS = 65_536
+"""The most sessions the active gauge keeps a time for."""
+
+_KINDS = {429: "rate_limit", 502: "bad_gateway", 503: "unavailable", 504: "timeout"}
+
+
+def _error_kind(status: int) -> str:
+    if status in _KINDS:
+        return _KINDS[status]
+    return "server" if status >= 500 else "client"
+
+
+class Metrics:
+    """The gateway's metrics; ``row`` counts one ledger row."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.requests = Counter(
+            "skillstate_requests",
+            "Upstream requests",
+            ["client_wire", "upstream", "status"],
+            registry=r,
+        )
+        self.tokens = Counter("skillstate_tokens", "Tokens, by kind", ["kind"], registry=r)
+        self.cost = Counter("skillstate_cost_usd", "Cost in USD, by kind", ["kind"], registry=r)
+        self.unpriced = Counter(
+            "skillstate_unpriced_requests",
+            "Upstream requests of a model without a price",
+            registry=r,
+        )
+        self.overhead = Histogram(
+            "skillstate_overhead_seconds",
+            "The gateway's own time per client request, upstream time excluded",
+            buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0),
+            registry=r,
+        )
+        self.upstream = Histogram(
+            "skillstate_upstream_seconds",
+            "Time waiting on upstreams per client request",
+            buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120),
+            registry=r,
+        )
+        self.errors = Counter(
+            "skillstate_upstream_errors",
+            "Failed client requests by upstream and kind",
+            ["upstream", "kind"],
+            registry=r,
+        )
+        self.collapses = Counter(
+            "skillstate_state_collapses",
+            "Epoch boundaries (collapses) the state lane made",
+            registry=r,
+        )
+        self._seen: OrderedDict[str, float] = OrderedDict()
+        active = Gauge(
+            "skillstate_sessions_active",
+            f"Sessions with a request in the last {ACTIVE_WINDOW:g} s",
+            registry=r,
+        )
+        active.set_function(self._active)
+        for kind in (
+            "input",
+            "cached_input",
+            "cache_write",
+            "output",
+            "reasoning",
+            "passthrough_input",
+        ):
+            self.tokens.labels(kind)
+        for kind in ("actual", "passthrough"):
+            self.cost.labels(kind)
+
+    def row(self, row: Row) -> None:
+        if row.upstream != LOCAL:
+            self.requests.labels(row.client_wire, row.upstream, str(row.status)).inc()
+        for kind in ("input", "cached_input", "cache_write", "output", "reasoning"):
+            value = getattr(row, kind)
+            if value:
+                self.tokens.labels(kind).inc(value)
+        if row.cost_usd is None:
+            self.unpriced.inc()
+        elif row.cost_usd:
+            self.cost.labels("actual").inc(row.cost_usd)
+        if row.round == 0:
+            self._first(row)
+
+    def _first(self, row: Row) -> None:
+        if row.passthrough_input:
+            self.tokens.labels("passthrough_input").inc(row.passthrough_input)
+        if row.passthrough_cost_usd:
+            self.cost.labels("passthrough").inc(row.passthrough_cost_usd)
+        if row.overhead_ms is not None:
+            self.overhead.observe(row.overhead_ms / 1000)
+        if row.upstream != LOCAL and row.upstream_ms is not None:
+            self.upstream.observe(row.upstream_ms / 1000)
+        if row.status >= 400:
+            self.errors.labels(row.upstream, _error_kind(row.status)).inc()
+        self._seen[row.session] = row.ts
+        self._seen.move_to_end(row.session)
+        self._forget_before(row.ts - ACTIVE_WINDOW)
+
+    def _forget_before(self, since: float) -> None:
+        """Only the sessions the gauge can still count are kept (most recent last), and no more
+        than ``SEEN_SESSIONS`` of them."""
+        seen = self._seen
+        while seen and (len(seen) > SEEN_SESSIONS or next(iter(seen.values())) < since):
+            seen.popitem(last=False)
+
+    def _active(self) -> float:
+        since = time.time() - ACTIVE_WINDOW
+        return float(sum(1 for seen in self._seen.values() if seen >= since))
+
+    def sessions_held(self) -> int:
+        """How many sessions' last times are kept for the gauge (what its window costs)."""
+        return len(self._seen)
+
+    def text(self) -> bytes:
+        return generate_latest(self.registry)

@@ -1,0 +1,257 @@
+"""From exchanges to ledger rows and metrics, off the request path.
+
+The recorder is an ``Exchange`` observer: it only queues the exchange. A task of its own
+turns each into rows (one per upstream reply, the first carrying the pass-through estimate),
+in the order they came, so a session's requests are estimated one after the other, and writes
+them in batches. ``flush`` waits until everything queued is written: /cost, /metrics and the
+tests read after it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import re
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+
+from skillstate.conversation import Usage, Wire
+from skillstate.economics import tokenizer
+from skillstate.economics.counterfactual import (
+    PassThroughCache,
+    blocks_of,
+    calibration,
+)
+from skillstate.economics.exchange import Exchange
+from skillstate.economics.ledger.metrics import Metrics
+from skillstate.economics.ledger.row import LOCAL, Row
+from skillstate.economics.ledger.store import Ledger
+
+log = logging.getLogger("skillstate.economics.ledger")
+
+Pricing = Callable[[str, Usage], float | None]
+"""The cost of ``usage`` on ``model`` in USD, or None when the model has no price."""
+
+DAY = 86_400.0
+_BATCH = 256
+_LINGER_S = 0.05
+"""How long an exchange waits for others to join its batch: one transaction writes the rows
+of that window (a commit and its trip to the database thread cost a few hundred microseconds,
+as much as the rest of a short request's handling)."""
+_SWEEP_EVERY = 3_600.0
+_EPOCH = re.compile(r"(?:^|; )state=[^;]*:epoch(\d+)")
+
+
+class Recorder:
+    """Queues exchanges and writes their rows; start it with the server, close it after."""
+
+    def __init__(
+        self,
+        ledger: Ledger,
+        pricing: Pricing,
+        *,
+        metrics: Metrics | None = None,
+        retention_days: float = 30.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.ledger = ledger
+        self.metrics = metrics or Metrics()
+        self._pricing = pricing
+        self._retention = retention_days * DAY
+        self._clock = clock
+        self._cache = PassThroughCache(clock=clock)
+        self._queue: asyncio.Queue[Exchange | None] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+        self._hurry = asyncio.Event()
+        """Set while someone waits for the queue to be written (``flush``, ``close``)."""
+        self._epochs: OrderedDict[str, int] = OrderedDict()
+        self._swept = 0.0
+
+    # --- the observer ---------------------------------------------------------------------
+
+    def __call__(self, exchange: Exchange) -> None:
+        self._queue.put_nowait(exchange)
+
+    # --- life -----------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        if self._task is None:
+            await self._sweep()
+            self._task = asyncio.create_task(self._run(), name="skillstate-ledger")
+
+    async def flush(self) -> None:
+        """Until every exchange queued so far is in the ledger."""
+        if self._task is not None:
+            self._hurry.set()
+            try:
+                await self._queue.join()
+            finally:
+                self._hurry.clear()
+        else:  # not started (a test, a closed gateway): do the work here
+            await self._write(self._drain())
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._hurry.set()
+            self._queue.put_nowait(None)
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        await self._write(self._drain())
+
+    async def _run(self) -> None:
+        while True:
+            first = await self._queue.get()
+            if first is not None and not self._hurry.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._hurry.wait(), _LINGER_S)
+            batch = [first, *self._drain(_BATCH)]
+            try:
+                await self._write([e for e in batch if e is not None])
+            except Exception:
+                log.exception("ledger: %d exchanges could not be recorded", len(batch))
+            finally:
+                for _ in batch:
+                    self._queue.task_done()
+            if None in batch:
+                return
+            if self._clock() - self._swept > _SWEEP_EVERY:
+                await self._sweep()
+
+    def _drain(self, limit: int | None = None) -> list[Exchange | None]:
+        out: list[Exchange | None] = []
+        while not self._queue.empty() and (limit is None or len(out) < limit):
+            out.append(self._queue.get_nowait())
+        return out
+
+    async def _write(self, exchanges: list[Exchange | None]) -> None:
+        done = [exchange for exchange in exchanges if exchange is not None]
+        # Counting and hashing a long history takes milliseconds: on a worker thread, so the
+        # event loop keeps serving meanwhile; the whole batch in one trip, in its order.
+        rows = await asyncio.to_thread(self._rows_of, done) if done else []
+        await self.ledger.append(rows)
+        for row in rows:
+            self.metrics.row(row)
+
+    def _rows_of(self, exchanges: list[Exchange]) -> list[Row]:
+        return [row for exchange in exchanges for row in self.rows(exchange)]
+
+    async def _sweep(self) -> None:
+        self._swept = self._clock()
+        try:
+            gone = await self.ledger.sweep(self._swept - self._retention)
+        except Exception:
+            log.exception("ledger: the retention sweep failed")
+            return
+        if gone:
+            log.info("ledger: %d rows older than %g days removed", gone, self._retention / DAY)
+
+    # --- rows -----------------------------------------------------------------------------
+
+    def rows(self, exchange: Exchange) -> list[Row]:
+        """The rows of ``exchange``: one per upstream reply (one for a request that got none),
+        the first with the pass-through estimate. Estimates in the session's order."""
+        now = self._clock()
+        model = exchange.request.model
+        if exchange.response is not None and exchange.response.model:
+            model = exchange.response.model
+        usages = exchange.usages or [Usage()]
+        rows = []
+        for number, usage in enumerate(usages):
+            status = exchange.status if number == len(usages) - 1 else 200
+            rows.append(
+                Row(
+                    ts=now,
+                    request_id=exchange.request_id,
+                    round=number,
+                    session=exchange.session,
+                    client_wire=exchange.client_wire.value,
+                    upstream=exchange.upstream,
+                    model=model,
+                    mode=exchange.mode,
+                    lanes=exchange.lanes,
+                    status=status,
+                    streamed=exchange.streamed,
+                    input=usage.input,
+                    cached_input=usage.cached_input,
+                    cache_write=usage.cache_write,
+                    cache_write_1h=usage.cache_write_1h,
+                    output=usage.output,
+                    reasoning=usage.reasoning,
+                    cost_usd=self._cost(model, usage),
+                    cause=_cause(exchange.causes, number),
+                )
+            )
+        first = self._with_estimate(rows[0], exchange, usages)
+        rows[0] = first
+        self._count_collapse(exchange)
+        return rows
+
+    def _cost(self, model: str, usage: Usage) -> float | None:
+        if not (usage.input or usage.output or usage.cached_input or usage.cache_write):
+            return 0.0
+        return self._pricing(model, usage)
+
+    def _with_estimate(self, row: Row, exchange: Exchange, usages: list[Usage]) -> Row:
+        """``row`` with what a pass-through would have sent and paid for the client request."""
+        blocks = blocks_of(exchange.request)
+        sent = exchange.sent
+        # Where the client's own request went upstream, its blocks already hold its count.
+        if sent is None or sent is exchange.request:
+            local_sent = blocks.total
+        else:
+            local_sent = tokenizer.count_request(sent)
+        main = _main_round(exchange.causes)
+        # Without a reply to the client's own round (it failed after a handover) there is
+        # nothing to calibrate the local count by.
+        ratio = calibration(usages[main].input, local_sent) if main < len(usages) else 1.0
+        explicit = exchange.upstream_wire is Wire.MESSAGES
+        cached = self._cache.estimate(exchange.session, blocks, explicit=explicit, ratio=ratio)
+        answer = usages[-1]  # what the client got: a pass-through makes that call alone
+        usage = Usage(
+            input=cached.input,
+            output=answer.output,
+            cached_input=cached.cached,
+            cache_write=cached.written,
+            reasoning=answer.reasoning,
+            cache_write_1h=cached.written_1h,
+        )
+        failed = exchange.status >= 400 and not exchange.usages
+        cost = 0.0 if failed else self._cost(row.model, usage)
+        overhead = exchange.overhead_s * 1000 if exchange.overhead_s is not None else None
+        return dataclasses.replace(
+            row,
+            passthrough_input=0 if failed else cached.input,
+            passthrough_cached_input=0 if failed else cached.cached,
+            passthrough_cache_write=0 if failed else cached.written,
+            passthrough_cost_usd=cost,
+            overhead_ms=overhead,
+            upstream_ms=exchange.upstream_s * 1000 if exchange.upstream != LOCAL else 0.0,
+            attempts=",".join(str(status) for status in exchange.attempts),
+        )
+
+    def _count_collapse(self, exchange: Exchange) -> None:
+        found = _EPOCH.search(exchange.lanes)
+        if found is None:
+            return
+        epoch = int(found.group(1))
+        before = self._epochs.get(exchange.session, 0)
+        if epoch > before:
+            self.metrics.collapses.inc(epoch - before)
+        self._epochs[exchange.session] = epoch
+        self._epochs.move_to_end(exchange.session)
+        while len(self._epochs) > 4096:
+            self._epochs.popitem(last=False)
+
+
+def _cause(causes: list[str], number: int) -> str:
+    """Why round ``number`` was sent (``""``: the client's request itself)."""
+    return causes[number] if number < len(causes) else ""
+
+
+def _main_round(causes: list[str]) -> int:
+    """The round that sent the client's request itself (after a handover round, not the
+    first)."""
+    return causes.index("") if "" in causes else 0

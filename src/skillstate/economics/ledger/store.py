@@ -1,0 +1,118 @@
+"""The ledger's table, in the gateway's SQLite database (or an in-memory one).
+
+Rows are written in batches, one transaction each, on the database's own thread; reading
+sums them in SQL. A database that fails to write is logged once and the ledger goes on in
+memory (``degraded`` says why), as the state stores do."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from skillstate.economics.ledger.row import COLUMNS, Row
+from skillstate.storage.sqlite import SQLiteDatabase, transaction
+
+log = logging.getLogger("skillstate.economics.ledger")
+
+_TYPES = {
+    "ts": "REAL NOT NULL",
+    "request_id": "TEXT NOT NULL",
+    "round": "INTEGER NOT NULL",
+    "status": "INTEGER NOT NULL",
+    "streamed": "INTEGER NOT NULL",
+    "cost_usd": "REAL",
+    "passthrough_cost_usd": "REAL",
+    "overhead_ms": "REAL",
+    "upstream_ms": "REAL",
+}
+_TEXT = {"session", "client_wire", "upstream", "model", "mode", "lanes", "attempts", "cause"}
+
+TABLE = (
+    "CREATE TABLE IF NOT EXISTS ledger (id INTEGER PRIMARY KEY, "
+    + ", ".join(
+        f"{name} {_TYPES.get(name, 'TEXT NOT NULL' if name in _TEXT else 'INTEGER')}"
+        for name in COLUMNS
+    )
+    + ")"
+)
+INDEXES = (
+    "CREATE INDEX IF NOT EXISTS ledger_ts ON ledger (ts)",
+    "CREATE INDEX IF NOT EXISTS ledger_session ON ledger (session, ts)",
+)
+_INSERT = f"INSERT INTO ledger ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
+
+
+class Ledger:
+    """The ledger's rows. Build it with ``open`` (on the gateway's database) or ``memory``."""
+
+    def __init__(self, db: SQLiteDatabase, *, memory: bool) -> None:
+        self._db = db
+        self._memory = memory
+        self.degraded: str | None = None
+
+    @classmethod
+    async def open(cls, db: SQLiteDatabase | None) -> Ledger:
+        """The ledger on ``db`` (its table created if missing), or in memory when None or
+        when the table cannot be made."""
+        if db is not None:
+            try:
+                await db.run(_create)
+                return cls(db, memory=False)
+            except sqlite3.Error as error:
+                log.warning("ledger: the database refused its table (%s); kept in memory", error)
+                ledger = await cls.memory()
+                ledger.degraded = f"the database refused the ledger's table: {error}"
+                return ledger
+        return await cls.memory()
+
+    @classmethod
+    async def memory(cls) -> Ledger:
+        db = await SQLiteDatabase.in_memory()
+        await db.run(_create)
+        return cls(db, memory=True)
+
+    async def append(self, rows: Sequence[Row]) -> None:
+        if not rows:
+            return
+        values = [row.values() for row in rows]
+        try:
+            await self._db.run(lambda conn: _insert(conn, values))
+        except sqlite3.Error as error:
+            if self._memory:
+                raise
+            log.warning("ledger: writing to the database failed (%s); kept in memory", error)
+            self.degraded = f"writing the ledger failed: {error}"
+            self._db, self._memory = await SQLiteDatabase.in_memory(), True
+            await self._db.run(_create)
+            await self._db.run(lambda conn: _insert(conn, values))
+
+    async def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Rows of a read-only ``sql`` over the ledger table."""
+        return await self._db.run(lambda conn: conn.execute(sql, params).fetchall())
+
+    async def sweep(self, before: float) -> int:
+        """Remove the rows older than ``before`` (Unix seconds); how many went."""
+
+        def work(conn: sqlite3.Connection) -> int:
+            with transaction(conn):
+                return conn.execute("DELETE FROM ledger WHERE ts < ?", (before,)).rowcount
+
+        return await self._db.run(work)
+
+    async def close(self) -> None:
+        if self._memory:
+            await self._db.close()  # the gateway's own database is closed by its owner
+
+
+def _create(conn: sqlite3.Connection) -> None:
+    with transaction(conn):
+        conn.execute(TABLE)
+        for index in INDEXES:
+            conn.execute(index)
+
+
+def _insert(conn: sqlite3.Connection, values: list[tuple[object, ...]]) -> None:
+    with transaction(conn):
+        conn.executemany(_INSERT, values)

@@ -1,9 +1,0 @@
-"""The ledger: one row per upstream request, what it cost and what a pass-through would have
-cost, kept in the store and summed for /cost, /metrics, ``skillstate stats`` and /ui."""
-
-from skillstate.ledger.recorder import Recorder
-from skillstate.ledger.report import LABEL, Filters, report
-from skillstate.ledger.row import Row
-from skillstate.ledger.store import Ledger
-
-__all__ = ["LABEL", "Filters", "Ledger", "Recorder", "Row", "report"]

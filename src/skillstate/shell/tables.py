@@ -1,7 +1,0 @@
-"""``python -m skillstate.shell.tables``: print every table of the shell lane's allowlist (the
-text tests/fixtures/shell/tables.txt holds, reviewed)."""
-
-from skillstate.shell.programs import describe
-
-if __name__ == "__main__":
-    print(describe(), end="")

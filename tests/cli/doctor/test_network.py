@@ -1,0 +1,143 @@
+"""The gateway and upstream checks, against real loopback servers and closed ports."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from aiohttp import web
+
+from skillstate import __version__
+from skillstate.cli.client import gateway_url
+from skillstate.cli.doctor.network import check_gateway, check_upstreams
+from skillstate.config import Settings, load_settings
+from skillstate.testing import ScriptedUpstream
+from skillstate.testing.gateway import gateway_for
+
+TOKEN = "doctor-test-token-0123456789"
+KEY = "sk-test-0123456789abcdefwxyz"
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+def settings(tmp_path: Path, **values: object) -> Settings:
+    cli = {"data_dir": str(tmp_path / "data"), **values}
+    return load_settings(cli=cli, environ={"HOME": str(tmp_path), "DOCTOR_KEY": KEY})
+
+
+def port_of(url: str) -> int:
+    return int(url.rsplit(":", 1)[1])
+
+
+@asynccontextmanager
+async def server(handler: web.Handler) -> AsyncIterator[tuple[str, list[web.Request]]]:
+    """A loopback HTTP server answering every route with ``handler``; yields its URL and the
+    requests it saw."""
+    seen: list[web.Request] = []
+
+    async def record(request: web.Request) -> web.StreamResponse:
+        seen.append(request)
+        return await handler(request)
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", record)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    try:
+        yield f"http://127.0.0.1:{port}", seen
+    finally:
+        await runner.cleanup()
+
+
+async def test_a_running_gateway_and_its_version(tmp_path: Path) -> None:
+    async with gateway_for(None) as gw:
+        check = await check_gateway(settings(tmp_path, port=port_of(gw.url)))
+    assert check.ok is True
+    assert check.detail == f"{gw.url} runs skillstate {__version__}"
+
+
+async def test_nothing_listening_is_a_problem_with_the_serve_command(tmp_path: Path) -> None:
+    port = closed_port()
+    check = await check_gateway(settings(tmp_path, port=port))
+    assert check.ok is False
+    assert f"nothing answers on http://127.0.0.1:{port}" in check.detail
+    assert check.fix == f"skillstate serve --port {port}"
+
+
+async def test_a_gateway_with_a_token_is_asked_with_it(tmp_path: Path) -> None:
+    async with gateway_for(None, settings={"auth_token": TOKEN}) as gw:
+        port = port_of(gw.url)
+        asked = await check_gateway(settings(tmp_path, port=port, auth_token=TOKEN))
+        without = await check_gateway(settings(tmp_path, port=port))
+    assert asked.ok is True
+    assert without.ok is False and "refuses our token (HTTP 401)" in without.detail
+    assert without.fix is not None and "SKILLSTATE_AUTH_TOKEN" in without.fix
+
+
+async def test_another_version_wants_a_restart(tmp_path: Path) -> None:
+    async def old(request: web.Request) -> web.Response:
+        return web.json_response({"name": "skillstate", "version": "0.0.1"})
+
+    async with server(old) as (url, _):
+        check = await check_gateway(settings(tmp_path, port=port_of(url)))
+    assert check.ok is False
+    assert f"runs skillstate 0.0.1; {__version__} is installed" in check.detail
+    assert check.fix is not None and check.fix.startswith("restart the gateway: skillstate serve")
+
+
+async def test_something_else_on_the_port(tmp_path: Path) -> None:
+    async def other(request: web.Request) -> web.Response:
+        return web.Response(text="<html>hello</html>")
+
+    async with server(other) as (url, _):
+        check = await check_gateway(settings(tmp_path, port=port_of(url)))
+    assert check.ok is False and "is not a skillstate gateway" in check.detail
+
+
+def test_a_wildcard_address_is_reached_on_loopback(tmp_path: Path) -> None:
+    wildcard = settings(tmp_path, host="::", port=9000, auth_token=TOKEN)
+    assert gateway_url(wildcard) == "http://[::1]:9000"
+
+
+async def test_a_reachable_upstream(tmp_path: Path) -> None:
+    async with ScriptedUpstream() as up:
+        (check,) = await check_upstreams(settings(tmp_path, upstream=up.url))
+    assert check.ok is True and check.name == "upstream default"
+    assert "the client's own key is forwarded" in check.detail
+
+
+async def test_any_http_answer_counts_and_no_credential_is_sent(tmp_path: Path) -> None:
+    async def refuse(request: web.Request) -> web.Response:
+        return web.Response(status=401)
+
+    async with server(refuse) as (url, seen):
+        table = [{"name": "mine", "base_url": url, "api_key_env": "DOCTOR_KEY"}]
+        (check,) = await check_upstreams(settings(tmp_path, upstreams=table))
+    assert check.ok is True and check.name == "upstream mine"
+    assert "HTTP 401" in check.detail and "key from DOCTOR_KEY" in check.detail
+    (request,) = seen
+    assert not {"authorization", "x-api-key"} & {name.lower() for name in request.headers}
+    assert KEY not in str(dict(request.headers))
+
+
+async def test_an_unreachable_upstream(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{closed_port()}"
+    (check,) = await check_upstreams(settings(tmp_path, upstream=url))
+    assert check.ok is False and "is unreachable" in check.detail
+    assert check.fix == f"check the network, or the base URL: curl -sI {url}"
+
+
+async def test_no_upstream_is_a_problem(tmp_path: Path) -> None:
+    (check,) = await check_upstreams(settings(tmp_path))
+    assert check.ok is False and check.detail == "no upstream is configured"
+    assert check.fix is not None and "--upstream" in check.fix

@@ -1,0 +1,177 @@
+"""The ledger's table and GET /cost's sums: totals and groups, filters, unpriced costs as
+null (never $0), losses as negative savings, retention, and the same on disk and in memory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from skillstate.economics.ledger import Filters, Ledger, report
+from skillstate.economics.ledger.report import parse_time
+from skillstate.economics.ledger.row import Row
+from skillstate.storage.sqlite import SQLiteDatabase
+
+HOUR = 3_600.0
+T0 = parse_time("2026-12-01T10:00:00Z")
+
+
+def _row(n: int, **changes: Any) -> Row:
+    base: dict[str, Any] = {
+        "ts": T0 + n * 60,
+        "request_id": f"r{n}",
+        "round": 0,
+        "session": "s1",
+        "client_wire": "openai-chat",
+        "upstream": "default",
+        "model": "gpt-4o",
+        "mode": "hybrid",
+        "lanes": "state=hybrid:step1",
+        "status": 200,
+        "streamed": False,
+        "input": 1000,
+        "cached_input": 200,
+        "cache_write": 0,
+        "output": 50,
+        "reasoning": 10,
+        "cost_usd": 0.01,
+        "passthrough_input": 1500,
+        "passthrough_cached_input": 0,
+        "passthrough_cache_write": 0,
+        "passthrough_cost_usd": 0.015,
+        "overhead_ms": 1.0,
+        "upstream_ms": 100.0,
+    }
+    base.update(changes)
+    return Row(**base)
+
+
+@pytest.fixture(params=["disk", "memory"])
+async def ledger(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    if request.param == "disk":
+        db = await SQLiteDatabase.open(tmp_path / "skillstate.db")
+        opened = await Ledger.open(db)
+        yield opened
+        await opened.close()
+        await db.close()
+    else:
+        opened = await Ledger.memory()
+        yield opened
+        await opened.close()
+
+
+async def test_totals_are_the_sums_of_the_rows(ledger: Ledger) -> None:
+    await ledger.append(
+        [
+            _row(1),
+            _row(2),
+            _row(2, round=1, passthrough_input=None, passthrough_cost_usd=None, cost_usd=0.002),
+        ]
+    )
+    doc = await report(ledger)
+    totals = doc["totals"]
+    assert doc["label"] == "recorded cost, not a provider invoice"
+    assert doc["currency"] == "USD"
+    assert totals["requests"] == 3 and totals["client_requests"] == 2
+    assert totals["input_tokens"] == 3000 and totals["cached_input_tokens"] == 600
+    assert totals["output_tokens"] == 150 and totals["reasoning_tokens"] == 30
+    assert totals["cost_usd"] == pytest.approx(0.022)
+    assert totals["passthrough_cost_usd"] == pytest.approx(0.03)
+    assert totals["saved_usd"] == pytest.approx(0.008)
+    assert totals["unpriced_requests"] == 0
+    assert totals["cache_hit_share"] == pytest.approx(0.2)
+    assert doc["since"] == "2026-12-01T10:01:00Z" and doc["until"] == "2026-12-01T10:02:00Z"
+
+
+async def test_an_unpriced_request_makes_its_groups_cost_null_not_zero(ledger: Ledger) -> None:
+    await ledger.append(
+        [_row(1), _row(2, model="mystery", cost_usd=None, passthrough_cost_usd=None)]
+    )
+    doc = await report(ledger)
+    assert doc["totals"]["cost_usd"] is None and doc["totals"]["saved_usd"] is None
+    assert doc["totals"]["unpriced_requests"] == 1
+    models = {group["model"]: group for group in doc["by_model"]}
+    assert models["gpt-4o"]["cost_usd"] == pytest.approx(0.01)
+    assert models["mystery"]["cost_usd"] is None
+    assert models["mystery"]["passthrough_cost_usd"] is None
+
+
+async def test_a_loss_is_a_negative_saving(ledger: Ledger) -> None:
+    await ledger.append([_row(1, cost_usd=0.02, passthrough_cost_usd=0.015)])
+    assert (await report(ledger))["totals"]["saved_usd"] == pytest.approx(-0.005)
+
+
+async def test_groups_by_model_session_lane_and_hour(ledger: Ledger) -> None:
+    await ledger.append(
+        [
+            _row(1),
+            _row(2, session="s2", lanes="state=hybrid:step1; compaction=host"),
+            _row(90, session="s2", model="claude-sonnet-4-5", lanes=""),
+        ]
+    )
+    doc = await report(ledger)
+    assert {g["model"]: g["requests"] for g in doc["by_model"]} == {
+        "gpt-4o": 2,
+        "claude-sonnet-4-5": 1,
+    }
+    assert {g["session"]: g["requests"] for g in doc["by_session"]} == {"s1": 1, "s2": 2}
+    assert {g["lane"]: g["requests"] for g in doc["by_lane"]} == {"state": 2, "compaction": 1}
+    assert [(h["hour"], h["requests"]) for h in doc["hourly"]] == [
+        ("2026-12-01T10:00:00Z", 2),
+        ("2026-12-01T11:00:00Z", 1),
+    ]
+
+
+async def test_filters_keep_the_rows_they_name(ledger: Ledger) -> None:
+    await ledger.append([_row(1), _row(2, session="s2"), _row(120, model="o3")])
+    assert (await report(ledger, Filters(session="s2")))["totals"]["requests"] == 1
+    assert (await report(ledger, Filters(model="o3")))["totals"]["requests"] == 1
+    later = Filters(since=T0 + HOUR)
+    assert (await report(ledger, later))["totals"]["requests"] == 1
+    earlier = Filters(until=T0 + HOUR)
+    assert (await report(ledger, earlier))["totals"]["requests"] == 2
+    empty = await report(ledger, Filters(session="nobody"))
+    assert empty["totals"]["requests"] == 0 and empty["totals"]["cost_usd"] == 0
+
+
+async def test_retention_removes_old_rows(ledger: Ledger) -> None:
+    await ledger.append([_row(1), _row(600)])
+    assert await ledger.sweep(T0 + 300 * 60) == 1
+    assert (await report(ledger))["totals"]["requests"] == 1
+
+
+def test_times_are_iso_8601_and_a_bad_one_is_named() -> None:
+    assert parse_time("2026-12-01") == parse_time("2026-12-01T00:00:00+00:00")
+    assert parse_time("2026-12-01T10:00:00Z") == T0
+    with pytest.raises(ValueError, match="'yesterday' is not an ISO 8601"):
+        parse_time("yesterday")
+
+
+async def test_a_database_that_refuses_writes_keeps_the_ledger_in_memory(tmp_path: Path) -> None:
+    db = await SQLiteDatabase.open(tmp_path / "skillstate.db")
+    ledger = await Ledger.open(db)
+    await ledger.append([_row(1)])
+    await db.run(lambda conn: conn.execute("DROP TABLE ledger"))
+    await ledger.append([_row(2)])
+    doc = await report(ledger)
+    assert doc["totals"]["requests"] == 1  # the new row, in memory
+    assert "writing the ledger failed" in doc["degraded"]
+    await ledger.close()
+    await db.close()
+
+
+async def test_the_recorder_sweeps_rows_past_the_retention_at_start(tmp_path: Path) -> None:
+    from skillstate.economics.ledger import Recorder
+
+    db = await SQLiteDatabase.open(tmp_path / "skillstate.db")
+    ledger = await Ledger.open(db)
+    await ledger.append([_row(1), _row(2, ts=T0 + 40 * 86_400)])
+    recorder = Recorder(
+        ledger, lambda model, usage: None, retention_days=30, clock=lambda: T0 + 40 * 86_400
+    )
+    await recorder.start()
+    await recorder.close()
+    assert (await report(ledger))["totals"]["requests"] == 1  # the 40-day-old row went
+    await ledger.close()
+    await db.close()
