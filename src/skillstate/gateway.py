@@ -31,12 +31,12 @@ from skillstate.pipeline.state_lane import StateLane
 from skillstate.pipeline.style_lane import StyleLane
 from skillstate.pipeline.vision_lane import VisionLane
 from skillstate.server.app import build_app
+from skillstate.server.connection import GatewayRunner, HeaderLimits
 from skillstate.server.context import GatewayContext
 from skillstate.server.guard import Guard, check_exposure
 from skillstate.server.history import ResponseHistory
 from skillstate.server.listener import Listener
 from skillstate.server.mcp_route import McpEndpoint
-from skillstate.server.runner import GatewayRunner, HeaderLimits
 from skillstate.state.engine import EngineConfig, PriceLookup, StateEngine
 from skillstate.state.epochs import CachePrices, upstream_prices
 from skillstate.state.mode import Mode

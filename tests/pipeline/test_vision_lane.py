@@ -242,7 +242,7 @@ async def test_without_pillow_the_lane_fails_and_the_runner_skips_it(
 ) -> None:
     import sys
 
-    from skillstate.pipeline.runner import run_lanes
+    from skillstate.pipeline.lane_runner import run_lanes
 
     async def keep(write: object) -> None:
         return None

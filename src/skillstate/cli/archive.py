@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from skillstate.cli.options import command_flags, load, settings_options
-from skillstate.cli.table import print_table
+from skillstate.cli.table import byte_size, print_table
 from skillstate.config import Settings
 from skillstate.support import jsonio
 
@@ -74,8 +74,8 @@ def stats_command(as_json: bool, **params: Any) -> None:
         ("data directory", str(doc["data_dir"])),
         ("entries", str(doc["entries"])),
         ("refs", f"{doc['refs']} ({doc['expired_refs']} expired or evicted)"),
-        ("spans", _size(doc["span_bytes"]) + " before compression"),
-        ("on disk", f"{_size(used)} of {_size(quota)} ({100 * used / quota:.1f}%)"),
+        ("spans", byte_size(doc["span_bytes"]) + " before compression"),
+        ("on disk", f"{byte_size(used)} of {byte_size(quota)} ({100 * used / quota:.1f}%)"),
         ("oldest", _when(doc["oldest"])),
         ("newest", _when(doc["newest"])),
         ("ttl", f"{doc['ttl_days']:g} days after the last use"),
@@ -329,7 +329,7 @@ def _list_row(row: dict[str, Any], now: float) -> Sequence[str]:
         row["ref"],
         row["session"],
         turns,
-        _size(row["size"]),
+        byte_size(row["size"]),
         _age(now - row["created"]),
         "expired" if row["expired"] else "",
     )
@@ -337,14 +337,6 @@ def _list_row(row: dict[str, Any], now: float) -> Sequence[str]:
 
 def _plural(count: int, one: str, many: str | None = None) -> str:
     return one if count == 1 else (many or one + "s")
-
-
-def _size(count: int) -> str:
-    if count < 1024:
-        return f"{count} B"
-    if count < 1024 * 1024:
-        return f"{count / 1024:.1f} KiB"
-    return f"{count / (1024 * 1024):.1f} MiB"
 
 
 def _age(seconds: float) -> str:

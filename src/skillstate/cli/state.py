@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from skillstate.cli.client import client_options, print_json, request
-from skillstate.cli.table import print_table
+from skillstate.cli.table import byte_size, print_table
 
 _COLUMNS = ("SESSION", "STEP", "VERSION", "STATE", "LAST SEEN")
 
@@ -85,17 +85,9 @@ def _row(line: dict[str, Any]) -> tuple[str, str, str, str, str]:
         str(line.get("session", "")),
         str(line.get("step", "")),
         str(line.get("version", "")),
-        _size(int(line.get("state_bytes", 0))),
+        byte_size(int(line.get("state_bytes", 0))),
         _when(line.get("last_seen")),
     )
-
-
-def _size(count: int) -> str:
-    if count < 1024:
-        return f"{count} B"
-    if count < 1024 * 1024:
-        return f"{count / 1024:.1f} KiB"
-    return f"{count / (1024 * 1024):.1f} MiB"
 
 
 def _when(seconds: object) -> str:

@@ -17,3 +17,12 @@ def print_table(rows: Sequence[Sequence[str]], right: Collection[int] = ()) -> N
             for i, (cell, width) in enumerate(zip(row, widths, strict=True))
         ]
         click.echo("  ".join(cells).rstrip())
+
+
+def byte_size(count: int) -> str:
+    """``512 B``, ``1.5 KiB``, ``3.2 MiB``: a size as the commands print it."""
+    if count < 1024:
+        return f"{count} B"
+    if count < 1024 * 1024:
+        return f"{count / 1024:.1f} KiB"
+    return f"{count / (1024 * 1024):.1f} MiB"

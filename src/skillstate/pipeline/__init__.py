@@ -7,7 +7,7 @@ from skillstate.pipeline.lane import (
     LaneContext,
     LaneOutcome,
 )
-from skillstate.pipeline.runner import LaneReport, PipelineResult, run_lanes
+from skillstate.pipeline.lane_runner import LaneReport, PipelineResult, run_lanes
 
 __all__ = [
     "ArchiveWrite",

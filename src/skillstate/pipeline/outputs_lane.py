@@ -11,7 +11,7 @@ and identifiers go through ``redaction``: no secret reaches the model from a vie
 archive keeps the exact original, readable only through the gateway.
 
 At an epoch boundary, a shorter output (at least ``boundary_min_chars``) in the turns the
-boundary kept verbatim (``pipeline.kept``) becomes a view too, except in the newest
+boundary kept verbatim (``pipeline.settled``) becomes a view too, except in the newest
 ``fresh_turns``: that request misses the cache from the Σ message on anyway, and the same
 outputs sit there on every request of the epoch. The turns before them are in Σ and the
 archive already; the outputs after them, newer than the boundary, wait for the next.
@@ -37,9 +37,9 @@ from skillstate.economics.tokenizer import count_tokens
 from skillstate.outputs.redaction import redact
 from skillstate.outputs.views import MIN_BUDGET, render, view_of
 from skillstate.pipeline.archived import KnownArchived, text_of
-from skillstate.pipeline.kept import settled_results
 from skillstate.pipeline.lane import ArchiveWrite, LaneContext, LaneOutcome
 from skillstate.pipeline.options import OutputsOptions
+from skillstate.pipeline.settled import settled_results
 from skillstate.state.tools import recall_tool
 
 MEMO_SIZE = 512

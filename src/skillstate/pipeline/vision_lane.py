@@ -2,7 +2,7 @@
 as page images, where the model reads images and the pages cost clearly fewer tokens.
 
 Old means the tool results of the turns the boundary kept verbatim, all but the newest
-``fresh_turns`` (``pipeline.kept``): that request misses the provider's cache from the Σ
+``fresh_turns`` (``pipeline.settled``): that request misses the provider's cache from the Σ
 message on anyway, and the same outputs sit there on every request of the epoch. It runs
 before the ``outputs`` lane (pages keep all of a text, a view does not; that lane takes what
 this one leaves) and takes a result of text only, at least ``min_chars`` long.
@@ -40,9 +40,9 @@ from skillstate.outputs.views.text import count_lines
 from skillstate.outputs.vision.pages import Layout, draw, lay_out, page_height, require_pillow
 from skillstate.outputs.vision.tokens import image_tokens
 from skillstate.pipeline.archived import KnownArchived, text_of
-from skillstate.pipeline.kept import settled_results
 from skillstate.pipeline.lane import ArchiveWrite, LaneContext, LaneOutcome
 from skillstate.pipeline.options import VisionOptions
+from skillstate.pipeline.settled import settled_results
 from skillstate.state.tools import recall_tool
 
 VISION_KEY = "vision"

@@ -18,7 +18,7 @@ from aiohttp import web
 
 from skillstate.conversation import ErrorKind, Request, Wire
 from skillstate.pipeline import ArchiveWrite, Lane, LaneContext, PipelineResult, run_lanes
-from skillstate.pipeline.runner import Keep
+from skillstate.pipeline.lane_runner import Keep
 from skillstate.protocols import adapter
 from skillstate.protocols.openai_responses.history import not_found
 from skillstate.server import relay

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from skillstate.conversation.model import Json
+from skillstate.state.merge import copy_json
 
 
 def state_changes(snapshot: Json, current: Json) -> Json:
@@ -31,7 +32,7 @@ def state_changes(snapshot: Json, current: Json) -> Json:
             patch[key] = None
     for key, new in current.items():
         if key not in snapshot:
-            patch[key] = _copy(new)
+            patch[key] = copy_json(new)
             continue
         old = snapshot[key]
         if isinstance(old, dict) and isinstance(new, dict):
@@ -39,7 +40,7 @@ def state_changes(snapshot: Json, current: Json) -> Json:
             if inner:
                 patch[key] = inner
         elif not same_json(old, new):
-            patch[key] = _copy(new)
+            patch[key] = copy_json(new)
     return patch
 
 
@@ -54,11 +55,3 @@ def same_json(left: Any, right: Any) -> bool:
             same_json(a, b) for a, b in zip(left, right, strict=True)
         )
     return bool(left == right)
-
-
-def _copy(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {key: _copy(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_copy(item) for item in value]
-    return value

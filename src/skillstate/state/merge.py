@@ -32,12 +32,12 @@ def merge(target: Any, patch: Any) -> Any:
     of untrusted input first (``apply_patch`` does).
     """
     if not isinstance(patch, dict):
-        return _copy(patch)
+        return copy_json(patch)
     base: dict[Any, Any] = target if isinstance(target, dict) else {}
     result: dict[Any, Any] = {}
     for key, value in base.items():
         if key not in patch:
-            result[key] = _copy(value)
+            result[key] = copy_json(value)
         elif patch[key] is not None:
             result[key] = merge(value, patch[key])
     for key, value in patch.items():
@@ -46,11 +46,12 @@ def merge(target: Any, patch: Any) -> Any:
     return result
 
 
-def _copy(value: Any) -> Any:
+def copy_json(value: Any) -> Any:
+    """A deep copy of a JSON value (objects and arrays copied, scalars shared)."""
     if isinstance(value, dict):
-        return {key: _copy(item) for key, item in value.items()}
+        return {key: copy_json(item) for key, item in value.items()}
     if isinstance(value, list):
-        return [_copy(item) for item in value]
+        return [copy_json(item) for item in value]
     return value
 
 

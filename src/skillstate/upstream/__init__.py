@@ -1,0 +1,3 @@
+"""Reaching providers: the pooled HTTP client, routing a model to an upstream and its
+fallbacks, retries, rate limits and the circuit breaker. ``server/forward.py`` is the only
+caller."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from skillstate.conversation import Message, Request, Text, ToolCall, ToolResult, Wire
-from skillstate.pipeline.kept import settled_results
+from skillstate.pipeline.settled import settled_results
 
 
 def conversation() -> Request:
