@@ -11,6 +11,7 @@ from aiohttp import web
 from skillstate.economics.exchange import Observer
 from skillstate.economics.ledger.recorder import Recorder
 from skillstate.pipeline.lane import Lane
+from skillstate.pipeline.surface import LaneHeader
 from skillstate.protocols.memo import SessionMemos
 from skillstate.server.bodies import Bodies
 from skillstate.server.history import ResponseHistory
@@ -42,6 +43,9 @@ class GatewayContext:
     """Every lane the gateway built, in the order a request runs them (``gateway.build_lanes``)."""
     lanes_off: frozenset[str] = frozenset()
     """The lanes of ``lanes`` a request does not run unless it asks for them."""
+    lane_headers: tuple[tuple[str, LaneHeader], ...] = ()
+    """The request headers the lanes of ``lanes`` read, each with its lane's name
+    (``LaneSpec.header``; ``inbound.request_extra``)."""
     history: ResponseHistory | None = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     first_byte_timeout: float = 300.0
