@@ -23,10 +23,10 @@ from skillstate.economics.tokenizer import encoding, give_back_heap
 from skillstate.mcp import McpTools
 from skillstate.pipeline.lane import Lane
 from skillstate.pipeline.lineup import LANES
-from skillstate.pipeline.surface import LaneHeader, LaneParts
+from skillstate.pipeline.surface import LaneParts
 from skillstate.server.app import build_app
 from skillstate.server.connection import GatewayRunner, HeaderLimits
-from skillstate.server.context import GatewayContext
+from skillstate.server.context import GatewayContext, LaneHeaders
 from skillstate.server.guard import Guard, check_exposure
 from skillstate.server.history import ResponseHistory
 from skillstate.server.listener import Listener
@@ -154,9 +154,14 @@ def check_lanes(settings: Settings) -> None:
             spec.check()
 
 
-def lane_headers() -> tuple[tuple[str, LaneHeader], ...]:
-    """The request headers the lanes read (``LaneSpec.header``), each with its lane's name."""
-    return tuple((spec.name, spec.header) for spec in LANES if spec.header is not None)
+def lane_headers() -> LaneHeaders:
+    """The request headers the lanes read (``LaneSpec.header``): each header's name, its
+    lane's name and the values it accepts."""
+    return tuple(
+        (spec.header.name, spec.name, spec.header.values)
+        for spec in LANES
+        if spec.header is not None
+    )
 
 
 LINGER_S = 2.0

@@ -11,7 +11,6 @@ from aiohttp import web
 from skillstate.economics.exchange import Observer
 from skillstate.economics.ledger.recorder import Recorder
 from skillstate.pipeline.lane import Lane
-from skillstate.pipeline.surface import LaneHeader
 from skillstate.protocols.memo import SessionMemos
 from skillstate.server.bodies import Bodies
 from skillstate.server.history import ResponseHistory
@@ -25,6 +24,12 @@ from skillstate.upstream.routing import Router, Upstream
 
 if TYPE_CHECKING:  # the route's module reads this one's GATEWAY
     from skillstate.server.mcp_route import McpEndpoint
+
+
+LaneHeaders = tuple[tuple[str, str, tuple[str, ...]], ...]
+"""Each lane's request header as the server reads it on every request: the header's name,
+the lane's name, the values it accepts (``LaneSpec.header``, flattened once when the gateway
+is built: plain tuples are the quickest to walk)."""
 
 
 @dataclass(slots=True)
@@ -43,9 +48,8 @@ class GatewayContext:
     """Every lane the gateway built, in the order a request runs them (``gateway.build_lanes``)."""
     lanes_off: frozenset[str] = frozenset()
     """The lanes of ``lanes`` a request does not run unless it asks for them."""
-    lane_headers: tuple[tuple[str, LaneHeader], ...] = ()
-    """The request headers the lanes of ``lanes`` read, each with its lane's name
-    (``LaneSpec.header``; ``inbound.request_extra``)."""
+    lane_headers: LaneHeaders = ()
+    """The request headers the lanes of ``lanes`` read (``inbound.request_extra``)."""
     history: ResponseHistory | None = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     first_byte_timeout: float = 300.0

@@ -17,7 +17,7 @@ from skillstate.pipeline.lane import Lane
 from skillstate.pipeline.switches import parse_names
 from skillstate.protocols import adapter
 from skillstate.protocols.memo import SessionMemos
-from skillstate.server.context import GATEWAY
+from skillstate.server.context import GATEWAY, LaneHeaders
 from skillstate.server.sessions import SessionId, resolve_session
 from skillstate.state.mode import Mode, parse_mode
 from skillstate.support import jsonio
@@ -195,21 +195,21 @@ def chosen_lanes(request: web.Request, lanes: list[Lane], off: frozenset[str]) -
     return [lane for lane in lanes if lane.name in names]
 
 
-def request_extra(request: web.Request) -> dict[str, str]:
+def request_extra(request: web.Request, asked_of: LaneHeaders) -> dict[str, str]:
     """What a request asks of the lanes by their headers (``x-skillstate-style: off``), by
     lane name: each lane that reads one declares it with the values it accepts
     (``LaneSpec.header``), and the gateway keeps those of the lanes it built
-    (``GatewayContext.lane_headers``). An unknown value is a ``Refusal`` naming the known
-    ones."""
+    (``GatewayContext.lane_headers``, given as ``asked_of``). An unknown value is a
+    ``Refusal`` naming the known ones."""
     extra: dict[str, str] = {}
-    for lane, header in request.app[GATEWAY].lane_headers:
-        asked = request.headers.get(header.name)
+    for header, lane, known in asked_of:
+        asked = request.headers.get(header)
         if asked is None:
             continue
         value = asked.strip().lower()
-        if value not in header.values:
-            said = ", ".join(header.values)
-            raise Refusal(400, f"{header.name}: {asked.strip()!r} is not one of {said}")
+        if value not in known:
+            said = ", ".join(known)
+            raise Refusal(400, f"{header}: {asked.strip()!r} is not one of {said}")
         extra[lane] = value
     return extra
 
