@@ -21,18 +21,12 @@ from skillstate.economics.ledger.recorder import Pricing
 from skillstate.economics.prices import builtin_catalog
 from skillstate.economics.tokenizer import encoding, give_back_heap
 from skillstate.mcp import McpTools
-from skillstate.outputs.vision.pages import require_pillow
-from skillstate.pipeline.compaction_lane import CompactionLane
-from skillstate.pipeline.effort_lane import EffortLane
 from skillstate.pipeline.lane import Lane
-from skillstate.pipeline.outputs_lane import OutputsLane
-from skillstate.pipeline.schemas_lane import SchemasLane
-from skillstate.pipeline.state_lane import StateLane
-from skillstate.pipeline.style_lane import StyleLane
-from skillstate.pipeline.vision_lane import VisionLane
+from skillstate.pipeline.lineup import LANES
+from skillstate.pipeline.surface import LaneParts
 from skillstate.server.app import build_app
 from skillstate.server.connection import GatewayRunner, HeaderLimits
-from skillstate.server.context import GatewayContext
+from skillstate.server.context import GatewayContext, LaneHeaders
 from skillstate.server.guard import Guard, check_exposure
 from skillstate.server.history import ResponseHistory
 from skillstate.server.listener import Listener
@@ -140,34 +134,34 @@ def build_engine(settings: Settings, stores: Stores) -> StateEngine:
 
 
 def build_lanes(settings: Settings, engine: StateEngine) -> list[Lane]:
-    """Every lane, in the order a request runs them (``pipeline.switches.LANES``): host
-    compaction first (it may answer the request, and it turns the gateway's own compaction
-    items back into summaries for everything after it), then tool-schema compaction (before
-    the state lane, which renders the tools it is given), the output style (before the state
-    lane too: paper mode's procedure is the system prompt it is given), effort routing, the
-    state lane, then text as page images and output compaction (after it: they act only
-    where the state lane offers ``recall``; pages first, since they keep all of a text and a
-    view does not: output compaction takes what the pages left).
-    Those switched off are built too: a request may ask for one (``x-skillstate-lanes``);
-    which run by default is every one not in ``settings.lanes.off``. The vision lane switched
-    on without Pillow installed is an error here, at startup (``pages.MissingPillow``)."""
+    """Every lane of the one list (``pipeline.lineup.LANES``, which says why that order), in
+    its order, each built by its own declaration with its options (its table's, or its
+    defaults) and what only this root has: the state engine, the catalog, the clock. Those
+    switched off are built too: a request may ask for one (``x-skillstate-lanes``); which run
+    by default is every one not in ``settings.lanes.off``. A lane switched on that cannot run
+    here (the vision lane without Pillow: ``pages.MissingPillow``) is an error here, at
+    startup."""
     check_lanes(settings)
-    return [
-        CompactionLane(engine, time.time),
-        SchemasLane(settings.lanes.options_for("schemas")),
-        StyleLane(settings.lanes.options_for("style")),
-        EffortLane(builtin_catalog()),
-        StateLane(engine),
-        VisionLane(settings.lanes.options_for("vision")),
-        OutputsLane(settings.lanes.options_for("outputs")),
-    ]
+    parts = LaneParts(engine, builtin_catalog(), time.time)
+    return [spec.build(parts, settings.lanes.options_for(spec.name)) for spec in LANES]
 
 
 def check_lanes(settings: Settings) -> None:
-    """Raise where a lane switched on cannot run here: the vision lane without Pillow
-    (``pages.MissingPillow``, naming the extra to install)."""
-    if settings.lanes.enabled("vision"):
-        require_pillow()
+    """Raise where a lane switched on cannot run here (``LaneSpec.check``: the vision lane
+    without Pillow, naming the extra to install)."""
+    for spec in LANES:
+        if spec.check is not None and settings.lanes.enabled(spec.name):
+            spec.check()
+
+
+def lane_headers() -> LaneHeaders:
+    """The request headers the lanes read (``LaneSpec.header``): each header's name, its
+    lane's name and the values it accepts."""
+    return tuple(
+        (spec.header.name, spec.name, spec.header.values)
+        for spec in LANES
+        if spec.header is not None
+    )
 
 
 LINGER_S = 2.0
@@ -197,6 +191,7 @@ async def running(settings: Settings, *, port: int | None = None) -> AsyncIterat
     context.engine = build_engine(settings, stores)
     context.lanes = build_lanes(settings, context.engine)
     context.lanes_off = settings.lanes.off
+    context.lane_headers = lane_headers()
     context.history = ResponseHistory(stores.archive)
     context.mcp = McpEndpoint(functools.partial(_mcp_tools, settings, context.engine, stores))
     ledger = await Ledger.open(stores.database)

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from skillstate.cli.main import cli
 from skillstate.config import KEYS
-from skillstate.pipeline.switches import LANES
+from skillstate.pipeline.switches import names
 from skillstate.state.options import CollapseOptions
 
 KEY = "sk-proj-0123456789abcdefwxyz"
@@ -39,7 +39,7 @@ def test_one_line_per_key_with_value_and_source(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     shown = lines(result.stdout)
     options = [f"collapse.{option.name}" for option in fields(CollapseOptions)]
-    tables = {"collapse": options, "lanes": [f"lanes.{name}" for name in LANES]}
+    tables = {"collapse": options, "lanes": [f"lanes.{name}" for name in names()]}
     assert list(shown) == [row for key in KEYS for row in tables.get(key, [key])]
     assert shown["mode"] == ["paper", "config", "file", str(config)]
     assert shown["port"] == ["8001", "environment", "SKILLSTATE_PORT"]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from skillstate.config import KEYS, describe, describe_json, load_settings, mask_secret
-from skillstate.pipeline.switches import LANES
+from skillstate.pipeline.switches import names
 from skillstate.state.options import CollapseOptions
 
 KEY = "sk-proj-0123456789abcdefwxyz"
@@ -18,7 +18,7 @@ ORG = "org-very-private-value"
 #: The rows ``describe`` shows by default: every key, the collapse table one row per option.
 TABLES = {
     "collapse": [f"collapse.{f.name}" for f in fields(CollapseOptions)],
-    "lanes": [f"lanes.{name}" for name in LANES],
+    "lanes": [f"lanes.{name}" for name in names()],
 }
 ROWS = [row for key in KEYS for row in TABLES.get(key, [key])]
 

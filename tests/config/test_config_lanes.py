@@ -181,3 +181,32 @@ async def test_the_vision_lane_on_without_pillow_is_an_error_at_startup(
         assert "vision" in [lane.name for lane in build_lanes(off, build_engine(off, stores))]
     finally:
         await stores.close()
+
+
+LINEUP_READ = """
+import sys
+from skillstate.cli import shell  # what `skillstate hook` and `skillstate shell` import
+from skillstate.config import load_settings
+settings = load_settings(environ={{}}, cli={{"data_dir": "{data}"}})
+print("{marker}" in sys.modules)
+settings = load_settings(environ={{"SKILLSTATE_LANES": "state"}})
+print("{marker}" in sys.modules, sorted(settings.lanes.on()))
+"""
+
+
+def test_reading_a_config_that_names_no_lane_imports_no_lane(tmp_path: Path) -> None:
+    """The lanes' modules import what they run on (the state engine, the protocols, the
+    archive: about a tenth of a second); the shell hook reads the config on every shell call
+    of an agent, so the list is imported only when the config names lanes."""
+    import os
+    import subprocess
+    import sys
+
+    code = LINEUP_READ.format(marker="skillstate.pipeline.lineup", data=tmp_path)
+    env = {key: value for key, value in os.environ.items() if not key.startswith("SKILLSTATE_")}
+    ran = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+        timeout=60, check=False,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.splitlines() == ["False", "True ['state']"]

@@ -14,7 +14,7 @@ import orjson
 import pytest
 
 from skillstate.bench.history import History
-from skillstate.pipeline.switches import LANES
+from skillstate.pipeline.switches import names
 from skillstate.support import jsonio
 from skillstate.testing import Reply, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
@@ -22,7 +22,7 @@ from skillstate.testing.gateway import gateway_for
 ROUTES = {"chat": "/v1/chat/completions", "messages": "/v1/messages", "responses": "/v1/responses"}
 HISTORY = {"chat": "messages", "messages": "messages", "responses": "input"}
 TURNS = 40
-EVERY: dict[str, dict[str, Any]] = {name: {"enabled": True} for name in LANES}
+EVERY: dict[str, dict[str, Any]] = {name: {"enabled": True} for name in names()}
 # The history's outputs are source files of about 2.8 KB on a model of no allowlist: small
 # print, a low bar and every model, so that the vision lane draws pages here too.
 EVERY["vision"] |= {"models": ["*"], "min_chars": 2_000, "min_ratio": 1.0}

@@ -15,8 +15,7 @@ from skillstate.archive import read_span, ref_for
 from skillstate.conversation import Message, Request, Text, ToolCall, ToolResult, Wire
 from skillstate.outputs.views.identifiers import find
 from skillstate.pipeline.lane import LaneContext
-from skillstate.pipeline.options import VIEW_KINDS, OutputsOptions
-from skillstate.pipeline.outputs_lane import OutputsLane
+from skillstate.pipeline.outputs_lane import VIEW_KINDS, OutputsLane, OutputsOptions
 from skillstate.state.mode import Mode
 from skillstate.state.tools import recall_tool
 

@@ -11,8 +11,7 @@ import pytest
 from skillstate.archive import read_span, ref_for
 from skillstate.conversation import Image, Message, Request, Text, ToolCall, ToolResult, Wire
 from skillstate.pipeline.lane import LaneContext
-from skillstate.pipeline.options import OutputsOptions
-from skillstate.pipeline.outputs_lane import OutputsLane
+from skillstate.pipeline.outputs_lane import OutputsLane, OutputsOptions
 from skillstate.state.mode import Mode
 from skillstate.state.tools import recall_tool
 

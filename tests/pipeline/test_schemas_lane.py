@@ -15,8 +15,13 @@ import pytest
 
 from skillstate.conversation import CacheMark, Message, Request, Text, Tool, Wire
 from skillstate.pipeline.lane import LaneContext
-from skillstate.pipeline.options import SchemasOptions
-from skillstate.pipeline.schemas_lane import MEMO_SIZE, SchemasLane, compact_tools, tools_tokens
+from skillstate.pipeline.schemas_lane import (
+    MEMO_SIZE,
+    SchemasLane,
+    SchemasOptions,
+    compact_tools,
+    tools_tokens,
+)
 from skillstate.protocols import adapter
 from skillstate.state.mode import Mode
 from skillstate.support import jsonio

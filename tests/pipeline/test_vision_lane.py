@@ -19,8 +19,7 @@ from skillstate.outputs.views import identifiers
 from skillstate.outputs.vision.pages import Layout, draw, lay_out, wrap
 from skillstate.outputs.vision.tokens import anthropic_tokens, image_tokens, openai_tokens
 from skillstate.pipeline.lane import LaneContext
-from skillstate.pipeline.options import VisionOptions
-from skillstate.pipeline.vision_lane import VISION_KEY, VisionLane, rendered_lines
+from skillstate.pipeline.vision_lane import VISION_KEY, VisionLane, VisionOptions, rendered_lines
 from skillstate.protocols import adapter
 from skillstate.state.mode import Mode
 from skillstate.state.tools import recall_tool

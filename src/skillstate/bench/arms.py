@@ -16,14 +16,14 @@ from typing import Any
 
 from skillstate.conversation import Wire
 from skillstate.economics.prices import builtin_catalog
-from skillstate.pipeline.switches import LANES
+from skillstate.pipeline.lineup import LANES
 from skillstate.testing.billing import Prices
 
 SLIDING_WINDOW_TURNS = 6
 """Turns the ``sliding-window`` client keeps (the task and system prompt always stay)."""
 
-_LANES_OFF = {name: {"enabled": False} for name in LANES}
-_ONLY_SCHEMAS = {name: {"enabled": name == "schemas"} for name in LANES}
+_LANES_OFF = {spec.name: {"enabled": False} for spec in LANES}
+_ONLY_SCHEMAS = {spec.name: {"enabled": spec.name == "schemas"} for spec in LANES}
 
 
 @dataclass(frozen=True, slots=True)

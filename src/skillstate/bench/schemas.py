@@ -15,8 +15,7 @@ import json
 from pathlib import Path
 
 from skillstate.conversation import Tool, Wire
-from skillstate.pipeline.options import SchemasOptions
-from skillstate.pipeline.schemas_lane import compact_tools, tools_tokens
+from skillstate.pipeline.schemas_lane import SchemasOptions, compact_tools, tools_tokens
 from skillstate.protocols import adapter
 
 CLIENTS = (

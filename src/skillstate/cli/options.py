@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 import click
 
 from skillstate.config import ConfigError, Settings, load_settings
-from skillstate.pipeline.switches import LANES
+from skillstate.pipeline.switches import names
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -22,6 +22,16 @@ CONFIG_ERROR_EXIT = 2
 
 def _default(attribute: str) -> object:
     return Settings.model_fields[attribute].default
+
+
+class _LanesOption(click.Option):
+    """``--lanes``, whose help names every lane: read when the help is shown, not when a
+    command is imported (the lanes' modules take a tenth of a second to import,
+    ``pipeline.switches.lineup``)."""
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        self.help = f"Only these lanes, comma separated; none: no lane [{','.join(names())}]."
+        return super().get_help_record(ctx)
 
 
 _OPTIONS = (
@@ -38,11 +48,7 @@ _OPTIONS = (
         "--mode", metavar="MODE", help=f"State mode: paper, hybrid or off [{_default('mode')}]."
     ),
     click.option("--schema", metavar="KEYS", help="State keys, comma separated: step,notes."),
-    click.option(
-        "--lanes",
-        metavar="LANES",
-        help=f"Only these lanes, comma separated; none: no lane [{','.join(LANES)}].",
-    ),
+    click.option("--lanes", metavar="LANES", cls=_LanesOption),
     click.option("--data-dir", metavar="DIR", help="Where sessions and the archive are kept."),
     click.option("-v", "--verbose", is_flag=True, default=None, help="Log more."),
 )

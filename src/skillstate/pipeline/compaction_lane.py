@@ -28,6 +28,7 @@ from skillstate.conversation import (
 )
 from skillstate.economics.tokenizer import count_tokens
 from skillstate.pipeline.lane import LaneContext, LaneOutcome
+from skillstate.pipeline.surface import LaneSpec
 from skillstate.protocols import adapter
 from skillstate.protocols.openai_responses.compaction import (
     compaction_id,
@@ -105,3 +106,11 @@ class CompactionLane:
         return LaneOutcome(
             request, report={"compaction": kind.value}, summary=kind.value, answer=answer
         )
+
+
+LANE = LaneSpec(
+    name="compaction",
+    build=lambda parts, options: CompactionLane(parts.engine, parts.clock),
+    on=True,
+)
+"""On by default: it answers only a host's own request to compact its history, from Σ."""

@@ -25,11 +25,13 @@ from collections.abc import Sequence
 from skillstate.conversation import Message, Request, Wire
 from skillstate.economics.prices import Catalog
 from skillstate.pipeline.lane import LaneContext, LaneOutcome
+from skillstate.pipeline.surface import LaneHeader, LaneSpec
 from skillstate.state.paper import is_results, newest_instruction
 
 EFFORTS = ("low", "medium", "high")
 EFFORT_KEY = "effort"
-"""``LaneContext.extra``'s key for the effort a request asked for (``x-skillstate-effort``)."""
+"""The lane's name, and so ``LaneContext.extra``'s key for the effort a request asked for
+(``x-skillstate-effort``: one of ``EFFORTS`` or ``off``)."""
 
 HIGH = frozenset(
     {
@@ -71,7 +73,7 @@ def _loop_depth(messages: Sequence[Message]) -> int:
 
 
 class EffortLane:
-    name = "effort"
+    name = EFFORT_KEY
 
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
@@ -89,3 +91,12 @@ class EffortLane:
         chosen = dataclasses.replace(request, params=dataclasses.replace(params, effort=effort))
         report = {"effort": effort, "by": "header" if asked is not None else "task"}
         return LaneOutcome(chosen, report=report, summary=effort)
+
+
+LANE = LaneSpec(
+    name=EFFORT_KEY,
+    build=lambda parts, options: EffortLane(parts.catalog),
+    header=LaneHeader("x-skillstate-effort", (*EFFORTS, "off")),
+)
+"""Off unless switched on: the benchmark's scripted model does not reason, so it cannot show
+what an effort saves or costs (docs/lanes.md)."""

@@ -38,8 +38,8 @@ from skillstate.outputs.redaction import redact
 from skillstate.outputs.views import MIN_BUDGET, render, view_of
 from skillstate.pipeline.archived import KnownArchived, text_of
 from skillstate.pipeline.lane import ArchiveWrite, LaneContext, LaneOutcome
-from skillstate.pipeline.options import OutputsOptions
 from skillstate.pipeline.settled import settled_results
+from skillstate.pipeline.surface import LaneSpec
 from skillstate.state.tools import recall_tool
 
 MEMO_SIZE = 512
@@ -47,6 +47,49 @@ MEMO_SIZE = 512
 (by identity): a history re-sends every output on every request, a view costs a pass over
 its text, and a re-sent message rewritten to the same object keeps what was computed over it
 downstream (``conversation.prefixes``)."""
+
+VIEW_KINDS = ("log", "json", "diff", "text")
+"""The kinds of view the lane makes (``skillstate.outputs.views``)."""
+
+MIN_BOUNDARY_CHARS = 2_000
+"""The shortest output a boundary makes a view of: a view of less says almost nothing."""
+
+
+@dataclass(frozen=True, slots=True)
+class OutputsOptions:
+    """The ``outputs`` lane's. ``min_chars``: a tool output at least this long is replaced by
+    its view when it arrives (if its kind is one of ``arrival``); ``budget_chars``: about how
+    long a view is. ``boundary_min_chars``: at an epoch boundary, an output at least this long
+    in the turns the boundary kept is replaced by its view too (about a quarter of its
+    length), except in the newest ``fresh_turns`` turns (an output of ``min_chars`` or more
+    is a view anyway)."""
+
+    min_chars: int = 16_000
+    budget_chars: int = 6_000
+    boundary_min_chars: int = 4_000
+    fresh_turns: int = 2
+    arrival: tuple[str, ...] = ("log", "json")
+
+    def __post_init__(self) -> None:
+        if self.budget_chars < 1_000:
+            raise ValueError(f"budget_chars must be at least 1000, not {self.budget_chars}")
+        if self.min_chars < 2 * self.budget_chars:
+            raise ValueError(
+                f"min_chars must be at least twice budget_chars ({2 * self.budget_chars}), "
+                f"not {self.min_chars}: a view would save too little"
+            )
+        if self.boundary_min_chars < MIN_BOUNDARY_CHARS:
+            raise ValueError(
+                f"boundary_min_chars must be at least {MIN_BOUNDARY_CHARS}, "
+                f"not {self.boundary_min_chars}"
+            )
+        unknown = sorted(set(self.arrival) - set(VIEW_KINDS))
+        if unknown:
+            raise ValueError(
+                f"arrival: {', '.join(unknown)} is not a view kind ({', '.join(VIEW_KINDS)})"
+            )
+        if self.fresh_turns < 1:
+            raise ValueError(f"fresh_turns must be at least 1, not {self.fresh_turns}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,3 +220,13 @@ class OutputsLane:
         shown = redact(render(view, ref)).text
         saved = count_tokens(text) - count_tokens(shown)
         return _Compacted(shown, ref, data, saved, part.call_id, view.kind) if saved > 0 else None
+
+
+LANE = LaneSpec(
+    name=OutputsLane.name,
+    build=lambda parts, options: OutputsLane(options),
+    on=True,
+    options=OutputsOptions,
+)
+"""On by default: it costs less on every workload of the benchmark, at the same score
+(docs/lanes.md)."""

@@ -23,11 +23,32 @@ from skillstate.conversation import Request, Tool
 from skillstate.conversation.model import Json
 from skillstate.economics.tokenizer import count_tokens
 from skillstate.pipeline.lane import LaneContext, LaneOutcome
-from skillstate.pipeline.options import SchemasOptions
 from skillstate.pipeline.schema_compaction import compact_description, compact_schema
+from skillstate.pipeline.surface import LaneSpec
 from skillstate.support import jsonio
 
 MEMO_SIZE = 256
+
+MIN_DESCRIPTION_CHARS = 64
+"""The smallest cut bound: below it the cut's own marker would be most of what is left."""
+
+
+@dataclass(frozen=True, slots=True)
+class SchemasOptions:
+    """The ``schemas`` lane's. ``description_chars``: cut a tool's or a schema's description
+    longer than this many characters, marking the cut in the text (``… [cut 1,234 chars]``);
+    0, the default, never cuts. The cut is the one lossy step and so is opt-in; everything
+    else the lane does is lossless and always on."""
+
+    description_chars: int = 0
+
+    def __post_init__(self) -> None:
+        chars = self.description_chars
+        if chars != 0 and chars < MIN_DESCRIPTION_CHARS:
+            raise ValueError(
+                f"description_chars must be 0 (never cut) or at least {MIN_DESCRIPTION_CHARS}"
+                f", not {chars}"
+            )
 
 
 def compact_tool(tool: Tool, options: SchemasOptions) -> Tool:
@@ -129,3 +150,12 @@ def _key(tools: list[Tool]) -> bytes:
     parameters, in order (key order included: the output keeps it)."""
     content = [[t.kind, t.name, t.description, t.parameters] for t in tools]
     return hashlib.sha256(jsonio.dumps(content)).digest()
+
+
+LANE = LaneSpec(
+    name=SchemasLane.name,
+    build=lambda parts, options: SchemasLane(options),
+    options=SchemasOptions,
+)
+"""Off unless switched on: it rewrites the client's own tools and saves too little billed to
+be worth that (the tools are cached after the first request; docs/lanes.md)."""

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from skillstate.conversation import Request, Response, ToolCall
 from skillstate.pipeline.lane import LaneContext, LaneOutcome
+from skillstate.pipeline.surface import LaneSpec
 from skillstate.protocols.portable import choices
 from skillstate.state.engine import Prepared, StateEngine
 from skillstate.state.mode import Mode
@@ -96,3 +97,8 @@ class StateLane:
             followup=StateFollowup(self.engine, prepared),
             kept=kept,
         )
+
+
+LANE = LaneSpec(name="state", build=lambda parts, options: StateLane(parts.engine), on=True)
+"""On by default: Σ and the archive in place of the turns they absorbed is what pays most
+(docs/lanes.md); the mode (``x-skillstate-mode``) says how, per request."""

@@ -13,10 +13,11 @@ leaves one request without it; ``concise`` asks for it where the lane is otherwi
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 
 from skillstate.conversation import Request, Text
 from skillstate.pipeline.lane import LaneContext, LaneOutcome
-from skillstate.pipeline.options import StyleOptions
+from skillstate.pipeline.surface import LaneHeader, LaneSpec
 
 INSTRUCTIONS = {
     "concise": (
@@ -31,11 +32,23 @@ INSTRUCTIONS = {
 STYLES = ("off", *INSTRUCTIONS)
 
 STYLE_KEY = "style"
-"""``LaneContext.extra``'s key for the style a request asked for (``x-skillstate-style``)."""
+"""The lane's name, and so ``LaneContext.extra``'s key for the style a request asked for
+(``x-skillstate-style``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StyleOptions:
+    """The ``style`` lane's. ``style``: the output style asked for (``concise``, or ``off``)."""
+
+    style: str = "concise"
+
+    def __post_init__(self) -> None:
+        if self.style not in STYLES:
+            raise ValueError(f"style must be 'concise' or 'off', not {self.style!r}")
 
 
 class StyleLane:
-    name = "style"
+    name = STYLE_KEY
 
     def __init__(self, options: StyleOptions | None = None) -> None:
         self.options = options if options is not None else StyleOptions()
@@ -47,3 +60,13 @@ class StyleLane:
             return LaneOutcome(request)
         system = [*request.system, Text(instruction)]
         return LaneOutcome(dataclasses.replace(request, system=system), summary=style)
+
+
+LANE = LaneSpec(
+    name=STYLE_KEY,
+    build=lambda parts, options: StyleLane(options),
+    options=StyleOptions,
+    header=LaneHeader("x-skillstate-style", STYLES),
+)
+"""Off unless switched on: the benchmark's scripted model answers the same whatever it is
+asked, so it cannot show the lane paying (docs/lanes.md)."""

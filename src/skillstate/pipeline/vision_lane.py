@@ -41,13 +41,63 @@ from skillstate.outputs.vision.pages import Layout, draw, lay_out, page_height, 
 from skillstate.outputs.vision.tokens import image_tokens
 from skillstate.pipeline.archived import KnownArchived, text_of
 from skillstate.pipeline.lane import ArchiveWrite, LaneContext, LaneOutcome
-from skillstate.pipeline.options import VisionOptions
+from skillstate.pipeline.outputs_lane import MIN_BOUNDARY_CHARS
 from skillstate.pipeline.settled import settled_results
+from skillstate.pipeline.surface import LaneHeader, LaneSpec
 from skillstate.state.tools import recall_tool
 
 VISION_KEY = "vision"
-"""``LaneContext.extra``'s key for what a request asked (``x-skillstate-vision``)."""
+"""The lane's name, and so ``LaneContext.extra``'s key for what a request asked
+(``x-skillstate-vision``)."""
 VISION_VALUES = ("on", "off")
+
+VISION_MODELS = ("gpt-4o*", "gpt-4.1*", "gpt-5*", "claude-*")
+"""The models the lane draws pages for unless its table names others: those that read text
+in images well (fnmatch patterns over the request's model)."""
+
+
+@dataclass(frozen=True, slots=True)
+class VisionOptions:
+    """The ``vision`` lane's. At an epoch boundary, a text output at least ``min_chars`` long
+    in the turns the boundary kept (all but the newest ``fresh_turns``) is drawn on at most
+    ``max_pages`` page images of ``page_width`` x ``page_height`` px, text ``font_size`` px
+    high, where its text tokens are at least ``min_ratio`` times the images' and the request's
+    model matches one of ``models`` (fnmatch patterns)."""
+
+    min_chars: int = 4_000
+    max_pages: int = 4
+    min_ratio: float = 2.0
+    page_width: int = 768
+    page_height: int = 1024
+    font_size: int = 12
+    fresh_turns: int = 2
+    models: tuple[str, ...] = VISION_MODELS
+
+    def __post_init__(self) -> None:
+        models = self.models
+        if not isinstance(models, list | tuple) or not all(
+            isinstance(m, str) and m for m in models
+        ):
+            raise ValueError(f"models must be a list of model name patterns, not {models!r}")
+        object.__setattr__(self, "models", tuple(models))  # TOML gives a list
+        _at_least("min_chars", self.min_chars, MIN_BOUNDARY_CHARS)
+        _within("max_pages", self.max_pages, 1, 16)
+        _at_least("min_ratio", self.min_ratio, 1.0)
+        _within("page_width", self.page_width, 256, 2048)
+        _within("page_height", self.page_height, 256, 2048)
+        _within("font_size", self.font_size, 8, 32)
+        _at_least("fresh_turns", self.fresh_turns, 1)
+
+
+def _at_least(name: str, value: float, least: float) -> None:
+    if value < least:
+        raise ValueError(f"{name} must be at least {least}, not {value}")
+
+
+def _within(name: str, value: int, least: int, most: int) -> None:
+    if not least <= value <= most:
+        raise ValueError(f"{name} must be from {least} to {most}, not {value}")
+
 
 GATEWAY_IMAGE = {"by": "gateway"}
 """The hints of a page image: made by the gateway, not sent by the client (the Chat wire,
@@ -72,7 +122,7 @@ class _Drawn:
 
 
 class VisionLane:
-    name = "vision"
+    name = VISION_KEY
 
     def __init__(self, options: VisionOptions | None = None) -> None:
         self.options = options if options is not None else VisionOptions()
@@ -195,3 +245,15 @@ def _image(lines: list[str], last: bool, layout: Layout) -> Image:
 def _replaced(part: Part, drawn: _Drawn) -> Part:
     assert isinstance(part, ToolResult)
     return dataclasses.replace(part, content=list(drawn.content))
+
+
+LANE = LaneSpec(
+    name=VISION_KEY,
+    build=lambda parts, options: VisionLane(options),
+    options=VisionOptions,
+    header=LaneHeader("x-skillstate-vision", VISION_VALUES),
+    check=require_pillow,
+)
+"""Off unless switched on: the benchmark's scripted model does not read images, so it cannot
+show the lane paying (docs/lanes.md); switched on without Pillow, the gateway refuses to
+start, naming the extra to install (``pages.MissingPillow``)."""

@@ -26,6 +26,12 @@ if TYPE_CHECKING:  # the route's module reads this one's GATEWAY
     from skillstate.server.mcp_route import McpEndpoint
 
 
+LaneHeaders = tuple[tuple[str, str, tuple[str, ...]], ...]
+"""Each lane's request header as the server reads it on every request: the header's name,
+the lane's name, the values it accepts (``LaneSpec.header``, flattened once when the gateway
+is built: plain tuples are the quickest to walk)."""
+
+
 @dataclass(slots=True)
 class GatewayContext:
     router: Router
@@ -42,6 +48,8 @@ class GatewayContext:
     """Every lane the gateway built, in the order a request runs them (``gateway.build_lanes``)."""
     lanes_off: frozenset[str] = frozenset()
     """The lanes of ``lanes`` a request does not run unless it asks for them."""
+    lane_headers: LaneHeaders = ()
+    """The request headers the lanes of ``lanes`` read (``inbound.request_extra``)."""
     history: ResponseHistory | None = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     first_byte_timeout: float = 300.0

@@ -13,14 +13,11 @@ from aiohttp import web
 
 from skillstate.conversation import ErrorKind, Message, ProtocolError, Request, ToolResult, Wire
 from skillstate.conversation.prefixes import PrefixMemo
-from skillstate.pipeline.effort_lane import EFFORT_KEY
 from skillstate.pipeline.lane import Lane
-from skillstate.pipeline.style_lane import STYLE_KEY, STYLES
 from skillstate.pipeline.switches import parse_names
-from skillstate.pipeline.vision_lane import VISION_KEY, VISION_VALUES
 from skillstate.protocols import adapter
 from skillstate.protocols.memo import SessionMemos
-from skillstate.server.context import GATEWAY
+from skillstate.server.context import GATEWAY, LaneHeaders
 from skillstate.server.sessions import SessionId, resolve_session
 from skillstate.state.mode import Mode, parse_mode
 from skillstate.support import jsonio
@@ -28,10 +25,6 @@ from skillstate.upstream.routing import Upstream
 
 BYPASS = "x-skillstate-bypass"
 LANES = "x-skillstate-lanes"
-STYLE = "x-skillstate-style"
-EFFORT = "x-skillstate-effort"
-VISION = "x-skillstate-vision"
-EFFORT_VALUES = ("low", "medium", "high", "off")
 JSON_TYPE = "application/json"
 MODE = "x-skillstate-mode"
 
@@ -196,20 +189,20 @@ def chosen_lanes(request: web.Request, lanes: list[Lane], off: frozenset[str]) -
     if asked is None:
         return [lane for lane in lanes if lane.name not in off]
     try:
-        names = parse_names(asked)
+        names = parse_names(asked, [lane.name for lane in lanes])
     except ValueError as exc:
         raise Refusal(400, f"{LANES}: {exc}") from exc
     return [lane for lane in lanes if lane.name in names]
 
 
-def request_extra(request: web.Request) -> dict[str, str]:
-    """What a request asks of the lanes by header: ``x-skillstate-style`` (``concise`` or
-    ``off``) for the ``style`` lane, ``x-skillstate-effort`` (``low``, ``medium``, ``high`` or
-    ``off``) for the ``effort`` lane, ``x-skillstate-vision`` (``on`` or ``off``: this
-    request's outputs left as text) for the ``vision`` lane. An unknown value is a
+def request_extra(request: web.Request, asked_of: LaneHeaders) -> dict[str, str]:
+    """What a request asks of the lanes by their headers (``x-skillstate-style: off``), by
+    lane name: each lane that reads one declares it with the values it accepts
+    (``LaneSpec.header``), and the gateway keeps those of the lanes it built
+    (``GatewayContext.lane_headers``, given as ``asked_of``). An unknown value is a
     ``Refusal`` naming the known ones."""
     extra: dict[str, str] = {}
-    for header, key, known in _ASKED:
+    for header, lane, known in asked_of:
         asked = request.headers.get(header)
         if asked is None:
             continue
@@ -217,15 +210,8 @@ def request_extra(request: web.Request) -> dict[str, str]:
         if value not in known:
             said = ", ".join(known)
             raise Refusal(400, f"{header}: {asked.strip()!r} is not one of {said}")
-        extra[key] = value
+        extra[lane] = value
     return extra
-
-
-_ASKED = (
-    (STYLE, STYLE_KEY, STYLES),
-    (EFFORT, EFFORT_KEY, EFFORT_VALUES),
-    (VISION, VISION_KEY, VISION_VALUES),
-)
 
 
 def request_mode(request: web.Request, default: Mode) -> Mode:

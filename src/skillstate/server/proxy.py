@@ -48,7 +48,7 @@ async def handle_generation(http: web.Request, wire: Wire) -> web.StreamResponse
     try:
         inbound = await read_inbound(http, wire)
         chosen = chosen_lanes(http, gateway.lanes, gateway.lanes_off)
-        extra = request_extra(http)
+        extra = request_extra(http, gateway.lane_headers)
     except Refusal as refusal:
         return error_response(wire, refusal.status, refusal.message, kind=refusal.kind)
     upstream = gateway.router.route(inbound.request.model)
