@@ -180,6 +180,7 @@ def test_data_dir_paths_resolve_against_the_file_home_or_working_dir(
     monkeypatch.chdir(tmp_path)
     assert load_settings(environ=home, cli={"data_dir": "here"}).data_dir == tmp_path / "here"
     assert load_settings(environ=home, cli={"data_dir": Path("p")}).data_dir == tmp_path / "p"
+    assert load_settings(environ=home, cli={"data_dir": "."}).data_dir == tmp_path  # no parts
 
 
 def test_an_unknown_file_key_names_the_key_and_the_file(tmp_path: Path) -> None:

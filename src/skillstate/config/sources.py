@@ -174,7 +174,7 @@ def resolve_path(text: str, base: Path, home: Path) -> Path:
     if not text:
         raise ValueError("is empty")
     path = Path(text)
-    if path.parts[0] == "~":
+    if path.parts[:1] == ("~",):
         path = home.joinpath(*path.parts[1:])
     elif text.startswith("~"):
         try:
