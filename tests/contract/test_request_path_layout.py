@@ -82,3 +82,68 @@ def test_the_rules_see_what_they_look_for() -> None:
     assert any(a == "StreamResponse" for _, a, _ in seen["server/client_stream.py"])
     assert any(a == "post" and o.endswith("client") for o, a, _ in seen["server/forward.py"])
     assert any(a == "Response" and o == "web" for o, a, _ in seen["server/turn.py"])
+
+
+def exchange_writes(tree: ast.Module) -> Iterator[tuple[str, int]]:
+    """Every write to an ``Exchange`` (``exchange.status = ...``, ``x.exchange.note = ...``,
+    ``exchange.usages.append(...)``) and every ``x.exchange = ...``, with its line."""
+    for node in ast.walk(tree):
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = [t for target in node.targets for t in _unpacked(target)]
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+            targets = [node.target]
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("append", "extend", "clear")
+        ):
+            targets = [node.func.value]
+        for target in targets:
+            if isinstance(target, ast.Attribute) and _names_an_exchange(target):
+                yield ast.unparse(target), node.lineno
+
+
+def _unpacked(target: ast.expr) -> list[ast.expr]:
+    if isinstance(target, ast.Tuple | ast.List):
+        return [t for element in target.elts for t in _unpacked(element)]
+    return [target]
+
+
+def _names_an_exchange(target: ast.Attribute) -> bool:
+    if target.attr == "exchange":
+        return True
+    owner = ast.unparse(target.value)
+    return owner.split(".")[-1] == "exchange" or (
+        isinstance(target.value, ast.Attribute) and _names_an_exchange(target.value)
+    )
+
+
+def test_only_forward_writes_the_exchange() -> None:
+    """The record observers and the ledger get is written by ``Forward``'s named methods (and
+    built whole by ``exchange_for`` and ``notify_local``): a route records how its request
+    ended through ``Forward.answered``/``failed``, never field by field."""
+    found = [
+        f"{name}:{line} {target}"
+        for name, tree in modules()
+        if name != "server/forward.py"
+        for target, line in exchange_writes(tree)
+    ]
+    assert not found, found
+
+
+def test_the_exchange_rule_sees_what_it_looks_for() -> None:
+    seen = dict(modules())
+    writes = [target for target, _ in exchange_writes(seen["server/forward.py"])]
+    assert "exchange.status" in writes and "self.exchange.note" in writes
+    assert "exchange.usages" in writes  # exchange.usages.append(...)
+    planted = ast.parse(
+        "self.forward.exchange.rounds = 2\nexchange.sent, x = r, 1\nf.exchange = e\n"
+        "forward.exchange.attempts.append(0)\n"
+    )
+    assert [t for t, _ in exchange_writes(planted)] == [
+        "self.forward.exchange.rounds",
+        "exchange.sent",
+        "f.exchange",
+        "forward.exchange.attempts",
+    ]

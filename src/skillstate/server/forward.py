@@ -27,11 +27,21 @@ from dataclasses import dataclass, field
 import aiohttp
 from aiohttp import web
 
-from skillstate.conversation import ErrorKind, Event, Json, ProtocolError, Request, Response, Wire
+from skillstate.conversation import (
+    ErrorKind,
+    Event,
+    Json,
+    ProtocolError,
+    Request,
+    Response,
+    Usage,
+    Wire,
+)
 from skillstate.economics.exchange import Exchange
 from skillstate.protocols import adapter
 from skillstate.protocols.headers import response_headers, upstream_headers
 from skillstate.protocols.streams import EventReader
+from skillstate.server.client_stream import ClientGone
 from skillstate.server.context import GatewayContext
 from skillstate.server.timing import TIMING
 from skillstate.support import jsonio
@@ -103,7 +113,8 @@ class Reply:
     headers: dict[str, str]
     upstream: str
     raw: aiohttp.ClientResponse
-    exchange: Exchange | None
+    first_byte: Callable[[], None] | None = None
+    """Told once, when the first chunk came (``Forward`` times it)."""
 
     @property
     def streamed(self) -> bool:
@@ -136,8 +147,9 @@ class Reply:
     async def chunks(self) -> AsyncIterator[bytes]:
         try:
             async for chunk in self.raw.content.iter_any():
-                if self.exchange is not None and self.exchange.first_byte_s is None:
-                    self.exchange.first_byte_s = time.perf_counter() - self.exchange.started
+                if self.first_byte is not None:
+                    self.first_byte()
+                    self.first_byte = None
                 yield chunk
         except aiohttp.ClientPayloadError as exc:
             message = f"upstream {self.upstream!r} stream broke: {exc}"
@@ -181,6 +193,7 @@ class Forward:
     relayed: dict[str, str] = field(default_factory=dict)
     fallbacks: list[Upstream] = field(default_factory=list)
     """Upstreams still to try, in order, when this one is down (circuit open, retries spent)."""
+    _ended: bool = False
     _reported: bool = False
 
     @contextlib.asynccontextmanager
@@ -235,9 +248,7 @@ class Forward:
                 failure.message,
                 candidate.name,
             )
-            if self.exchange is not None:
-                self.exchange.note = f"fell back from {self.upstream.name!r}: {failure.message}"
-                self.exchange.upstream, self.exchange.upstream_wire = candidate.name, wire
+            self._fell_back(candidate, wire, failure)
             self.upstream, self.wire = candidate, wire
             return dataclasses.replace(outbound, path=path, body=body)
         return None
@@ -342,7 +353,8 @@ class Forward:
         """``relayed``: the reply's headers fit for the client (``response_headers``)."""
         if not self.relayed:
             self.relayed = relayed
-        return Reply(raw.status, self.wire, relayed, self.upstream.name, raw, self.exchange)
+        first_byte = self._first_byte if self.exchange is not None else None
+        return Reply(raw.status, self.wire, relayed, self.upstream.name, raw, first_byte)
 
     async def _refusal(
         self, raw: aiohttp.ClientResponse, relayed: dict[str, str]
@@ -363,18 +375,43 @@ class Forward:
             content_type=raw.content_type,
         )
 
-    def exchange_rounds(self, rounds: int) -> None:
-        if self.exchange is not None:
-            self.exchange.rounds = rounds
+    # --- the Exchange: written here only, finished once ------------------------------------
 
-    def done(self, status: int, response: Response | None, note: str | None = None) -> None:
-        """The client has its reply: record it and tell the observers (once)."""
+    @contextlib.asynccontextmanager
+    async def recording(self) -> AsyncIterator[None]:
+        """Serve the client request inside this: its ``Exchange`` goes to the observers once,
+        from the ``finally`` below, whichever way the request ends. The way it ended is what
+        ``answered`` or ``failed`` said, first word kept; a request that ended without either
+        ended with the client gone (499) or the gateway's own error (500)."""
+        try:
+            yield
+        except (ClientGone, asyncio.CancelledError):
+            self.failed(CLIENT_GONE, "the client went away before its reply was complete")
+            raise
+        except Exception as exc:
+            self.failed(500, f"internal gateway error ({type(exc).__name__})")
+            raise
+        finally:
+            self._finish()
+
+    def answered(
+        self,
+        status: int,
+        response: Response | None,
+        note: str | None = None,
+        *,
+        rounds: int | None = None,
+    ) -> None:
+        """The client has (or is getting the rest of) its reply: ``response`` as it saw it,
+        after ``rounds`` upstream requests (None: one). Timed now; the first word on how the
+        request ended is kept."""
         exchange = self.exchange
-        if exchange is None or self._reported:
+        if exchange is None or self._ended:
             return
-        self._reported = True
-        exchange.status = status
-        exchange.response = response
+        self._ended = True
+        exchange.status, exchange.response = status, response
+        if rounds is not None:
+            exchange.rounds = rounds
         if note is not None:
             exchange.note = note
         now = time.perf_counter()
@@ -385,7 +422,43 @@ class Forward:
         if timing is not None:
             exchange.upstream_s = timing.upstream(now)
             exchange.overhead_s = timing.overhead(now)
-        notify(self.gateway, exchange)
+
+    def failed(self, status: int, message: str) -> None:
+        """The client was told ``status`` (or nothing, when it went away): no reply to record."""
+        self.answered(status, None, message)
+
+    def track(self, usages: list[Usage], causes: list[str]) -> None:
+        """The round loop's lists, filled as its rounds come: each round's usage and why each
+        round after the first was made."""
+        if self.exchange is not None:
+            self.exchange.usages, self.exchange.causes = usages, causes
+
+    def handed_over(self, sent: Request) -> None:
+        """The hidden handover round is behind: what the exchange says was sent, when its
+        first byte came and which headers the client gets are the client's own round's."""
+        if self.exchange is not None:
+            self.exchange.sent, self.exchange.first_byte_s = sent, None
+        self.relayed = {}
+
+    def _first_byte(self) -> None:
+        exchange = self.exchange
+        if exchange is not None and exchange.first_byte_s is None:
+            exchange.first_byte_s = time.perf_counter() - exchange.started
+
+    def _fell_back(self, candidate: Upstream, wire: Wire, failure: UpstreamFailure) -> None:
+        if self.exchange is not None:
+            self.exchange.note = f"fell back from {self.upstream.name!r}: {failure.message}"
+            self.exchange.upstream, self.exchange.upstream_wire = candidate.name, wire
+
+    def _finish(self) -> None:
+        if self.exchange is not None and not self._reported:
+            self._reported = True
+            notify(self.gateway, self.exchange)
+
+
+CLIENT_GONE = 499
+"""The status an exchange whose client went away records (no reply was sent: nginx's
+"client closed request")."""
 
 
 def exchange_for(
@@ -396,6 +469,8 @@ def exchange_for(
     wire: Wire,
     mode: str,
     forwarded_original: bool = False,
+    lanes: str = "",
+    sent: Request | None = None,
 ) -> Exchange:
     """The record of one client request, started now."""
     return Exchange(
@@ -412,6 +487,8 @@ def exchange_for(
         elapsed_s=0.0,
         started=time.perf_counter(),
         mode=mode,
+        lanes=lanes,
+        sent=sent,
     )
 
 
@@ -430,11 +507,26 @@ def notify_local(
     lanes: str = "",
     started: float,
 ) -> None:
-    """Observers see a reply the gateway made itself (nothing went upstream) like any other."""
-    exchange = exchange_for(request, session, upstream=LOCAL, wire=request.source, mode=mode)
-    exchange.status, exchange.response, exchange.rounds = 200, response, 0
-    exchange.lanes, exchange.note, exchange.started = lanes, note, started
-    exchange.elapsed_s = time.perf_counter() - started
+    """Observers see a reply the gateway made itself (nothing went upstream) like any other:
+    its exchange built whole, once the reply was made."""
+    exchange = Exchange(
+        session=session[0],
+        session_source=session[1],
+        client_wire=request.source,
+        upstream_wire=request.source,
+        upstream=LOCAL,
+        request=request,
+        response=response,
+        status=200,
+        streamed=request.params.stream,
+        forwarded_original=False,
+        elapsed_s=time.perf_counter() - started,
+        started=started,
+        note=note,
+        mode=mode,
+        lanes=lanes,
+        rounds=0,
+    )
     notify(gateway, exchange)
 
 

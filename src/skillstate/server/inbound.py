@@ -17,9 +17,10 @@ from skillstate.pipeline.lane import Lane
 from skillstate.pipeline.switches import parse_names
 from skillstate.protocols import adapter
 from skillstate.protocols.memo import SessionMemos
+from skillstate.server import route
 from skillstate.server.context import GATEWAY, LaneHeaders
 from skillstate.server.sessions import SessionId, resolve_session
-from skillstate.state.mode import Mode, parse_mode
+from skillstate.state.mode import Mode
 from skillstate.support import jsonio
 from skillstate.upstream.routing import Upstream
 
@@ -165,13 +166,8 @@ def check_json_type(request: web.Request) -> None:
 
 
 def session_headers(inbound: Inbound, upstream: Upstream | None) -> dict[str, str]:
-    headers = {
-        "x-skillstate-session": inbound.session.id,
-        "x-skillstate-session-source": inbound.session.source,
-    }
-    if upstream is not None:
-        headers["x-skillstate-upstream"] = upstream.name
-    return headers
+    session = (inbound.session.id, inbound.session.source)
+    return route.session_headers(session, upstream.name if upstream is not None else None)
 
 
 def bypassed(request: web.Request) -> bool:
@@ -217,6 +213,4 @@ def request_extra(request: web.Request, asked_of: LaneHeaders) -> dict[str, str]
 def request_mode(request: web.Request, default: Mode) -> Mode:
     """``x-skillstate-mode`` chooses the state lane's mode per request (an unknown one is
     ignored); a bypassed request is ``off``."""
-    if bypassed(request):
-        return Mode.OFF
-    return parse_mode(request.headers.get(MODE)) or default
+    return route.mode_for(bypassed(request), request.headers.get(MODE), default)

@@ -1,10 +1,10 @@
-"""The generation routes: route → decode → lanes → forward → rounds → encode.
+"""The generation routes: read → plan → perform.
 
-Same wire and a request no lane changed: the client's original bytes go upstream and the
-upstream's bytes come back as they arrive (``relay``). Otherwise the canonical request, as the
-lanes left it, is encoded for the upstream and the reply translated back, through the round
-loop (``turn``). A lane that answered the request itself (host compaction) is answered here
-without an upstream call.
+``handle_generation`` reads the request into plain facts (``route.Arrival``), asks the pure
+``route.admit`` and, once the lanes ran, ``route.serve`` how to serve it (``server/route.py``
+holds every rule of that choice), and performs the route: a refusal in the client's wire, a
+lane's own answer (host compaction) without an upstream call, the client's bytes relayed
+(``relay``), or the canonical request as the lanes left it through the round loop (``turn``).
 """
 
 from __future__ import annotations
@@ -13,135 +13,235 @@ import functools
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from aiohttp import web
 
-from skillstate.conversation import ErrorKind, Request, Wire
+from skillstate.conversation import Request, Response, Wire
 from skillstate.pipeline import ArchiveWrite, Lane, LaneContext, PipelineResult, run_lanes
 from skillstate.pipeline.lane_runner import Keep
 from skillstate.protocols import adapter
 from skillstate.protocols.openai_responses.history import not_found
-from skillstate.server import relay
+from skillstate.server import relay, route
 from skillstate.server.context import GATEWAY, GatewayContext
 from skillstate.server.errors import error_response
 from skillstate.server.forward import Forward, exchange_for, notify_local
 from skillstate.server.history import ResponseHistory, UnknownResponse
 from skillstate.server.inbound import (
+    MODE,
     Inbound,
     Refusal,
+    bypassed,
     chosen_lanes,
     read_inbound,
     request_extra,
-    request_mode,
-    session_headers,
+)
+from skillstate.server.route import (
+    Answered,
+    Arrival,
+    Loop,
+    Ran,
+    Refuse,
+    Refused,
+    Relay,
+    RunLanes,
+    Unknown,
 )
 from skillstate.server.sessions import SessionId
 from skillstate.server.turn import Turn, answer_locally
-from skillstate.state.mode import Mode
 from skillstate.support import jsonio
+from skillstate.upstream.routing import Upstream
 
 log = logging.getLogger("skillstate.proxy")
 
 
 async def handle_generation(http: web.Request, wire: Wire) -> web.StreamResponse:
+    """Read → plan → perform: what the request is (``_read``), how it is served (the pure
+    ``route.admit`` and ``route.serve``), and that, done."""
     gateway = http.app[GATEWAY]
+    read = await _read(http, wire, gateway)
+    match route.admit(read.arrival):
+        case Refuse() as refuse:
+            return error_response(
+                wire, refuse.status, refuse.message, kind=refuse.kind, headers=refuse.headers
+            )
+        case Unknown() as unknown:
+            body = jsonio.dumps(not_found(unknown.response_id))
+            return web.Response(
+                status=404, body=body, headers=unknown.headers, content_type="application/json"
+            )
+        case RunLanes() as run:
+            return await _run(http, gateway, read, run)
+
+
+@dataclass(frozen=True, slots=True)
+class _Taken:
+    """What performing an admitted request needs, as read."""
+
+    inbound: Inbound
+    client: Request
+    """The request as the client sent it (``inbound.request`` is the conversation a
+    ``previous_response_id`` names, written out)."""
+    upstream: Upstream | None
+    chosen: list[Lane]
+    extra: dict[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """A request as read: the plain facts its route is planned from, and what performing the
+    route needs (None where reading refused the request)."""
+
+    arrival: Arrival
+    taken: _Taken | None = None
+
+
+async def _read(http: web.Request, wire: Wire, gateway: GatewayContext) -> _Read:
+    """Everything the route is planned from, read: the body, the headers, the upstream for
+    the model and, for an upstream of another wire, the conversation a
+    ``previous_response_id`` names."""
     try:
         inbound = await read_inbound(http, wire)
         chosen = chosen_lanes(http, gateway.lanes, gateway.lanes_off)
         extra = request_extra(http, gateway.lane_headers)
     except Refusal as refusal:
-        return error_response(wire, refusal.status, refusal.message, kind=refusal.kind)
-    upstream = gateway.router.route(inbound.request.model)
-    target = upstream.wire_for(wire) if upstream is not None else wire
+        return _Read(Arrival(wire, refused=Refused(refusal.status, refusal.message, refusal.kind)))
     client = inbound.request
-    if target is not wire and gateway.history is not None:
-        try:
-            await _continue(gateway.history, inbound)
-        except UnknownResponse as unknown:
-            body = jsonio.dumps(not_found(unknown.response_id))
-            headers = session_headers(inbound, upstream)
-            return web.Response(
-                status=404, body=body, headers=headers, content_type="application/json"
-            )
-    ours = session_headers(inbound, upstream)
-    if upstream is None:
-        return _no_upstream(gateway, inbound, ours)
-    if target is not wire:
-        ours["x-skillstate-translated"] = f"{wire.value}->{target.value}"
-    mode = request_mode(http, gateway.mode)
-    context = LaneContext(inbound.session.id, inbound.wire, target, mode, extra=extra)
-    lanes = await run_lanes(chosen, inbound.request, context, _keeper(gateway))
-    if lanes.header():
-        ours["x-skillstate-lanes"] = lanes.header()
-    session = (inbound.session.id, inbound.session.source)
-    if lanes.answer is not None:
-        return await _answered(http, gateway, inbound, lanes, ours, mode)
-    if lanes.followup is not None:
-        ours["x-skillstate-mode"] = mode.value
-    # A request the upstream must be asked differently (a Chat stream that did not ask for
-    # its usage: the ledger needs it) goes through the round loop, whose stream encoder sends
-    # the client only what it asked for.
-    same = target is wire and not lanes.changed and adapter(wire).for_upstream(client) is client
-    exchange = exchange_for(
-        inbound.request,
-        session,
-        upstream=upstream.name,
-        wire=target,
-        mode=mode.value if lanes.followup is not None else Mode.OFF.value,
-        forwarded_original=same,
+    upstream = gateway.router.route(client.model)
+    target = upstream.wire_for(wire) if upstream is not None else None
+    history = gateway.history
+    unknown = None
+    if history is not None and route.expands(wire, target):
+        unknown = await _continue(history, inbound)
+    fallbacks = gateway.router.fallbacks(upstream) if upstream is not None else []
+    arrival = Arrival(
+        wire,
+        model=client.model,
+        session=(inbound.session.id, inbound.session.source),
+        upstream=upstream.name if upstream is not None else None,
+        target=target,
+        configured=bool(gateway.router.upstreams),
+        unknown=unknown,
+        bypass=bypassed(http),
+        mode=http.headers.get(MODE),
+        default_mode=gateway.mode,
+        lanes=tuple(lane.name for lane in chosen),
+        reshaped=adapter(wire).for_upstream(client) is not client,
+        fallbacks=tuple(f.wire_for(wire) for f in fallbacks),
+        size=len(inbound.raw),
+        history=history is not None,
     )
-    exchange.lanes = lanes.header()
-    exchange.sent = lanes.request
-    forward = Forward(gateway, http, upstream, wire, target, exchange)
-    forward.fallbacks = gateway.router.fallbacks(upstream)
+    return _Read(arrival, _Taken(inbound, client, upstream, chosen, extra))
+
+
+async def _run(
+    http: web.Request, gateway: GatewayContext, read: _Read, run: RunLanes
+) -> web.StreamResponse:
+    """Run the lanes, then serve the request as ``route.serve`` says."""
+    taken = read.taken
+    assert taken is not None and taken.upstream is not None  # admitted: read, and served
+    inbound = taken.inbound
+    context = LaneContext(inbound.session.id, inbound.wire, run.target, run.mode, extra=taken.extra)
+    lanes = await run_lanes(taken.chosen, inbound.request, context, _keeper(gateway))
+    match route.serve(read.arrival, run, _ran(lanes)):
+        case Answered() as answered:
+            assert lanes.answer is not None  # what route.serve saw
+            return await _answered(http, gateway, inbound, lanes.answer, answered)
+        case Relay() | Loop() as service:
+            exchange = exchange_for(
+                inbound.request,
+                read.arrival.session,
+                upstream=taken.upstream.name,
+                wire=run.target,
+                mode=service.record.mode.value,
+                forwarded_original=service.record.forwarded_original,
+                lanes=service.record.lanes,
+                sent=lanes.request,
+            )
+            forward = Forward(gateway, http, taken.upstream, inbound.wire, run.target, exchange)
+            forward.fallbacks = gateway.router.fallbacks(taken.upstream)
+            return await _upstream(forward, taken, lanes, service)
+
+
+def _ran(lanes: PipelineResult) -> Ran:
     followup = lanes.followup
-    # A lane that left the request as it came (hybrid before its first boundary) still has it
-    # forwarded as the client's bytes, unless a fallback of another wire may have to serve it:
-    # relayed bytes cannot be translated, the round loop's can.
-    relayable = followup is None or (followup.untouched and not _cross_wire(forward))
-    if same and relayable:
-        finish = followup.finish if followup is not None else None
-        return await relay.pass_through(
-            forward, inbound.raw, client, ours, http.query_string, finish
-        )
-    turn = Turn(forward, client, ours, lanes.followup, http.query_string)
-    if followup is not None and followup.handover is not None:
-        turn.after_handover = _later_lanes(chosen, lanes.context, _keeper(gateway))
-    turn.big = len(inbound.raw) >= jsonio.CUT_FROM
-    if wire is Wire.RESPONSES and target is not wire and gateway.history is not None:
-        turn.remember = functools.partial(
-            gateway.history.keep, inbound.request, session=inbound.session.id
-        )
-    return await turn.serve(lanes.request)
+    return Ran(
+        summary=lanes.header(),
+        changed=lanes.changed,
+        answered=lanes.answer is not None,
+        compaction=_compaction(lanes),
+        followup=followup is not None,
+        untouched=followup is not None and followup.untouched,
+        handover=followup is not None and followup.handover is not None,
+    )
 
 
-def _cross_wire(forward: Forward) -> bool:
-    """Whether a fallback of ``forward`` speaks another wire than its upstream."""
-    return any(f.wire_for(forward.client_wire) is not forward.wire for f in forward.fallbacks)
+def _compaction(lanes: PipelineResult) -> str | None:
+    """What the answering lane's report calls its compaction (None: nothing, or no lane)."""
+    kind = lanes.reports[-1].report.get("compaction") if lanes.reports else None
+    return str(kind) if kind else None
 
 
-async def _continue(history: ResponseHistory, inbound: Inbound) -> None:
+async def _upstream(
+    forward: Forward, taken: _Taken, lanes: PipelineResult, service: Relay | Loop
+) -> web.StreamResponse:
+    """Serve the request from its upstream, relayed or through the round loop; ``forward``
+    records its ``Exchange`` and finishes it once, whichever way the request ends."""
+    headers = dict(service.headers)
+    query = forward.http.query_string
+    async with forward.recording():
+        match service:
+            case Relay():
+                finish = lanes.followup.finish if lanes.followup is not None else None
+                return await relay.pass_through(
+                    forward, taken.inbound.raw, taken.client, headers, query, finish
+                )
+            case Loop():
+                gateway = forward.gateway
+                turn = Turn(forward, taken.client, headers, lanes.followup, query)
+                turn.after_handover = _rerun(taken, service.rerun, lanes.context, gateway)
+                turn.big = service.big
+                turn.remember = _remembered(gateway, taken.inbound) if service.remember else None
+                return await turn.serve(lanes.request)
+
+
+async def _continue(history: ResponseHistory, inbound: Inbound) -> str | None:
     """Write out the conversation a ``previous_response_id`` names; the continuation keeps the
-    session of what it continues unless the client named its own."""
-    inbound.request, session = await history.expand(inbound.request)
+    session of what it continues unless the client named its own. The id, when the gateway
+    never kept it."""
+    try:
+        inbound.request, session = await history.expand(inbound.request)
+    except UnknownResponse as unknown:
+        return unknown.response_id
     if session is not None and inbound.session.source == "fingerprint":
         inbound.session = SessionId(session, "previous-response")
+    return None
 
 
-def _later_lanes(
-    chosen: list[Lane], context: LaneContext, keep: Keep | None
+def _rerun(
+    taken: _Taken, names: tuple[str, ...], context: LaneContext, gateway: GatewayContext
 ) -> Callable[[Request], Awaitable[Request]] | None:
-    """The lanes after the state lane, run again on the request its handover round leads to;
-    None when there are none."""
-    names = [lane.name for lane in chosen]
-    later = chosen[names.index("state") + 1 :] if "state" in names else []
+    """The lanes ``names`` (those after the state lane), run again on the request its
+    handover round leads to; None when there are none."""
+    later = [lane for lane in taken.chosen if lane.name in names]
     if not later:
         return None
+    keep = _keeper(gateway)
 
     async def run(request: Request) -> Request:
         return (await run_lanes(later, request, context, keep)).request
 
     return run
+
+
+def _remembered(
+    gateway: GatewayContext, inbound: Inbound
+) -> Callable[[Response], Awaitable[None]] | None:
+    """What keeps the reply for a later ``previous_response_id``."""
+    history = gateway.history
+    if history is None:
+        return None
+    return functools.partial(history.keep, inbound.request, session=inbound.session.id)
 
 
 def _keeper(gateway: GatewayContext) -> Keep | None:
@@ -162,37 +262,20 @@ async def _answered(
     http: web.Request,
     gateway: GatewayContext,
     inbound: Inbound,
-    lanes: PipelineResult,
-    headers: dict[str, str],
-    mode: Mode,
+    answer: Response,
+    answered: Answered,
 ) -> web.StreamResponse:
-    answer = lanes.answer
-    assert answer is not None
-    kind = lanes.reports[-1].report.get("compaction")
-    if kind:
-        headers["x-skillstate-compaction"] = str(kind)
     started = time.perf_counter()
+    headers = dict(answered.headers)
     out = await answer_locally(http, inbound.request, answer, headers)
-    note = "compaction answered from the session state"
-    session = (inbound.session.id, inbound.session.source)
     notify_local(
         gateway,
         inbound.request,
-        session,
+        (inbound.session.id, inbound.session.source),
         answer,
-        mode=mode.value,
-        note=note,
-        lanes=lanes.header(),
+        mode=answered.mode.value,
+        note="compaction answered from the session state",
+        lanes=answered.lanes,
         started=started,
     )
     return out
-
-
-def _no_upstream(
-    gateway: GatewayContext, inbound: Inbound, headers: dict[str, str]
-) -> web.Response:
-    if not gateway.router.upstreams:
-        message = "no upstream is configured; start the gateway with --upstream URL"
-        return error_response(inbound.wire, 502, message, kind=ErrorKind.UPSTREAM, headers=headers)
-    message = f"no configured upstream serves model {inbound.request.model!r}"
-    return error_response(inbound.wire, 404, message, kind=ErrorKind.NOT_FOUND, headers=headers)

@@ -43,14 +43,14 @@ async def pass_through(
                 return await _stream(forward, reply, client, headers, finish)
             body = await reply.read()
     except UpstreamFailure as failure:
-        forward.done(failure.status, None, failure.message)
+        forward.failed(failure.status, failure.message)
         return failure_response(client.source, failure, headers)
     out = web.Response(status=reply.status, body=body, headers=headers)
     out.content_type = reply.raw.content_type or "application/json"
     response, note = _observe(body, forward.wire)
     if finish is not None and reply.status < 400:
         await asyncio.shield(finish(response))
-    forward.done(reply.status, response, note)
+    forward.answered(reply.status, response, note)
     return out
 
 
@@ -68,17 +68,17 @@ async def _stream(
             await stream.write(chunk)
             observer.feed(chunk)
     except UpstreamFailure as failure:
-        forward.done(reply.status, observer.close(), failure.message)
+        forward.answered(reply.status, observer.close(), failure.message)
         if not stream.opened:
             return failure_response(client.source, failure, headers)
         return await stream.fail(failure.status, failure.kind, failure.message, relayed=True)
     response = observer.close()
     if observer.cut:  # the upstream's bytes stop short: say so in the client's wire
         message = f"upstream {forward.upstream.name!r} ended its stream early"
-        forward.done(reply.status, response, message)
+        forward.answered(reply.status, response, message)
         return await stream.fail(502, ErrorKind.UPSTREAM, message, relayed=True)
     note = f"stream observer stopped: {observer.broken}" if observer.broken else None
-    forward.done(reply.status, response, note)
+    forward.answered(reply.status, response, note)
     if finish is not None:
         # The client has every byte already: a client that leaves now cancels this handler,
         # not the commit. What it commits (the seed) is read again from the next request's

@@ -80,15 +80,13 @@ class Turn:
         if self.followup is not None and self.followup.handover is not None:
             outbound, before = await self._hand_over(self.followup, self.followup.handover)
         rounds = Rounds(outbound, policy, before)
-        if self.forward.exchange is not None:
-            self.forward.exchange.usages = rounds.usages  # each round's, as they come
-            self.forward.exchange.causes = rounds.causes
+        self.forward.track(rounds.usages, rounds.causes)
         try:
             if self.client.params.stream:
                 return await self._stream(rounds)
             return await self._json(rounds)
         except ProtocolError as exc:
-            self.forward.done(exc.status, None, exc.message)
+            self.forward.failed(exc.status, exc.message)
             return error_response(self.client.source, exc.status, exc.message, headers=self.headers)
 
     async def _hand_over(
@@ -108,10 +106,7 @@ class Turn:
         sent = await asyncio.shield(followup.handed_over(response))
         if self.after_handover is not None:
             sent = await self.after_handover(sent)
-        exchange = self.forward.exchange
-        if exchange is not None:  # what the client's own round brings, not the hidden one's
-            exchange.sent, exchange.first_byte_s = sent, None
-        self.forward.relayed = {}
+        self.forward.handed_over(sent)  # what the client's own round brings, not the hidden one's
         return sent, [] if response is None else [(response.usage, HANDOVER_ROUND)]
 
     async def _outbound(self, request: Request) -> Outbound:
@@ -156,7 +151,7 @@ class Turn:
                 else:
                     step = await self._step(step, rounds)
         except UpstreamFailure as failure:
-            self.forward.done(failure.status, None, failure.message)
+            self.forward.failed(failure.status, failure.message)
             return failure_response(self.client.source, failure, self.headers)
         response = restore_namespaces(step.response, self.client)
         await self._finish(response)
@@ -165,8 +160,7 @@ class Turn:
             self.headers["x-skillstate-state"] = _header_safe(verdict)
         encoded = adapter(self.client.source).encode_response(response, self.client)
         self.headers.update(self.forward.relayed)
-        self.forward.exchange_rounds(len(rounds.causes))
-        self.forward.done(200, response, verdict)
+        self.forward.answered(200, response, verdict, rounds=len(rounds.causes))
         body = jsonio.dumps(encoded)
         return web.Response(
             status=200, body=body, headers=self.headers, content_type="application/json"
@@ -179,7 +173,7 @@ class Turn:
         try:
             return await self._stream_rounds(stream, rounds)
         except UpstreamFailure as failure:
-            self.forward.done(failure.status, None, failure.message)
+            self.forward.failed(failure.status, failure.message)
             if not stream.opened:
                 return failure_response(self.client.source, failure, self.headers)
             return await stream.fail(failure.status, failure.kind, failure.message)
@@ -190,7 +184,7 @@ class Turn:
                 raise  # the error middleware answers with a 500 in the client's wire
             # Bytes are out: the stream must end in the wire's own way, never half-written.
             log.exception("the gateway failed mid-stream")
-            self.forward.done(500, None, "internal gateway error mid-stream")
+            self.forward.failed(500, "internal gateway error mid-stream")
             message = "internal gateway error; see its log"
             return await stream.fail(500, ErrorKind.UPSTREAM, message)
 
@@ -204,10 +198,9 @@ class Turn:
                 step = await self._step(step, rounds)
         await self._finish(step.response)
         await stream.send(rounds.closing())
-        self.forward.exchange_rounds(len(rounds.causes))
         # A stream's headers are long gone: the verdict reaches the ledger only.
         verdict = self.followup.verdict() if self.followup is not None else None
-        self.forward.done(200, step.response, verdict)
+        self.forward.answered(200, step.response, verdict, rounds=len(rounds.causes))
         return await stream.end()
 
     async def _stream_round(self, stream: ClientStream, rounds: Rounds, outbound: Outbound) -> None:

@@ -1,0 +1,261 @@
+"""How one generation request is served, decided without I/O: a ``Route``.
+
+``server.proxy.handle_generation`` reads the request (its body, its headers, the upstream that
+serves its model, the conversation a ``previous_response_id`` names), asks ``admit`` whether the
+lanes run, runs them, asks ``serve`` how the reply is made, and performs that. Both steps are
+pure functions over plain values (``Arrival``, ``Ran``); each route is a frozen record built
+whole. The lanes sit between the two because they are I/O (the state lane loads Σ, a lane's
+archive writes are kept before anything goes on) and what they did decides the rest.
+
+The rules, each kept on every path:
+
+* A refusal never reaches an upstream and runs no lane: a body the gateway cannot read (the
+  status ``server.inbound`` gave it), a model no upstream serves (502 when none is configured,
+  else 404), a ``previous_response_id`` the gateway never kept (404, in the Responses API's own
+  shape).
+* A lane's answer (host compaction) is the client's reply: nothing goes upstream.
+* The client's bytes are relayed only when the upstream speaks the client's wire, no lane
+  changed the request, the upstream need not be asked differently (a Chat stream that did not
+  ask for its usage: the ledger needs it, and the round loop's encoder sends the client only
+  what it asked for), and no lane needs the round loop: a lane that follows up (the state lane)
+  must have left the request as it came, and no fallback of another wire may have to serve it
+  (relayed bytes cannot be translated, the round loop's can). A request no lane follows up is
+  relayed even so: only its fallbacks of the same wire are tried.
+* Everything else runs the round loop (``server.turn``).
+* A bypassed request (``x-skillstate-bypass``) runs in mode ``off``; ``x-skillstate-mode``
+  chooses the mode otherwise (a name it does not know is ignored).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from skillstate.conversation import ErrorKind, Wire
+from skillstate.state.mode import Mode, parse_mode
+from skillstate.support import jsonio
+
+STATE_LANE = "state"
+"""The lane whose handover round builds the turn's request anew: the lanes after it run again."""
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """Why reading the request failed, as ``server.inbound.Refusal`` said it."""
+
+    status: int
+    message: str
+    kind: ErrorKind | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Arrival:
+    """What the gateway knows of a request before its lanes run, as plain values."""
+
+    wire: Wire
+    """The client's wire."""
+    refused: Refused | None = None
+    """Reading it failed: nothing else here was read."""
+    model: str = ""
+    session: tuple[str, str] = ("", "")
+    """The session's id and where the id came from."""
+    upstream: str | None = None
+    """The upstream that serves the model; None: none does."""
+    target: Wire | None = None
+    """The wire that upstream speaks to this client (None without an upstream)."""
+    configured: bool = True
+    """Whether any upstream is configured at all."""
+    unknown: str | None = None
+    """A ``previous_response_id`` the gateway never kept."""
+    bypass: bool = False
+    mode: str | None = None
+    """``x-skillstate-mode`` as sent."""
+    default_mode: Mode = Mode.HYBRID
+    lanes: tuple[str, ...] = ()
+    """The lanes this request runs, in order (``server.inbound.chosen_lanes``)."""
+    reshaped: bool = False
+    """The upstream must be asked differently from how the client asked
+    (``Adapter.for_upstream``)."""
+    fallbacks: tuple[Wire, ...] = ()
+    """The wire each fallback of the upstream speaks to this client, in order."""
+    size: int = 0
+    """The client's body, in bytes."""
+    history: bool = False
+    """Whether the gateway keeps Responses replies for a later ``previous_response_id``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Ran:
+    """What the lanes did, as plain values (``PipelineResult``)."""
+
+    summary: str = ""
+    """``x-skillstate-lanes``: what each lane that did something did."""
+    changed: bool = False
+    answered: bool = False
+    compaction: str | None = None
+    """What the answering lane's report calls its compaction."""
+    followup: bool = False
+    """A lane (the state lane) needs the round loop, or at least its ``finish``."""
+    untouched: bool = False
+    """That lane left the request as it came."""
+    handover: bool = False
+    """That lane asks for a hidden round before the turn's own."""
+
+
+@dataclass(frozen=True, slots=True)
+class Refuse:
+    """Answer with this error in the client's wire; nothing goes upstream."""
+
+    status: int
+    message: str
+    kind: ErrorKind | None
+    headers: Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class Unknown:
+    """A ``previous_response_id`` the gateway never kept: the Responses API's own 404."""
+
+    response_id: str
+    headers: Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class RunLanes:
+    """Run the request's lanes for ``target`` in ``mode``; then ``serve``."""
+
+    target: Wire
+    mode: Mode
+    headers: Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class Answered:
+    """A lane answered the request itself: its reply is the client's, nothing goes upstream."""
+
+    headers: Mapping[str, str]
+    mode: Mode
+    lanes: str
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """What the request's ``Exchange`` starts with."""
+
+    mode: Mode
+    """The request's mode where a lane followed up, else off."""
+    forwarded_original: bool
+    """The request went up as the client sent it (same wire, unchanged)."""
+    lanes: str
+
+
+@dataclass(frozen=True, slots=True)
+class Relay:
+    """Forward the client's bytes and relay the upstream's as they come
+    (``server.relay``)."""
+
+    headers: Mapping[str, str]
+    record: Record
+    finish: bool
+    """The following lane's ``finish`` commits what the reply means, once it is known."""
+
+
+@dataclass(frozen=True, slots=True)
+class Loop:
+    """Encode the request as the lanes left it and serve it through the round loop
+    (``server.turn``)."""
+
+    headers: Mapping[str, str]
+    record: Record
+    rerun: tuple[str, ...]
+    """The lanes to run again on the request a handover round leads to (after the state lane)."""
+    big: bool
+    """Write the upstream body in steps (``jsonio.dumps_cooperatively``)."""
+    remember: bool
+    """Keep the reply for a later ``previous_response_id`` (``server.history``)."""
+
+
+Admission = Refuse | Unknown | RunLanes
+Service = Answered | Relay | Loop
+Route = Admission | Service
+
+
+def mode_for(bypass: bool, asked: str | None, default: Mode) -> Mode:
+    """The request's mode: off when bypassed, else the one ``x-skillstate-mode`` names, else
+    the gateway's."""
+    if bypass:
+        return Mode.OFF
+    return parse_mode(asked) or default
+
+
+def expands(wire: Wire, target: Wire | None) -> bool:
+    """Whether a ``previous_response_id`` is written out (where the gateway keeps replies)
+    before the lanes run: only for an upstream of another wire; one of the same wire is given
+    the reference untouched."""
+    return target is not None and target is not wire
+
+
+def admit(arrival: Arrival) -> Admission:
+    """Refuse the request, or run its lanes."""
+    if arrival.refused is not None:
+        refused = arrival.refused
+        return Refuse(refused.status, refused.message, refused.kind, {})
+    headers = session_headers(arrival.session, arrival.upstream)
+    if arrival.target is None:
+        return _no_upstream(arrival, headers)
+    if arrival.unknown is not None:
+        return Unknown(arrival.unknown, headers)
+    if arrival.target is not arrival.wire:
+        headers["x-skillstate-translated"] = f"{arrival.wire.value}->{arrival.target.value}"
+    mode = mode_for(arrival.bypass, arrival.mode, arrival.default_mode)
+    return RunLanes(arrival.target, mode, headers)
+
+
+def serve(arrival: Arrival, run: RunLanes, ran: Ran) -> Service:
+    """How the reply is made, once the lanes ran."""
+    headers = dict(run.headers)
+    if ran.summary:
+        headers["x-skillstate-lanes"] = ran.summary
+    if ran.answered:
+        if ran.compaction:
+            headers["x-skillstate-compaction"] = ran.compaction
+        return Answered(headers, run.mode, ran.summary)
+    if ran.followup:
+        headers["x-skillstate-mode"] = run.mode.value
+    same = run.target is arrival.wire and not ran.changed and not arrival.reshaped
+    record = Record(run.mode if ran.followup else Mode.OFF, same, ran.summary)
+    crossed = any(wire is not run.target for wire in arrival.fallbacks)
+    relayable = not ran.followup or (ran.untouched and not crossed)
+    if same and relayable:
+        return Relay(headers, record, finish=ran.followup)
+    return Loop(
+        headers,
+        record,
+        rerun=later_lanes(arrival.lanes) if ran.followup and ran.handover else (),
+        big=arrival.size >= jsonio.CUT_FROM,
+        remember=arrival.wire is Wire.RESPONSES
+        and run.target is not arrival.wire
+        and arrival.history,
+    )
+
+
+def later_lanes(lanes: tuple[str, ...]) -> tuple[str, ...]:
+    """The lanes after the state lane (none without it)."""
+    return lanes[lanes.index(STATE_LANE) + 1 :] if STATE_LANE in lanes else ()
+
+
+def session_headers(session: tuple[str, str], upstream: str | None) -> dict[str, str]:
+    """What a reply tells the client about its session (id, where the id came from) and the
+    upstream that serves it."""
+    headers = {"x-skillstate-session": session[0], "x-skillstate-session-source": session[1]}
+    if upstream is not None:
+        headers["x-skillstate-upstream"] = upstream
+    return headers
+
+
+def _no_upstream(arrival: Arrival, headers: dict[str, str]) -> Refuse:
+    if not arrival.configured:
+        message = "no upstream is configured; start the gateway with --upstream URL"
+        return Refuse(502, message, ErrorKind.UPSTREAM, headers)
+    message = f"no configured upstream serves model {arrival.model!r}"
+    return Refuse(404, message, ErrorKind.NOT_FOUND, headers)
