@@ -1,0 +1,269 @@
+"""The gateway in front of a flaky provider, beside a client that talks to it directly: issue
+24's load test (docs/resilience.md, "A flaky provider").
+
+The scripted upstream fails a share ``--rate`` of its calls, in equal parts, the ways real
+providers do: HTTP 500, 429 with ``Retry-After: 1``, a connection reset, a reply cut short (a
+JSON body cut in half, a stream that ends before its last event), and a hang longer than the
+gateway's first-byte timeout. Each scenario runs two phases against the same policy and seed:
+
+* **direct**: the clients call the provider themselves, with no retry (a hang costs them the
+  same first-byte timeout the gateway has);
+* **gateway**: the same clients through ``skillstate serve`` (its defaults, one upstream, or
+  with ``--fallback`` a second, healthy upstream behind it), the three wires, JSON and streams,
+  mode off and hybrid.
+
+It prints, for each phase, the share of requests that succeeded, the errors by status, the
+silent truncations (a 200 that is not a whole reply: must be 0), the hung requests (must be
+0), and for the gateway its own refusals (a 503 or 529, which the provider never sends here).
+
+Run: ``python -m skillstate.bench.flaky [--rate 0.25] [--seconds 30] [--clients 32]
+[--fallback]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from skillstate.bench.faults import WIRES, _body, _wait_ready
+from skillstate.bench.harness import free_port, rss_mb
+from skillstate.testing import Fault, RecordedRequest, Reply, ScriptedUpstream
+
+KINDS = ("500", "429", "reset", "cut", "hang")
+FIRST_BYTE_S = 3.0
+"""The gateway's first-byte timeout in this test, and the direct client's patience."""
+CUT_STREAM = Fault.MALFORMED_SSE
+"""How a stream is cut short."""
+
+
+@dataclass
+class Phase:
+    """What the clients of one phase saw."""
+
+    ok: int = 0
+    failed: Counter[str] = field(default_factory=Counter)
+    truncated: list[str] = field(default_factory=list)
+    malformed: list[str] = field(default_factory=list)
+    hung: int = 0
+
+    @property
+    def total(self) -> int:
+        """Every request, a hung one included (it failed its client)."""
+        done = self.ok + sum(self.failed.values()) + len(self.truncated) + len(self.malformed)
+        return done + self.hung
+
+    def share(self) -> float:
+        return self.ok / self.total if self.total else 0.0
+
+
+class Flaky:
+    """The provider's policy: answers, or fails in one of ``KINDS``, each ``rate / 5``."""
+
+    def __init__(self, rate: float, seed: int) -> None:
+        self.rate = rate
+        self.random = random.Random(seed)
+        self.injected: Counter[str] = Counter()
+
+    def __call__(self, request: RecordedRequest) -> Reply:
+        if self.random.random() >= self.rate:
+            return Reply(text="fine answer from the scripted upstream")
+        kind = self.random.choice(KINDS)
+        self.injected[kind] += 1
+        if kind == "500":
+            return Reply.failure(500, "injected 500")
+        if kind == "429":
+            return Reply.failure(429, "injected 429", headers={"retry-after": "1"})
+        if kind == "reset":
+            return Reply(text="cut by a reset", fault=Fault.RESET)
+        if kind == "hang":
+            return Reply(text="never sent", fault=Fault.HANG)
+        cut = CUT_STREAM if request.stream else Fault.TRUNCATED_JSON
+        return Reply(text="a reply cut short " * 20, fault=cut)
+
+
+def whole(wire: str, status: int, stream: bool, raw: bytes) -> str:
+    """``ok``, ``failed`` (a well-formed error in the client's wire), ``truncated`` (a 200 that
+    is not a whole reply) or ``malformed`` (an error that is not the wire's)."""
+    if status != 200:
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            return "malformed"
+        error = body.get("error") if isinstance(body, dict) else None
+        return "failed" if isinstance(error, dict) else "malformed"
+    if not stream:
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            return "truncated"
+        return "ok" if _complete(wire, body) else "truncated"
+    text = raw.decode(errors="replace").replace(" ", "")
+    if wire == "chat":
+        if '"error":{' in text:
+            return "failed"
+        done = text.rstrip().endswith("data:[DONE]") and '"finish_reason":"' in text
+        return "ok" if done else "truncated"
+    if wire == "messages":
+        if "event:error" in text:
+            return "failed"
+        return "ok" if "event:message_stop" in text else "truncated"
+    if '"type":"error"' in text or "response.failed" in text:
+        return "failed"
+    return "ok" if "response.completed" in text or "response.incomplete" in text else "truncated"
+
+
+def _complete(wire: str, body: Any) -> bool:
+    if not isinstance(body, dict):
+        return False
+    if wire == "chat":
+        choices = body.get("choices") or [{}]
+        return bool(choices[0].get("finish_reason"))
+    if wire == "messages":
+        return bool(body.get("stop_reason"))
+    return body.get("status") in ("completed", "incomplete")
+
+
+async def _client(
+    url: str, phase: Phase, stop: float, seed: int, direct: bool, patience: float
+) -> None:
+    rng = random.Random(seed)
+    timeout = aiohttp.ClientTimeout(total=patience)
+    async with aiohttp.ClientSession(timeout=timeout) as session:
+        n = 0
+        while time.monotonic() < stop:
+            n += 1
+            wire = rng.choice(list(WIRES))
+            stream = rng.random() < 0.5
+            headers = {"x-skillstate-session": f"flaky-{seed}"}
+            if not direct:
+                headers["x-skillstate-mode"] = rng.choice(["off", "hybrid"])
+            if wire == "messages":
+                headers["anthropic-version"] = "2023-06-01"
+            body = _body(wire, f"k-{seed}-{n}", stream)
+            try:
+                async with session.post(url + WIRES[wire], json=body, headers=headers) as r:
+                    raw, status = await r.read(), r.status
+            except TimeoutError:
+                phase.hung += 1
+                continue
+            except aiohttp.ClientError as exc:  # a reset reaching the client
+                phase.failed[type(exc).__name__] += 1
+                continue
+            outcome = whole(wire, status, stream, raw)
+            if outcome == "ok":
+                phase.ok += 1
+            elif outcome == "failed":
+                phase.failed[str(status)] += 1
+            else:
+                getattr(phase, outcome).append(f"{wire} {status}: {raw[-160:]!r}")
+
+
+async def _load(url: str, args: argparse.Namespace, direct: bool, patience: float) -> Phase:
+    phase = Phase()
+    stop = time.monotonic() + args.seconds
+    await asyncio.gather(
+        *(_client(url, phase, stop, 100 + s, direct, patience) for s in range(args.clients))
+    )
+    return phase
+
+
+async def _direct(args: argparse.Namespace) -> Phase:
+    async with ScriptedUpstream(Flaky(args.rate, args.seed)) as up:
+        # A direct client waits for a hang as long as the gateway would, then fails.
+        return await _load(up.url, args, direct=True, patience=FIRST_BYTE_S + 1)
+
+
+async def _gateway(args: argparse.Namespace) -> tuple[Phase, float | None, float | None]:
+    data = Path(tempfile.mkdtemp(prefix="skillstate-flaky-"))
+    async with (
+        ScriptedUpstream(Flaky(args.rate, args.seed)) as up,
+        ScriptedUpstream(lambda request: Reply(text="fine answer from the backup")) as backup,
+    ):
+        config = data / "config.toml"
+        lines = ["[[upstreams]]", 'name = "primary"', f'base_url = "{up.url}"']
+        if args.fallback:
+            lines += ['fallbacks = ["backup"]', "", "[[upstreams]]", 'name = "backup"']
+            lines += [f'base_url = "{backup.url}"', 'models = ["backup-only"]']
+        config.write_text("\n".join(lines) + "\n")
+        port = free_port()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLSTATE_")}
+        env.update(
+            SKILLSTATE_DATA_DIR=str(data),
+            SKILLSTATE_FIRST_BYTE_TIMEOUT=str(FIRST_BYTE_S),
+            SKILLSTATE_STREAM_IDLE_TIMEOUT=str(FIRST_BYTE_S),
+        )
+        argv = [sys.executable, "-m", "skillstate", "serve", "--config", str(config)]
+        gateway = await asyncio.create_subprocess_exec(
+            *argv, "--port", str(port), env=env, stderr=asyncio.subprocess.DEVNULL
+        )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            await _wait_ready(url)
+            start = rss_mb(gateway.pid)
+            phase = await _load(url, args, direct=False, patience=args.request_timeout)
+            end = rss_mb(gateway.pid)
+        finally:
+            gateway.terminate()
+            await gateway.wait()
+    return phase, start, end
+
+
+def _line(name: str, phase: Phase) -> str:
+    return (
+        f"{name:8} {phase.total:6} requests, ok {phase.share():6.1%}, "
+        f"failed {dict(phase.failed)}, silent truncations {len(phase.truncated)}, "
+        f"malformed {len(phase.malformed)}, hung {phase.hung}"
+    )
+
+
+async def _run(args: argparse.Namespace) -> int:
+    direct = await _direct(args)
+    gateway, start, end = await _gateway(args)
+    refused = gateway.failed["503"] + gateway.failed["529"]
+    where = "one upstream and a healthy fallback" if args.fallback else "one upstream"
+    print(f"flaky provider: {args.rate:.0%} faults, {args.clients} clients, {args.seconds:g}s, "
+          f"{where}")  # fmt: skip
+    print(_line("direct", direct))
+    print(_line("gateway", gateway))
+    print(f"the gateway's own refusals (503, 529): {refused}")
+    for sample in (gateway.truncated + gateway.malformed)[:3]:
+        print(f"  e.g. {sample}")
+    growth = (end / start - 1) if start and end else 0.0
+    if start and end:
+        print(f"gateway RSS {start:.1f} -> {end:.1f} MB ({growth:+.0%})")
+    verdicts = {
+        "more success than direct": gateway.share() > direct.share(),
+        "no silent truncation": not gateway.truncated,
+        "every error well formed": not gateway.malformed,
+        "no hung request": gateway.hung == 0,
+    }
+    for name, held in verdicts.items():
+        print(f"  {'ok  ' if held else 'FAIL'} {name}")
+    return 0 if all(verdicts.values()) else 1
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rate", type=float, default=0.25)
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--clients", type=int, default=32)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--fallback", action="store_true", help="a healthy second upstream")
+    parser.add_argument("--request-timeout", type=float, default=60.0)
+    sys.exit(asyncio.run(_run(parser.parse_args(argv))))
+
+
+if __name__ == "__main__":
+    main()
