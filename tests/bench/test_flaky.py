@@ -1,0 +1,53 @@
+"""The flaky-provider load test's judge (``bench/flaky.py``): what counts as a whole reply on
+each wire, so that a silent truncation is counted as one."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from skillstate.bench import flaky
+
+
+def _sse(*events: str) -> bytes:
+    return "".join(f"{event}\n\n" for event in events).encode()
+
+
+CHAT_DONE = _sse('data: {"choices":[{"delta":{},"finish_reason":"stop"}]}', "data: [DONE]")
+CHAT_CUT = _sse('data: {"choices":[{"delta":{"content":"hi"},"finish_reason":null}]}')
+MESSAGES_DONE = _sse("event: content_block_start\ndata: {}", "event: message_stop\ndata: {}")
+MESSAGES_CUT = _sse("event: content_block_start\ndata: {}")
+RESPONSES_DONE = _sse('event: response.completed\ndata: {"type":"response.completed"}')
+RESPONSES_CUT = _sse('event: response.output_item.added\ndata: {"type":"x"}')
+
+
+@pytest.mark.parametrize(
+    ("wire", "stream", "raw", "outcome"),
+    [
+        ("chat", False, json.dumps({"choices": [{"finish_reason": "stop"}]}), "ok"),
+        ("chat", False, '{"choices": [{"finish_reason": "st', "truncated"),
+        ("chat", False, json.dumps({"choices": [{"finish_reason": None}]}), "truncated"),
+        ("messages", False, json.dumps({"stop_reason": "end_turn"}), "ok"),
+        ("messages", False, json.dumps({"stop_reason": None}), "truncated"),
+        ("responses", False, json.dumps({"status": "completed"}), "ok"),
+        ("responses", False, json.dumps({"status": "in_progress"}), "truncated"),
+        ("chat", True, CHAT_DONE, "ok"),
+        ("chat", True, CHAT_CUT, "truncated"),
+        ("messages", True, MESSAGES_DONE, "ok"),
+        ("messages", True, MESSAGES_CUT, "truncated"),
+        ("messages", True, MESSAGES_CUT + _sse("event: error\ndata: {}"), "failed"),
+        ("responses", True, RESPONSES_DONE, "ok"),
+        ("responses", True, RESPONSES_CUT, "truncated"),
+    ],
+)
+def test_a_200_is_whole_only_when_its_wire_says_so(
+    wire: str, stream: bool, raw: str | bytes, outcome: str
+) -> None:
+    data = raw.encode() if isinstance(raw, str) else raw
+    assert flaky.whole(wire, 200, stream, data) == outcome
+
+
+def test_an_error_is_well_formed_only_in_the_wires_shape() -> None:
+    assert flaky.whole("chat", 502, False, b'{"error": {"message": "x"}}') == "failed"
+    assert flaky.whole("chat", 502, True, b"Bad Gateway") == "malformed"
