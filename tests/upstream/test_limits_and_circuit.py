@@ -1,5 +1,5 @@
 """Rate limits and the retry policy, pure (the clock is passed in); the circuit breaker has
-``test_circuit.py``."""
+``test_circuit_policy.py``."""
 
 from __future__ import annotations
 

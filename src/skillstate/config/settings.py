@@ -227,7 +227,7 @@ class Settings(BaseModel):
     stream_idle_timeout: StrictFloat = 120.0
     retries: StrictInt = 2
     retry_max_wait: StrictFloat = 8.0
-    retry_deadline: StrictFloat = 120.0
+    retry_deadline: StrictFloat = 600.0
     # The circuit breaker per upstream (docs/resilience.md): it opens when at least
     # circuit_failure_rate of at least circuit_min_requests calls in the last
     # circuit_window_seconds failed, stays open circuit_open_seconds, then lets circuit_trials

@@ -43,6 +43,7 @@ from skillstate.protocols.headers import response_headers, upstream_headers
 from skillstate.protocols.streams import EventReader
 from skillstate.server.client_stream import ClientGone
 from skillstate.server.context import GatewayContext
+from skillstate.server.exchanges import notify
 from skillstate.server.timing import TIMING
 from skillstate.support import jsonio
 from skillstate.upstream.circuit import Outcome
@@ -53,7 +54,6 @@ log = logging.getLogger("skillstate.forward")
 
 BYTES_PER_TOKEN = 4
 """How rate limits estimate a body's prompt tokens: cheap, and the same on every wire."""
-requests_log = logging.getLogger("skillstate.requests")
 
 
 class UpstreamFailure(Exception):
@@ -521,86 +521,6 @@ ONCE = RetryPolicy(attempts=1)
 CLIENT_GONE = 499
 """The status an exchange whose client went away records (no reply was sent: nginx's
 "client closed request")."""
-
-
-def exchange_for(
-    request: Request,
-    session: tuple[str, str],
-    *,
-    upstream: str,
-    wire: Wire,
-    mode: str,
-    forwarded_original: bool = False,
-    lanes: str = "",
-    sent: Request | None = None,
-) -> Exchange:
-    """The record of one client request, started now."""
-    return Exchange(
-        session=session[0],
-        session_source=session[1],
-        client_wire=request.source,
-        upstream_wire=wire,
-        upstream=upstream,
-        request=request,
-        response=None,
-        status=0,
-        streamed=request.params.stream,
-        forwarded_original=forwarded_original,
-        elapsed_s=0.0,
-        started=time.perf_counter(),
-        mode=mode,
-        lanes=lanes,
-        sent=sent,
-    )
-
-
-LOCAL = "skillstate"
-"""The upstream an exchange answered by the gateway itself names."""
-
-
-def notify_local(
-    gateway: GatewayContext,
-    request: Request,
-    session: tuple[str, str],
-    response: Response,
-    *,
-    mode: str,
-    note: str,
-    lanes: str = "",
-    started: float,
-) -> None:
-    """Observers see a reply the gateway made itself (nothing went upstream) like any other:
-    its exchange built whole, once the reply was made."""
-    exchange = Exchange(
-        session=session[0],
-        session_source=session[1],
-        client_wire=request.source,
-        upstream_wire=request.source,
-        upstream=LOCAL,
-        request=request,
-        response=response,
-        status=200,
-        streamed=request.params.stream,
-        forwarded_original=False,
-        elapsed_s=time.perf_counter() - started,
-        started=started,
-        note=note,
-        mode=mode,
-        lanes=lanes,
-        rounds=0,
-    )
-    notify(gateway, exchange)
-
-
-def notify(gateway: GatewayContext, exchange: Exchange) -> None:
-    """Observers run after the reply was sent; one that fails is logged and skipped."""
-    if requests_log.isEnabledFor(logging.DEBUG):
-        requests_log.debug(exchange.summary())
-    for observer in gateway.observers:
-        try:
-            observer(exchange)
-        except Exception:
-            log.exception("observer %r failed", observer)
 
 
 def _failure(exc: BaseException, name: str, wire: Wire) -> UpstreamFailure:

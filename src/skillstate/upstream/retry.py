@@ -27,7 +27,7 @@ class RetryPolicy:
     """Tries in all, the first included."""
     base_s: float = 0.25
     cap_s: float = 8.0
-    deadline_s: float = 120.0
+    deadline_s: float = 600.0
     """The most seconds from the first try to the start of the last."""
 
     def delay(
