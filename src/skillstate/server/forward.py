@@ -46,7 +46,7 @@ from skillstate.server.context import GatewayContext
 from skillstate.server.exchanges import notify
 from skillstate.server.timing import TIMING
 from skillstate.support import jsonio
-from skillstate.upstream.circuit import Outcome
+from skillstate.upstream.circuit import Outcome, State
 from skillstate.upstream.retry import RETRYABLE, RetryPolicy, retry_after
 from skillstate.upstream.routing import Upstream
 
@@ -270,8 +270,10 @@ class Forward:
                 outbound = self._switch(outbound, switched, failure)
 
     def _circuit_allows(self, outbound: Outbound) -> bool:
-        elsewhere = self._next(outbound, healthy=True, take=False) is not None
-        return self.gateway.circuit(self.upstream.name).allows(elsewhere)
+        circuit = self.gateway.circuit(self.upstream.name)
+        if circuit.state is State.CLOSED:
+            return True  # the common case: no fallback is looked at
+        return circuit.allows(self._next(outbound, healthy=True, take=False) is not None)
 
     def _next(self, outbound: Outbound, *, healthy: bool, take: bool = True) -> Upstream | None:
         """The next fallback that can serve ``outbound`` (of this wire, or any when it can be
