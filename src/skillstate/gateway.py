@@ -36,6 +36,7 @@ from skillstate.state.epochs import CachePrices, upstream_prices
 from skillstate.state.mode import Mode
 from skillstate.state.schema import Bounds, StateSchema
 from skillstate.storage.stores import StoreOptions, Stores, open_stores
+from skillstate.upstream.circuit import CircuitPolicy
 from skillstate.upstream.client import UpstreamClient
 from skillstate.upstream.retry import RetryPolicy
 from skillstate.upstream.routing import Router, Upstream, normalize_base_url
@@ -71,10 +72,19 @@ def build_context(settings: Settings) -> GatewayContext:
         max_parts=settings.max_parts,
         body_timeout=settings.body_timeout,
         mode=Mode(settings.mode),
-        retry=RetryPolicy(attempts=settings.retries + 1, cap_s=settings.retry_max_wait),
+        retry=RetryPolicy(
+            attempts=settings.retries + 1,
+            cap_s=settings.retry_max_wait,
+            deadline_s=settings.retry_deadline,
+        ),
         first_byte_timeout=settings.first_byte_timeout,
-        circuit_failures=settings.circuit_failures,
-        circuit_open_s=settings.circuit_open_seconds,
+        circuit_policy=CircuitPolicy(
+            failure_rate=settings.circuit_failure_rate,
+            min_calls=settings.circuit_min_requests,
+            window_s=settings.circuit_window_seconds,
+            open_s=settings.circuit_open_seconds,
+            trials=settings.circuit_trials,
+        ),
     )
 
 

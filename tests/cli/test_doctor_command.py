@@ -92,6 +92,7 @@ async def test_json_output(tmp_path: Path) -> None:
     names = [check["name"] for check in report["checks"]]
     assert names == [
         "gateway",
+        "circuits",
         "upstream default",
         "data dir",
         "cli codex",

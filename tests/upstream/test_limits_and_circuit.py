@@ -1,8 +1,8 @@
-"""Rate limits, the circuit breaker and the retry policy, pure (the clock is passed in)."""
+"""Rate limits and the retry policy, pure (the clock is passed in); the circuit breaker has
+``test_circuit_policy.py``."""
 
 from __future__ import annotations
 
-from skillstate.upstream.circuit import Circuit, State
 from skillstate.upstream.limits import RateLimit
 from skillstate.upstream.retry import RetryPolicy, retry_after
 
@@ -34,24 +34,6 @@ def test_tpm_counts_tokens_and_refuses_what_can_never_fit() -> None:
     assert refused.wait_s is None and refused.retry_after_s == 0
 
 
-def test_the_circuit_opens_probes_and_closes() -> None:
-    clock = Clock()
-    circuit = Circuit(clock, failures=2, open_s=30)
-    circuit.failed()
-    assert circuit.state is State.CLOSED and circuit.allow()
-    circuit.failed()
-    assert circuit.state is State.OPEN and not circuit.allow()
-    clock.now += 30
-    assert circuit.state is State.HALF_OPEN
-    assert circuit.allow() and not circuit.allow()  # one probe at a time
-    circuit.failed()
-    assert circuit.state is State.OPEN  # a failed probe opens it again
-    clock.now += 30
-    assert circuit.allow()
-    circuit.succeeded()
-    assert circuit.state is State.CLOSED
-
-
 def test_retry_delays_back_off_with_jitter_and_honour_retry_after() -> None:
     policy = RetryPolicy(attempts=3, base_s=1.0, cap_s=8.0)
     assert policy.delay(1, rng=lambda: 1.0) == 1.0
@@ -62,3 +44,14 @@ def test_retry_delays_back_off_with_jitter_and_honour_retry_after() -> None:
     assert policy.delay(1, {"retry-after": "60"}) is None  # past the cap: the client decides
     date = "Tue, 01 Dec 2026 20:00:05 GMT"
     assert retry_after({"retry-after": date}, now=1796155200.0) == 5.0
+
+
+def test_504_is_retryable_and_no_try_starts_past_the_deadline() -> None:
+    from skillstate.upstream.retry import RETRYABLE
+
+    assert 504 in RETRYABLE
+    policy = RetryPolicy(attempts=5, base_s=1.0, cap_s=8.0, deadline_s=10.0)
+    assert policy.delay(1, rng=lambda: 1.0, spent_s=8.5) == 1.0
+    assert policy.delay(1, rng=lambda: 1.0, spent_s=9.5) is None  # would start past it
+    assert policy.delay(1, asked_s=3.0, spent_s=6.0) == 3.0
+    assert policy.delay(1, asked_s=3.0, spent_s=7.5) is None

@@ -227,8 +227,16 @@ class Settings(BaseModel):
     stream_idle_timeout: StrictFloat = 120.0
     retries: StrictInt = 2
     retry_max_wait: StrictFloat = 8.0
-    circuit_failures: StrictInt = 5
+    retry_deadline: StrictFloat = 600.0
+    # The circuit breaker per upstream (docs/resilience.md): it opens when at least
+    # circuit_failure_rate of at least circuit_min_requests calls in the last
+    # circuit_window_seconds failed, stays open circuit_open_seconds, then lets circuit_trials
+    # calls through as trials. Open, it reroutes to a healthy fallback, never refuses alone.
+    circuit_failure_rate: StrictFloat = 0.5
+    circuit_min_requests: StrictInt = 20
+    circuit_window_seconds: StrictFloat = 30.0
     circuit_open_seconds: StrictFloat = 30.0
+    circuit_trials: StrictInt = 3
     shutdown_timeout: StrictFloat = 10.0
     # The ledger (docs/cost.md): rows older than this many days are removed.
     ledger_retention_days: StrictFloat = 30.0
@@ -293,7 +301,8 @@ class Settings(BaseModel):
         "max_parts",
         "max_header_line_bytes",
         "max_headers",
-        "circuit_failures",
+        "circuit_min_requests",
+        "circuit_trials",
         "archive_max_mb",
     )
     @classmethod
@@ -313,6 +322,8 @@ class Settings(BaseModel):
         "first_byte_timeout",
         "stream_idle_timeout",
         "retry_max_wait",
+        "retry_deadline",
+        "circuit_window_seconds",
         "circuit_open_seconds",
         "shutdown_timeout",
         "ledger_retention_days",
@@ -321,6 +332,13 @@ class Settings(BaseModel):
     @classmethod
     def _timeout(cls, seconds: float) -> float:
         return values.check_positive(seconds)
+
+    @field_validator("circuit_failure_rate")
+    @classmethod
+    def _failure_rate(cls, rate: float) -> float:
+        if not 0 < rate <= 1:
+            raise ValueError("must be above 0 and at most 1 (a share of the calls)")
+        return rate
 
     @field_validator("auth_token")
     @classmethod

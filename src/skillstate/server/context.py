@@ -16,7 +16,7 @@ from skillstate.server.bodies import Bodies
 from skillstate.server.history import ResponseHistory
 from skillstate.state.engine import StateEngine
 from skillstate.state.mode import Mode
-from skillstate.upstream.circuit import Circuit
+from skillstate.upstream.circuit import Circuit, CircuitPolicy
 from skillstate.upstream.client import UpstreamClient
 from skillstate.upstream.limits import RateLimit
 from skillstate.upstream.retry import RetryPolicy
@@ -54,8 +54,7 @@ class GatewayContext:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     first_byte_timeout: float = 300.0
     """Seconds an upstream may take to start its reply (headers) before the call fails."""
-    circuit_failures: int = 5
-    circuit_open_s: float = 30.0
+    circuit_policy: CircuitPolicy = field(default_factory=CircuitPolicy)
     circuits: dict[str, Circuit] = field(default_factory=dict)
     limits: dict[str, RateLimit] = field(default_factory=dict)
     recorder: Recorder | None = None
@@ -72,9 +71,7 @@ class GatewayContext:
         """The circuit breaker of ``upstream`` (one per upstream, made on first use)."""
         found = self.circuits.get(upstream)
         if found is None:
-            found = Circuit(
-                time.monotonic, failures=self.circuit_failures, open_s=self.circuit_open_s
-            )
+            found = Circuit(time.monotonic, self.circuit_policy)
             self.circuits[upstream] = found
         return found
 

@@ -60,6 +60,9 @@ async def metrics(request: web.Request) -> web.Response:
     if recorder is None:
         return error_json(503, "this gateway keeps no metrics")
     await recorder.flush()
+    gateway = request.app[GATEWAY]
+    for upstream in gateway.router.upstreams:
+        recorder.metrics.circuit(upstream.name, gateway.circuit(upstream.name).state.value)
     return web.Response(body=recorder.metrics.text(), headers={"content-type": CONTENT_TYPE_LATEST})
 
 

@@ -21,7 +21,7 @@ import dataclasses
 import logging
 import math
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 import aiohttp
@@ -43,23 +43,28 @@ from skillstate.protocols.headers import response_headers, upstream_headers
 from skillstate.protocols.streams import EventReader
 from skillstate.server.client_stream import ClientGone
 from skillstate.server.context import GatewayContext
+from skillstate.server.exchanges import notify
 from skillstate.server.timing import TIMING
 from skillstate.support import jsonio
-from skillstate.upstream.circuit import Circuit
-from skillstate.upstream.retry import RETRYABLE, RetryPolicy
+from skillstate.upstream.circuit import Outcome, State
+from skillstate.upstream.retry import RETRYABLE, RetryPolicy, retry_after
 from skillstate.upstream.routing import Upstream
 
 log = logging.getLogger("skillstate.forward")
 
 BYTES_PER_TOKEN = 4
 """How rate limits estimate a body's prompt tokens: cheap, and the same on every wire."""
-requests_log = logging.getLogger("skillstate.requests")
 
 
 class UpstreamFailure(Exception):
     """The upstream did not give a usable reply. ``status`` and ``kind`` are what the client
     is told; ``body`` is the upstream's own error body (relayed as it came on the same wire);
-    ``headers`` are the upstream's response headers fit for the client."""
+    ``headers`` are the upstream's response headers fit for the client.
+
+    ``retryable``: what a provider means as "try again" (``upstream.retry``): its statuses,
+    a connection that failed, a timeout before the first byte. A failure found while reading a
+    reply before any byte of it reached the client (a body cut short: ``Outbound.settle``) is
+    marked retryable by whoever finds it, and ``Forward`` tries the call again like a 502."""
 
     def __init__(
         self,
@@ -72,6 +77,8 @@ class UpstreamFailure(Exception):
         body: bytes | None = None,
         content_type: str | None = None,
         local: bool = False,
+        retryable: bool | None = None,
+        retry_after_s: float | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
@@ -83,6 +90,19 @@ class UpstreamFailure(Exception):
         self.content_type = content_type
         self.local = local
         """Made by the gateway itself (its rate limit): no fallback, no retry."""
+        self.retryable = status in RETRYABLE if retryable is None else retryable
+        self.retry_after_s = retry_after_s
+        """The wait the provider asked for (``Retry-After``), in seconds, if it asked one."""
+
+    @property
+    def outcome(self) -> Outcome:
+        """What this failure says of the upstream, for its circuit: a 429 is pacing, an answer
+        below 500 shows it up, anything else is a failure."""
+        if self.status == 429 or self.local:
+            return Outcome.PACED
+        if self.status < 500 and not self.retryable:
+            return Outcome.OK
+        return Outcome.FAILED
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +122,10 @@ class Outbound:
     render: Callable[[Wire], tuple[str, bytes]] | None = None
     """The call for an upstream of another wire (path, body), so a fallback of that wire can
     serve it; None: only fallbacks of the same wire can."""
+    settle: Callable[[Reply], Awaitable[None]] | None = None
+    """Read (part of) the reply before ``send`` yields it, while nothing of it reached the
+    client: an ``UpstreamFailure`` it raises that is ``retryable`` (a body cut short) is tried
+    again like any failure before the reply (``read_whole``)."""
 
 
 @dataclass(slots=True)
@@ -178,6 +202,13 @@ def unreadable(reply: Reply, why: str) -> UpstreamFailure:
     return UpstreamFailure(502, ErrorKind.UPSTREAM, message, wire=reply.wire, headers=reply.headers)
 
 
+async def read_whole(reply: Reply) -> None:
+    """``Outbound.settle`` for a JSON reply: its body read whole before it is yielded (a body
+    cut short is a retryable 502; ``Reply.read`` then answers from what was read)."""
+    if not reply.streamed:
+        await reply.read()
+
+
 @dataclass(slots=True)
 class Forward:
     """Every upstream call made for one client request, and its ``Exchange``."""
@@ -218,78 +249,117 @@ class Forward:
                 timing.leave(time.perf_counter())
 
     async def _with_fallbacks(self, outbound: Outbound) -> Reply:
+        """The reply of this upstream or, when it is down, of a fallback: one whose circuit is
+        open is passed over for a healthy fallback (never for none: ``upstream.circuit``);
+        one whose tries are spent on a failure that is not the provider's answer to the
+        request itself gives way to the next fallback."""
+        started = time.monotonic()
+        alone = outbound.probe or outbound.optional
         while True:
+            if not alone and not self._circuit_allows(outbound):
+                outbound = self._switch(outbound, self._next(outbound, healthy=True), None)
+                continue
             try:
-                return await self._attempts(outbound)
+                return await self._attempts(outbound, started)
             except UpstreamFailure as failure:
-                if failure.local or (failure.status < 500 and failure.status != 429):
+                if failure.local or failure.outcome is Outcome.OK or alone:
                     raise  # the provider answered (or our own limit did): nothing to route
-                if outbound.optional:
-                    raise
-                switched = self._fall_back(outbound, failure)
+                switched = self._next(outbound, healthy=False)
                 if switched is None:
                     raise
-                outbound = switched
+                outbound = self._switch(outbound, switched, failure)
 
-    def _fall_back(self, outbound: Outbound, failure: UpstreamFailure) -> Outbound | None:
-        """The call for the next usable fallback upstream (this Forward then speaks to it for
-        the rest of the request), or None when none is left."""
-        while self.fallbacks:
-            candidate = self.fallbacks.pop(0)
-            wire = candidate.wire_for(self.client_wire)
-            if wire is not self.wire and outbound.render is None:
-                continue
-            path, body = (
-                outbound.render(wire) if outbound.render else (outbound.path, outbound.body)
-            )
-            log.warning(
-                "upstream %r failed (%s); falling back to %r",
-                self.upstream.name,
-                failure.message,
-                candidate.name,
-            )
-            self._fell_back(candidate, wire, failure)
-            self.upstream, self.wire = candidate, wire
-            return dataclasses.replace(outbound, path=path, body=body)
-        return None
+    def _circuit_allows(self, outbound: Outbound) -> bool:
+        circuit = self.gateway.circuit(self.upstream.name)
+        if circuit.state is State.CLOSED:
+            return True  # the common case: no fallback is looked at
+        return circuit.allows(self._next(outbound, healthy=True, take=False) is not None)
 
-    async def _attempts(self, outbound: Outbound) -> Reply:
-        await self._admit(outbound)
+    def _next(self, outbound: Outbound, *, healthy: bool, take: bool = True) -> Upstream | None:
+        """The next fallback that can serve ``outbound`` (of this wire, or any when it can be
+        rendered for another): the first whose circuit would take it, else (unless
+        ``healthy``) the first at all; ``take``: no longer a fallback for this request."""
+        usable = [
+            candidate
+            for candidate in self.fallbacks
+            if outbound.render is not None or candidate.wire_for(self.client_wire) is self.wire
+        ]
+        chosen = next((c for c in usable if self.gateway.circuit(c.name).healthy), None)
+        if chosen is None and not healthy and usable:
+            chosen = usable[0]
+        if chosen is not None and take:
+            self.fallbacks.remove(chosen)
+        return chosen
+
+    def _switch(
+        self, outbound: Outbound, candidate: Upstream | None, failure: UpstreamFailure | None
+    ) -> Outbound:
+        """The call for ``candidate`` (this Forward then speaks to it for the rest of the
+        request)."""
+        if candidate is None:  # _circuit_allows saw a healthy fallback: there is one
+            raise RuntimeError("no fallback to switch to")
+        wire = candidate.wire_for(self.client_wire)
+        path, body = outbound.render(wire) if outbound.render else (outbound.path, outbound.body)
+        why = failure.message if failure is not None else "its circuit is open"
+        log.warning(
+            "upstream %r failed (%s); falling back to %r", self.upstream.name, why, candidate.name
+        )
+        self._fell_back(candidate, wire, why)
+        self.upstream, self.wire = candidate, wire
+        return dataclasses.replace(outbound, path=path, body=body)
+
+    async def _attempts(self, outbound: Outbound, started: float) -> Reply:
+        """This upstream's tries; its circuit is told their outcome once, as one call's."""
         alone = outbound.probe or outbound.optional
-        policy = RetryPolicy(attempts=1) if alone else self.gateway.retry
-        circuit = Circuit(time.monotonic) if alone else self.gateway.circuit(self.upstream.name)
-        attempt = 0
-        while True:
-            attempt += 1
-            if not circuit.allow():
-                raise self._circuit_open(circuit)
+        policy = ONCE if alone else self.gateway.retry
+        outcome = Outcome.PACED
+        try:
+            await self._admit(outbound)
+            attempt = 0
+            while True:
+                attempt += 1
+                try:
+                    reply = await self._try(outbound)
+                except UpstreamFailure as failure:
+                    outcome = failure.outcome
+                    delay = None
+                    if failure.retryable and not failure.local:
+                        spent = time.monotonic() - started
+                        delay = policy.delay(attempt, asked_s=failure.retry_after_s, spent_s=spent)
+                    if delay is None:
+                        raise
+                    await self._wait(delay, f"HTTP {failure.status}: {failure.message}")
+                    continue
+                outcome = Outcome.OK
+                return reply
+        except asyncio.CancelledError:
+            outcome = Outcome.PACED  # abandoned: no verdict on the upstream
+            raise
+        finally:
+            if not alone:
+                self.gateway.circuit(self.upstream.name).record(outcome)
+
+    async def _try(self, outbound: Outbound) -> Reply:
+        """One try: the reply (settled), or ``UpstreamFailure``."""
+        try:
+            raw = await self._call(outbound)
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            self._note_attempt(0)
+            raise _failure(exc, self.upstream.name, self.wire) from exc
+        self._note_attempt(raw.status)
+        relayed = response_headers(
+            raw.headers, upstream_wire=self.wire, client_wire=self.client_wire
+        )
+        if raw.status >= 400:
+            raise await self._refusal(raw, relayed)
+        reply = self._reply(raw, relayed)
+        if outbound.settle is not None:
             try:
-                raw = await self._call(outbound)
-            except (aiohttp.ClientError, TimeoutError) as exc:
-                circuit.failed()
-                self._note_attempt(0)
-                delay = policy.delay(attempt)
-                if delay is None:
-                    raise _failure(exc, self.upstream.name, self.wire) from exc
-                await self._wait(delay, f"{type(exc).__name__}")
-                continue
-            self._note_attempt(raw.status)
-            relayed = response_headers(
-                raw.headers, upstream_wire=self.wire, client_wire=self.client_wire
-            )
-            if raw.status < 400:
-                circuit.succeeded()
-                return self._reply(raw, relayed)
-            failure = await self._refusal(raw, relayed)
-            if raw.status >= 500:
-                circuit.failed()
-            else:  # the provider answered: it is up, whatever it thought of the request
-                circuit.succeeded()
-            retryable = raw.status in RETRYABLE
-            delay = policy.delay(attempt, raw.headers, now=time.time()) if retryable else None
-            if delay is None:
-                raise failure
-            await self._wait(delay, f"HTTP {raw.status}")
+                await outbound.settle(reply)
+            except BaseException:
+                raw.release()
+                raise
+        return reply
 
     async def _admit(self, outbound: Outbound) -> None:
         """Wait for the upstream's rate limit, or refuse with a 429 of the gateway's own."""
@@ -339,16 +409,6 @@ class Forward:
             self.exchange.attempts.append(status)
             self.exchange.status = status
 
-    def _circuit_open(self, circuit: Circuit) -> UpstreamFailure:
-        wait = max(1, math.ceil(circuit.retry_in()))
-        message = (
-            f"upstream {self.upstream.name!r} is failing; the gateway stopped calling it for "
-            f"{circuit.open_s:g}s (circuit open), try again in {wait}s"
-        )
-        log.warning(message)
-        headers = {"retry-after": str(wait)}
-        return UpstreamFailure(503, ErrorKind.OVERLOADED, message, wire=self.wire, headers=headers)
-
     def _reply(self, raw: aiohttp.ClientResponse, relayed: dict[str, str]) -> Reply:
         """``relayed``: the reply's headers fit for the client (``response_headers``)."""
         if not self.relayed:
@@ -373,6 +433,7 @@ class Forward:
             headers=relayed,
             body=body,
             content_type=raw.content_type,
+            retry_after_s=retry_after(raw.headers, time.time()),
         )
 
     # --- the Exchange: written here only, finished once ------------------------------------
@@ -445,9 +506,9 @@ class Forward:
         if exchange is not None and exchange.first_byte_s is None:
             exchange.first_byte_s = time.perf_counter() - exchange.started
 
-    def _fell_back(self, candidate: Upstream, wire: Wire, failure: UpstreamFailure) -> None:
+    def _fell_back(self, candidate: Upstream, wire: Wire, why: str) -> None:
         if self.exchange is not None:
-            self.exchange.note = f"fell back from {self.upstream.name!r}: {failure.message}"
+            self.exchange.note = f"fell back from {self.upstream.name!r}: {why}"
             self.exchange.upstream, self.exchange.upstream_wire = candidate.name, wire
 
     def _finish(self) -> None:
@@ -456,104 +517,26 @@ class Forward:
             notify(self.gateway, self.exchange)
 
 
+ONCE = RetryPolicy(attempts=1)
+"""A call tried once: a health probe, a round the turn can do without."""
+
 CLIENT_GONE = 499
 """The status an exchange whose client went away records (no reply was sent: nginx's
 "client closed request")."""
-
-
-def exchange_for(
-    request: Request,
-    session: tuple[str, str],
-    *,
-    upstream: str,
-    wire: Wire,
-    mode: str,
-    forwarded_original: bool = False,
-    lanes: str = "",
-    sent: Request | None = None,
-) -> Exchange:
-    """The record of one client request, started now."""
-    return Exchange(
-        session=session[0],
-        session_source=session[1],
-        client_wire=request.source,
-        upstream_wire=wire,
-        upstream=upstream,
-        request=request,
-        response=None,
-        status=0,
-        streamed=request.params.stream,
-        forwarded_original=forwarded_original,
-        elapsed_s=0.0,
-        started=time.perf_counter(),
-        mode=mode,
-        lanes=lanes,
-        sent=sent,
-    )
-
-
-LOCAL = "skillstate"
-"""The upstream an exchange answered by the gateway itself names."""
-
-
-def notify_local(
-    gateway: GatewayContext,
-    request: Request,
-    session: tuple[str, str],
-    response: Response,
-    *,
-    mode: str,
-    note: str,
-    lanes: str = "",
-    started: float,
-) -> None:
-    """Observers see a reply the gateway made itself (nothing went upstream) like any other:
-    its exchange built whole, once the reply was made."""
-    exchange = Exchange(
-        session=session[0],
-        session_source=session[1],
-        client_wire=request.source,
-        upstream_wire=request.source,
-        upstream=LOCAL,
-        request=request,
-        response=response,
-        status=200,
-        streamed=request.params.stream,
-        forwarded_original=False,
-        elapsed_s=time.perf_counter() - started,
-        started=started,
-        note=note,
-        mode=mode,
-        lanes=lanes,
-        rounds=0,
-    )
-    notify(gateway, exchange)
-
-
-def notify(gateway: GatewayContext, exchange: Exchange) -> None:
-    """Observers run after the reply was sent; one that fails is logged and skipped."""
-    if requests_log.isEnabledFor(logging.DEBUG):
-        requests_log.debug(exchange.summary())
-    for observer in gateway.observers:
-        try:
-            observer(exchange)
-        except Exception:
-            log.exception("observer %r failed", observer)
 
 
 def _failure(exc: BaseException, name: str, wire: Wire) -> UpstreamFailure:
     if isinstance(exc, UpstreamFailure):
         return exc
     if isinstance(exc, TimeoutError):
-        return UpstreamFailure(
-            504, ErrorKind.TIMEOUT, f"upstream {name!r} did not answer in time", wire=wire
-        )
+        message = f"upstream {name!r} did not answer in time"
+        return UpstreamFailure(504, ErrorKind.TIMEOUT, message, wire=wire, retryable=True)
     if isinstance(exc, aiohttp.ClientConnectorError | aiohttp.ServerDisconnectedError):
         message = f"upstream {name!r} is unreachable: {exc}"
     else:
         message = f"upstream {name!r} failed: {type(exc).__name__}: {exc}"
     log.warning(message)
-    return UpstreamFailure(502, ErrorKind.UPSTREAM, message, wire=wire)
+    return UpstreamFailure(502, ErrorKind.UPSTREAM, message, wire=wire, retryable=True)
 
 
 def _json_or_none(raw: bytes) -> Json | None:

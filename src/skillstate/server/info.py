@@ -44,7 +44,7 @@ async def _probe(request: web.Request, upstream: Upstream) -> dict[str, Any]:
     started = time.perf_counter()
     report: dict[str, Any] = {"name": upstream.name, "base_url": upstream.base_url}
     report["wire"] = upstream.wire.value if upstream.wire else "auto"
-    report["circuit"] = request.app[GATEWAY].circuit(upstream.name).state.value
+    report.update(circuit_report(request.app[GATEWAY], upstream.name))
     try:
         probe = Outbound(MODELS, None, timeout=PROBE_TIMEOUT_S, probe=True)
         async with forward.send(probe) as reply:
@@ -60,6 +60,15 @@ async def _probe(request: web.Request, upstream: Upstream) -> dict[str, Any]:
             report["error"] = failure.message
     report["latency_ms"] = round((time.perf_counter() - started) * 1000, 2)
     return report
+
+
+def circuit_report(gateway: GatewayContext, upstream: str) -> dict[str, Any]:
+    """``circuit``: its state; ``circuit_window``: the calls and failures it judges by now,
+    and the seconds until an open circuit lets trials through."""
+    circuit = gateway.circuit(upstream)
+    calls, failed = circuit.counts()
+    window = {"calls": calls, "failed": failed, "retry_in_s": round(circuit.retry_in(), 1)}
+    return {"circuit": circuit.state.value, "circuit_window": window}
 
 
 async def models(request: web.Request) -> web.StreamResponse:

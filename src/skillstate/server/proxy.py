@@ -25,7 +25,8 @@ from skillstate.protocols.openai_responses.history import not_found
 from skillstate.server import relay, route
 from skillstate.server.context import GATEWAY, GatewayContext
 from skillstate.server.errors import error_response
-from skillstate.server.forward import Forward, exchange_for, notify_local
+from skillstate.server.exchanges import exchange_for, notify_local
+from skillstate.server.forward import Forward
 from skillstate.server.history import ResponseHistory, UnknownResponse
 from skillstate.server.inbound import (
     MODE,

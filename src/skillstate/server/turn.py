@@ -146,8 +146,7 @@ class Turn:
         try:
             while not isinstance(step, Done):
                 if isinstance(step, Send):
-                    async with self.forward.send(await self._outbound(step.request)) as reply:
-                        step = rounds.replied(await _whole(reply))
+                    step = rounds.replied(await self._whole_round(step.request))
                 else:
                     step = await self._step(step, rounds)
         except UpstreamFailure as failure:
@@ -165,6 +164,18 @@ class Turn:
         return web.Response(
             status=200, body=body, headers=self.headers, content_type="application/json"
         )
+
+    async def _whole_round(self, request: Request) -> Response:
+        """One JSON round, read whole inside ``Forward``'s tries: nothing of it reached the
+        client yet, so a reply cut short or unreadable is tried again like a 502."""
+        got: list[Response] = []
+
+        async def settle(reply: Reply) -> None:
+            got.append(await _whole(reply))
+
+        outbound = dataclasses.replace(await self._outbound(request), settle=settle)
+        async with self.forward.send(outbound):
+            return got[-1]
 
     # --- streams --------------------------------------------------------------------------
 

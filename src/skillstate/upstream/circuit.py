@@ -1,14 +1,29 @@
 """A circuit breaker per upstream (pure; the clock is passed in).
 
-``closed``: calls go through; ``failures`` consecutive failures open it. ``open``: calls are
-refused at once for ``open_s`` seconds (the client gets a 503 with ``retry-after``, or a
-fallback upstream serves it). Then ``half-open``: one call goes through as a probe; its success
-closes the circuit, its failure opens it again for another ``open_s``.
+The contract:
+
+* An upstream is judged by the outcomes of the calls made to it, one per upstream call (a
+  round of a client request with all its retries: a request that failed twice and then
+  succeeded is one success), over a rolling window of ``window_s`` seconds. A 429 is the
+  provider pacing its clients, not failing: it is ``Outcome.PACED`` and is not counted.
+* ``closed``: calls go through. It opens when, within the window, at least ``min_calls``
+  outcomes were counted and at least ``failure_rate`` of them failed. A run of failures below
+  the volume never opens it.
+* ``open`` for ``open_s`` seconds: a call that has somewhere else to go (a fallback whose own
+  circuit would take it) goes there; a call with nowhere else to go goes through anyway. A
+  circuit with nowhere to send traffic only adds failures: it never refuses alone.
+* ``half-open`` after that: up to ``trials`` calls at once go through as trials (and every
+  call with nowhere else to go). ``trials`` successes close the circuit with a fresh window; a
+  failure opens it again for ``open_s``. Trials that never report (a call abandoned) are given
+  back after ``open_s``.
 """
 
 from __future__ import annotations
 
+import math
+from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from enum import StrEnum
 
 
@@ -18,48 +33,137 @@ class State(StrEnum):
     HALF_OPEN = "half-open"
 
 
-class Circuit:
-    __slots__ = ("_clock", "_failures", "_opened", "_probing", "failures", "open_s")
+class Outcome(StrEnum):
+    OK = "ok"
+    FAILED = "failed"
+    PACED = "paced"
+    """A 429, or a call that ended without a verdict (abandoned): not counted."""
 
-    def __init__(self, clock: Callable[[], float], *, failures: int = 5, open_s: float = 30.0):
+
+@dataclass(frozen=True, slots=True)
+class CircuitPolicy:
+    failure_rate: float = 0.5
+    """The share of failed outcomes in the window that opens the circuit."""
+    min_calls: int = 20
+    """The fewest outcomes in the window for the rate to count at all."""
+    window_s: float = 30.0
+    open_s: float = 30.0
+    trials: int = 3
+    """Calls let through at once while half-open; this many successes close the circuit."""
+
+
+BUCKETS = 10
+"""The window is kept as this many counts (one per ``window_s / BUCKETS`` seconds), so its
+memory does not grow with the request rate."""
+
+
+class Circuit:
+    __slots__ = ("_buckets", "_clock", "_opened", "_passed", "_trial_at", "_trials", "policy")
+
+    def __init__(self, clock: Callable[[], float], policy: CircuitPolicy | None = None) -> None:
         self._clock = clock
-        self.failures = failures
-        self.open_s = open_s
-        self._failures = 0
+        self.policy = policy or CircuitPolicy()
+        self._buckets: deque[list[int]] = deque()
+        """``[bucket index, outcomes, failures]``, oldest first."""
         self._opened: float | None = None
-        self._probing = False
+        self._trials = 0
+        """Trials out now (half-open)."""
+        self._trial_at = 0.0
+        self._passed = 0
+        """Trials that succeeded since the circuit went half-open."""
 
     @property
     def state(self) -> State:
         if self._opened is None:
             return State.CLOSED
-        if self._clock() - self._opened < self.open_s:
+        if self._clock() - self._opened < self.policy.open_s:
             return State.OPEN
         return State.HALF_OPEN
 
-    def allow(self) -> bool:
-        """Whether a call may go now (in half-open, only the one probe)."""
+    @property
+    def healthy(self) -> bool:
+        """Whether a call rerouted here would be taken (closed, or a trial is free)."""
         state = self.state
         if state is State.CLOSED:
             return True
-        if state is State.OPEN or self._probing:
-            return False
-        self._probing = True
-        return True
+        return state is State.HALF_OPEN and self._free_trial()
+
+    def allows(self, elsewhere: bool) -> bool:
+        """Whether a call goes to this upstream now; ``elsewhere``: whether it has a healthy
+        fallback to go to instead. Without one the answer is always yes."""
+        state = self.state
+        if state is State.CLOSED:
+            return True
+        if state is State.HALF_OPEN and self._free_trial():
+            self._trials += 1
+            self._trial_at = self._clock()
+            return True
+        return not elsewhere
+
+    def record(self, outcome: Outcome) -> None:
+        """One call's outcome, once it is known."""
+        state = self.state
+        if state is not State.CLOSED:
+            self._trial_ended(state, outcome)
+            return
+        if outcome is Outcome.PACED:
+            return
+        counts = self._bucket()
+        counts[1] += 1
+        if outcome is Outcome.FAILED:
+            counts[2] += 1
+            self._judge()
 
     def retry_in(self) -> float:
-        """Seconds until an open circuit lets a probe through."""
+        """Seconds until an open circuit lets trials through (0: not open)."""
         if self._opened is None:
             return 0.0
-        return max(0.0, self.open_s - (self._clock() - self._opened))
+        return max(0.0, self.policy.open_s - (self._clock() - self._opened))
 
-    def succeeded(self) -> None:
-        self._failures = 0
-        self._opened = None
-        self._probing = False
+    def counts(self) -> tuple[int, int]:
+        """The outcomes and the failures in the window now."""
+        self._expire()
+        return sum(b[1] for b in self._buckets), sum(b[2] for b in self._buckets)
 
-    def failed(self) -> None:
-        self._failures += 1
-        if self._probing or self._failures >= self.failures:
-            self._opened = self._clock()
-        self._probing = False
+    def _free_trial(self) -> bool:
+        if self._trials and self._clock() - self._trial_at >= self.policy.open_s:
+            self._trials = 0  # trials that never reported: given back
+        return self._trials < self.policy.trials
+
+    def _trial_ended(self, state: State, outcome: Outcome) -> None:
+        self._trials = max(0, self._trials - 1)
+        if state is State.OPEN or outcome is Outcome.PACED:
+            return  # open: calls sent anyway are not trials; paced: no verdict
+        if outcome is Outcome.FAILED:
+            self._open()
+            return
+        self._passed += 1
+        if self._passed >= self.policy.trials:
+            self._opened, self._trials, self._passed = None, 0, 0
+            self._buckets.clear()
+
+    def _judge(self) -> None:
+        total, failed = self.counts()
+        policy = self.policy
+        if total >= policy.min_calls and failed >= policy.failure_rate * total:
+            self._open()
+
+    def _open(self) -> None:
+        self._opened = self._clock()
+        self._trials, self._passed = 0, 0
+        self._buckets.clear()
+
+    def _index(self) -> int:
+        return math.floor(self._clock() * BUCKETS / self.policy.window_s)
+
+    def _expire(self) -> None:
+        oldest = self._index() - BUCKETS + 1
+        while self._buckets and self._buckets[0][0] < oldest:
+            self._buckets.popleft()
+
+    def _bucket(self) -> list[int]:
+        self._expire()
+        index = self._index()
+        if not self._buckets or self._buckets[-1][0] != index:
+            self._buckets.append([index, 0, 0])
+        return self._buckets[-1]

@@ -1,11 +1,14 @@
 """When to try an upstream call again, and how long to wait first (pure).
 
 A call is retried only before any byte of its reply reached the client, on what a provider
-means as "try again": a connection that failed, a timeout before the first byte, and the
-statuses 429, 500, 502, 503 and 529. The wait doubles from ``base_s`` with full jitter, up to
-``cap_s``; a ``Retry-After`` (seconds or an HTTP date) or ``retry-after-ms`` from the provider
-is honoured instead, unless it asks for more than ``cap_s`` (then the call is not retried and
-the client gets the provider's answer, with its ``retry-after``, to decide itself).
+means as "try again": a connection that failed or was reset, a timeout before the first byte,
+the statuses 429, 500, 502, 503, 504 and 529, and any failure the gateway marked retryable (a
+reply cut short before anything of it was relayed). The wait doubles from ``base_s`` with full
+jitter, up to ``cap_s``; a ``Retry-After`` (seconds or an HTTP date) or ``retry-after-ms`` from
+the provider is honoured instead, unless it asks for more than ``cap_s`` (then the call is not
+retried and the client gets the provider's answer, with its ``retry-after``, to decide itself).
+No try starts after ``deadline_s`` seconds from the first: a wait that would end past it is not
+made.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-RETRYABLE = frozenset({429, 500, 502, 503, 529})
+RETRYABLE = frozenset({429, 500, 502, 503, 504, 529})
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +27,8 @@ class RetryPolicy:
     """Tries in all, the first included."""
     base_s: float = 0.25
     cap_s: float = 8.0
+    deadline_s: float = 600.0
+    """The most seconds from the first try to the start of the last."""
 
     def delay(
         self,
@@ -32,15 +37,23 @@ class RetryPolicy:
         *,
         now: float = 0.0,
         rng: Callable[[], float] = random.random,
+        asked_s: float | None = None,
+        spent_s: float = 0.0,
     ) -> float | None:
-        """Seconds to wait before try ``attempt + 1`` after try ``attempt`` failed; None when
-        there is no next try (the attempts are spent, or the provider asked for too long)."""
+        """Seconds to wait before try ``attempt + 1`` after try ``attempt`` failed, ``spent_s``
+        seconds after the first began; None when there is no next try (the attempts or the
+        deadline are spent, or the provider asked for too long). ``asked_s``: the wait the
+        provider asked for, when already read from its ``headers``."""
         if attempt >= self.attempts:
             return None
-        asked = retry_after(headers or {}, now)
+        asked = asked_s if asked_s is not None else retry_after(headers or {}, now)
         if asked is not None:
-            return asked if asked <= self.cap_s else None
-        return rng() * min(self.cap_s, self.base_s * 2.0 ** (attempt - 1))
+            wait: float | None = asked if asked <= self.cap_s else None
+        else:
+            wait = rng() * min(self.cap_s, self.base_s * 2.0 ** (attempt - 1))
+        if wait is None or spent_s + wait > self.deadline_s:
+            return None
+        return wait
 
 
 def retry_after(headers: Mapping[str, str], now: float) -> float | None:

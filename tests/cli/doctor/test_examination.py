@@ -29,11 +29,12 @@ async def test_every_check_in_order_with_given_probes(tmp_path: Path) -> None:
     checks = await examine(settings, around)
     assert [check.name for check in checks] == [
         "gateway",
+        "circuits",
         "upstream default",
         "data dir",
         "cli codex",
         "integration codex",
         "shell hook",
     ]
-    assert [check.ok for check in checks] == [False, False, None, None, False, True]
+    assert [check.ok for check in checks] == [False, None, False, None, None, False, True]
     assert not healthy(checks)

@@ -141,3 +141,18 @@ async def test_no_upstream_is_a_problem(tmp_path: Path) -> None:
     (check,) = await check_upstreams(settings(tmp_path))
     assert check.ok is False and check.detail == "no upstream is configured"
     assert check.fix is not None and "--upstream" in check.fix
+
+
+async def test_the_circuits_line_reads_the_gateways_health(tmp_path: Path) -> None:
+    from skillstate.cli.doctor.network import check_circuits, circuits_check
+
+    async with ScriptedUpstream() as up, gateway_for(up.url) as gw:
+        check = await check_circuits(settings(tmp_path, port=port_of(gw.url)))
+    assert check.name == "circuits" and check.ok is True
+    assert check.detail == "default closed (0/0 failed)"
+    window = {"calls": 20, "failed": 15, "retry_in_s": 12.0}
+    opened = circuits_check([{"name": "a", "circuit": "open", "circuit_window": window}])
+    assert opened.ok is False and opened.detail == "a open (15/20 failed, trials in 12.0s)"
+    assert opened.fix is not None and "add fallbacks" in opened.fix
+    nobody = await check_circuits(settings(tmp_path, port=closed_port()))
+    assert nobody.ok is None and "no gateway" in nobody.detail

@@ -26,11 +26,12 @@ class Surroundings:
 
 
 async def examine(settings: Settings, around: Surroundings | None = None) -> list[Check]:
-    """Run every check: the gateway, the upstreams, the data directory, the CLIs, the
-    integrations and the shell hook. Network checks run together."""
+    """Run every check: the gateway (and its upstreams' circuits), the upstreams, the data
+    directory, the CLIs, the integrations and the shell hook. Network checks run together."""
     around = around or Surroundings()
-    gateway, upstreams, clis = await asyncio.gather(
+    gateway, circuits, upstreams, clis = await asyncio.gather(
         network.check_gateway(settings, around.config_path),
+        network.check_circuits(settings),
         network.check_upstreams(settings),
         machine.check_clis(around.clis, around.environ),
     )
@@ -38,6 +39,7 @@ async def examine(settings: Settings, around: Surroundings | None = None) -> lis
     shell_hook = around.shell_hook or hosts.shell_hook_probe(around.environ)
     return [
         gateway,
+        circuits,
         *upstreams,
         machine.check_data_dir(Path(settings.data_dir)),
         *clis,

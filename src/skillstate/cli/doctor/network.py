@@ -76,6 +76,54 @@ def _gateway_answer(start: str, url: str, status: int, body: object) -> Check:
     return Check("gateway", True, f"{url} runs skillstate {version}")
 
 
+async def check_circuits(settings: Settings) -> Check:
+    """The state of each upstream's circuit in the running gateway (its ``/health``): a
+    problem while one is open (the gateway reroutes or sends anyway, but the upstream fails),
+    information when no gateway answers."""
+    url = gateway_url(settings)
+    headers = {}
+    if settings.auth_token is not None:
+        headers[TOKEN_HEADER] = settings.auth_token.get_secret_value()
+    timeout = aiohttp.ClientTimeout(total=GATEWAY_TIMEOUT_S + UPSTREAM_TIMEOUT_S)
+    try:
+        async with (
+            aiohttp.ClientSession(timeout=timeout) as session,
+            session.get(url + "/health", headers=headers, allow_redirects=False) as reply,
+        ):
+            body = _json_or_none(await reply.read()) if reply.status == 200 else None
+    except (TimeoutError, aiohttp.ClientError) as exc:
+        return Check("circuits", None, f"no gateway to ask ({_reason(exc)})")
+    upstreams = body.get("upstreams") if isinstance(body, dict) else None
+    if not isinstance(upstreams, list):
+        return Check("circuits", None, f"{url}/health does not say")
+    return circuits_check(upstreams)
+
+
+def circuits_check(upstreams: list[object]) -> Check:
+    """One line for every upstream's circuit, from ``/health``'s ``upstreams``."""
+    states = []
+    opened = []
+    for entry in upstreams:
+        if not isinstance(entry, dict):
+            continue
+        name, state = entry.get("name"), entry.get("circuit", "unknown")
+        window = entry.get("circuit_window")
+        shown = f"{name} {state}"
+        if isinstance(window, dict):
+            shown += f" ({window.get('failed')}/{window.get('calls')} failed"
+            if state == "open":
+                shown += f", trials in {window.get('retry_in_s')}s"
+            shown += ")"
+        states.append(shown)
+        if state == "open":
+            opened.append(str(name))
+    detail = "; ".join(states) or "no upstream"
+    if opened:
+        fix = f"upstream(s) {', '.join(opened)} failing: check the provider, or add fallbacks"
+        return Check("circuits", False, detail, fix)
+    return Check("circuits", True, detail)
+
+
 async def check_upstreams(settings: Settings) -> list[Check]:
     """One check per configured upstream, run together; a problem when none is configured."""
     upstreams = settings.resolved_upstreams()

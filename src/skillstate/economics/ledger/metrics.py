@@ -15,6 +15,9 @@ ACTIVE_WINDOW = 900.0
 SEEN_SESSIONS = 65_536
 """The most sessions the active gauge keeps a time for."""
 
+CIRCUIT_STATES = ("closed", "open", "half-open")
+"""The states of an upstream's circuit (``upstream.circuit.State``), as the gauge labels them."""
+
 _KINDS = {429: "rate_limit", 502: "bad_gateway", 503: "unavailable", 504: "timeout"}
 
 
@@ -66,6 +69,12 @@ class Metrics:
             "Epoch boundaries (collapses) the state lane made",
             registry=r,
         )
+        self.circuits = Gauge(
+            "skillstate_upstream_circuit",
+            "1 for the state each upstream's circuit is in, 0 for the others",
+            ["upstream", "state"],
+            registry=r,
+        )
         self._seen: OrderedDict[str, float] = OrderedDict()
         active = Gauge(
             "skillstate_sessions_active",
@@ -98,6 +107,11 @@ class Metrics:
             self.cost.labels("actual").inc(row.cost_usd)
         if row.round == 0:
             self._first(row)
+
+    def circuit(self, upstream: str, state: str) -> None:
+        """``upstream``'s circuit is in ``state`` now."""
+        for each in CIRCUIT_STATES:
+            self.circuits.labels(upstream, each).set(1.0 if each == state else 0.0)
 
     def _first(self, row: Row) -> None:
         if row.passthrough_input:
