@@ -72,6 +72,7 @@ class UpstreamFailure(Exception):
         body: bytes | None = None,
         content_type: str | None = None,
         local: bool = False,
+        cut_short: bool = False,
     ) -> None:
         super().__init__(message)
         self.status = status
@@ -83,6 +84,9 @@ class UpstreamFailure(Exception):
         self.content_type = content_type
         self.local = local
         """Made by the gateway itself (its rate limit): no fallback, no retry."""
+        self.cut_short = cut_short
+        """The reply ended before its wire said it was whole (``reply_cut_short``): a
+        failure of the upstream's, retryable while no byte reached the client."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,10 +134,10 @@ class Reply:
         raw = await self.read()
         try:
             body = jsonio.loads(raw)
-        except ValueError as exc:
-            raise unreadable(self, f"not JSON: {exc}") from exc
+        except ValueError as exc:  # a body that does not parse whole was cut short
+            raise reply_cut_short(self, f"the JSON body does not parse whole: {exc}") from exc
         if not isinstance(body, dict):
-            raise unreadable(self, "not a JSON object")
+            raise reply_cut_short(self, "the JSON body is not an object")
         return body
 
     async def response(self) -> Response:
@@ -142,7 +146,7 @@ class Reply:
         try:
             return adapter(self.wire).decode_response(body)
         except (ProtocolError, ValueError, TypeError, KeyError) as exc:
-            raise unreadable(self, str(exc)) from exc
+            raise reply_cut_short(self, f"not a whole reply of its wire: {exc}") from exc
 
     async def chunks(self) -> AsyncIterator[bytes]:
         try:
@@ -158,7 +162,9 @@ class Reply:
             raise _failure(exc, self.upstream, self.wire) from exc
 
     async def events(self) -> AsyncIterator[list[Event]]:
-        """The stream as canonical events, a batch per chunk that completed some."""
+        """The stream as canonical events, a batch per chunk that completed some. A stream
+        that ends before its wire says it is whole (``EventReader``) raises
+        ``reply_cut_short`` at its end instead of yielding a last batch."""
         reader = EventReader(self.wire)
         try:
             async for chunk in self.chunks():
@@ -168,6 +174,8 @@ class Reply:
             tail = reader.close()
         except (ProtocolError, ValueError, KeyError, TypeError) as exc:
             raise unreadable(self, f"stream: {exc}") from exc
+        if reader.cut:
+            raise reply_cut_short(self, "the stream ended before its terminal event")
         if tail:
             yield tail
 
@@ -176,6 +184,17 @@ def unreadable(reply: Reply, why: str) -> UpstreamFailure:
     message = f"upstream {reply.upstream!r} sent a reply the gateway cannot read ({why})"
     log.warning(message)
     return UpstreamFailure(502, ErrorKind.UPSTREAM, message, wire=reply.wire, headers=reply.headers)
+
+
+def reply_cut_short(reply: Reply, why: str) -> UpstreamFailure:
+    """A reply the upstream ended before its wire said it was whole: a 502 of the upstream's
+    with ``cut_short`` set, so a retry policy can try again while no byte reached the client.
+    After the first byte the route ends the stream with the client wire's error event."""
+    message = f"upstream {reply.upstream!r} reply cut short ({why})"
+    log.warning(message)
+    return UpstreamFailure(
+        502, ErrorKind.UPSTREAM, message, wire=reply.wire, headers=reply.headers, cut_short=True
+    )
 
 
 @dataclass(slots=True)
