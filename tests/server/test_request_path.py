@@ -493,5 +493,5 @@ async def test_a_stream_that_ends_without_its_end_event_is_not_passed_on_as_comp
     async with Truncating(full, cut, clean=True) as url, gateway_for(url, wire=upstream) as gw:
         got = await Rig(up, gw, DRIVERS[client], True).post(mode)
     assert got.status == 200 and "Halfway" in got.text
-    assert "ended" in got.text and "early" in got.text
+    assert "cut short" in got.text and "ended before its terminal event" in got.text
     assert openings(got, client) == 1

@@ -79,6 +79,7 @@ class UpstreamFailure(Exception):
         local: bool = False,
         retryable: bool | None = None,
         retry_after_s: float | None = None,
+        cut_short: bool = False,
     ) -> None:
         super().__init__(message)
         self.status = status
@@ -93,6 +94,9 @@ class UpstreamFailure(Exception):
         self.retryable = status in RETRYABLE if retryable is None else retryable
         self.retry_after_s = retry_after_s
         """The wait the provider asked for (``Retry-After``), in seconds, if it asked one."""
+        self.cut_short = cut_short
+        """The reply ended before its wire said it was whole (``reply_cut_short``): a
+        failure of the upstream's, retryable while no byte reached the client."""
 
     @property
     def outcome(self) -> Outcome:
@@ -154,10 +158,10 @@ class Reply:
         raw = await self.read()
         try:
             body = jsonio.loads(raw)
-        except ValueError as exc:
-            raise unreadable(self, f"not JSON: {exc}") from exc
+        except ValueError as exc:  # a body that does not parse whole was cut short
+            raise reply_cut_short(self, f"the JSON body does not parse whole: {exc}") from exc
         if not isinstance(body, dict):
-            raise unreadable(self, "not a JSON object")
+            raise reply_cut_short(self, "the JSON body is not an object")
         return body
 
     async def response(self) -> Response:
@@ -166,7 +170,7 @@ class Reply:
         try:
             return adapter(self.wire).decode_response(body)
         except (ProtocolError, ValueError, TypeError, KeyError) as exc:
-            raise unreadable(self, str(exc)) from exc
+            raise reply_cut_short(self, f"not a whole reply of its wire: {exc}") from exc
 
     async def chunks(self) -> AsyncIterator[bytes]:
         try:
@@ -182,7 +186,9 @@ class Reply:
             raise _failure(exc, self.upstream, self.wire) from exc
 
     async def events(self) -> AsyncIterator[list[Event]]:
-        """The stream as canonical events, a batch per chunk that completed some."""
+        """The stream as canonical events, a batch per chunk that completed some. A stream
+        that ends before its wire says it is whole (``EventReader``) raises
+        ``reply_cut_short`` at its end instead of yielding a last batch."""
         reader = EventReader(self.wire)
         try:
             async for chunk in self.chunks():
@@ -192,6 +198,8 @@ class Reply:
             tail = reader.close()
         except (ProtocolError, ValueError, KeyError, TypeError) as exc:
             raise unreadable(self, f"stream: {exc}") from exc
+        if reader.cut:
+            raise reply_cut_short(self, "the stream ended before its terminal event")
         if tail:
             yield tail
 
@@ -207,6 +215,17 @@ async def read_whole(reply: Reply) -> None:
     cut short is a retryable 502; ``Reply.read`` then answers from what was read)."""
     if not reply.streamed:
         await reply.read()
+
+
+def reply_cut_short(reply: Reply, why: str) -> UpstreamFailure:
+    """A reply the upstream ended before its wire said it was whole: a 502 of the upstream's
+    with ``cut_short`` set, so a retry policy can try again while no byte reached the client.
+    After the first byte the route ends the stream with the client wire's error event."""
+    message = f"upstream {reply.upstream!r} reply cut short ({why})"
+    log.warning(message)
+    return UpstreamFailure(
+        502, ErrorKind.UPSTREAM, message, wire=reply.wire, headers=reply.headers, cut_short=True
+    )
 
 
 @dataclass(slots=True)

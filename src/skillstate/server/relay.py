@@ -1,6 +1,12 @@
 """The byte pass-through: the same wire and a request no lane changed. The client's original
 bytes go upstream and the upstream's bytes come back as they arrive, streams chunk by chunk;
-an observer rebuilds the canonical reply from what the client got, after it got it."""
+an observer rebuilds the canonical reply from what the client got, after it got it.
+
+Only a whole reply is passed on as one: a JSON body is read whole before the client gets it,
+so one that does not parse or decode as a reply of its wire is the upstream's failure
+(``reply_cut_short``) and the client gets none of it; a stream is checked at its end, without
+holding a byte back, and one that ended short of its terminal event ends with the client
+wire's own error event."""
 
 from __future__ import annotations
 
@@ -10,12 +16,12 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from skillstate.conversation import ErrorKind, ProtocolError, Request, Response, Wire
+from skillstate.conversation import ProtocolError, Request, Response, Wire
 from skillstate.protocols import adapter
 from skillstate.protocols.streams import StreamObserver
 from skillstate.server.client_stream import ClientStream
 from skillstate.server.errors import failure_response
-from skillstate.server.forward import Forward, Outbound, Reply, UpstreamFailure
+from skillstate.server.forward import Forward, Outbound, Reply, UpstreamFailure, reply_cut_short
 from skillstate.support import jsonio
 
 log = logging.getLogger("skillstate.relay")
@@ -42,12 +48,14 @@ async def pass_through(
             if reply.streamed:
                 return await _stream(forward, reply, client, headers, finish)
             body = await reply.read()
+            response, note = _observe(body, forward.wire)
+            if response is None:
+                raise reply_cut_short(reply, note or "no reply")
     except UpstreamFailure as failure:
         forward.failed(failure.status, failure.message)
         return failure_response(client.source, failure, headers)
     out = web.Response(status=reply.status, body=body, headers=headers)
     out.content_type = reply.raw.content_type or "application/json"
-    response, note = _observe(body, forward.wire)
     if finish is not None and reply.status < 400:
         await asyncio.shield(finish(response))
     forward.answered(reply.status, response, note)
@@ -63,20 +71,23 @@ async def _stream(
 ) -> web.StreamResponse:
     stream = ClientStream(forward.http, client.source, client, headers)
     observer = StreamObserver(forward.wire)
+    tail = b""
     try:
         async for chunk in reply.chunks():
             await stream.write(chunk)
             observer.feed(chunk)
+            tail = (tail + chunk)[-4:]
     except UpstreamFailure as failure:
         forward.answered(reply.status, observer.close(), failure.message)
-        if not stream.opened:
-            return failure_response(client.source, failure, headers)
-        return await stream.fail(failure.status, failure.kind, failure.message, relayed=True)
+        return await _fail(stream, failure, tail, client, headers)
     response = observer.close()
     if observer.cut:  # the upstream's bytes stop short: say so in the client's wire
-        message = f"upstream {forward.upstream.name!r} ended its stream early"
-        forward.answered(reply.status, response, message)
-        return await stream.fail(502, ErrorKind.UPSTREAM, message, relayed=True)
+        why = "the stream ended before its terminal event"
+        if observer.broken:
+            why += f"; unreadable: {observer.broken}"
+        cut = reply_cut_short(reply, why)
+        forward.answered(reply.status, response, cut.message)
+        return await _fail(stream, cut, tail, client, headers)
     note = f"stream observer stopped: {observer.broken}" if observer.broken else None
     forward.answered(reply.status, response, note)
     if finish is not None:
@@ -87,8 +98,28 @@ async def _stream(
     return await stream.end()
 
 
+async def _fail(
+    stream: ClientStream,
+    failure: UpstreamFailure,
+    tail: bytes,
+    client: Request,
+    headers: dict[str, str],
+) -> web.StreamResponse:
+    """The upstream failed: an error response when nothing reached the client yet, else the
+    client wire's error event after the relayed bytes. Those may stop inside an event; a blank
+    line ends it first, so the error event is read as an event of its own (per the SSE spec a
+    blank line dispatches what came before, here a part event the client cannot read)."""
+    if not stream.opened:
+        return failure_response(client.source, failure, headers)
+    if not tail.endswith((b"\n\n", b"\r\r", b"\r\n\r\n")):
+        await stream.write(b"\n\n")
+    return await stream.fail(failure.status, failure.kind, failure.message, relayed=True)
+
+
 def _observe(raw: bytes, wire: Wire) -> tuple[Response | None, str | None]:
+    """The reply ``raw`` holds, or None and why not (it does not parse whole, or is not a
+    complete reply of ``wire``)."""
     try:
         return adapter(wire).decode_response(jsonio.loads(raw)), None
-    except (ProtocolError, ValueError, TypeError) as exc:
-        return None, f"reply not understood: {exc}"
+    except (ProtocolError, ValueError, TypeError, KeyError) as exc:
+        return None, f"not a whole reply: {exc}"

@@ -8,6 +8,11 @@ ways real providers fail: what each one does on the wire.
 * ``MALFORMED_SSE``: a stream sends its first event, then an event whose data is not JSON, then
   ends.
 * ``TRUNCATED_JSON``: a JSON answer cut in half (a complete HTTP response holding junk).
+* ``CUT_SHORT``: a stream sends the first half of its bytes (most often ending inside an
+  event), then ends with a clean close, before its terminal event (``finish_reason`` and ``[DONE]``,
+  ``response.completed``, ``message_stop``); a JSON answer is cut in half as ``TRUNCATED_JSON``.
+* ``EMPTY``: a 200 that ends cleanly with nothing in it: a stream of no events, an empty JSON
+  body.
 * ``HUGE``: the reply's text padded to ``HUGE_BYTES``.
 
 Rate limits and server errors are ``Reply.failure(429, ..., headers={"retry-after": "1"})`` and
@@ -25,6 +30,8 @@ class Fault(StrEnum):
     RESET = "reset"
     MALFORMED_SSE = "malformed-sse"
     TRUNCATED_JSON = "truncated-json"
+    CUT_SHORT = "cut-short"
+    EMPTY = "empty"
     HUGE = "huge"
 
 

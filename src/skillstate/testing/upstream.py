@@ -218,7 +218,9 @@ class ScriptedUpstream:
             return await self._stream(request, speaker.stream(outcome), reply)
         if reply.hold is not None:
             await reply.hold.wait()
-        if reply.fault is Fault.TRUNCATED_JSON:
+        if reply.fault is Fault.EMPTY:
+            return web.Response(body=b"", content_type="application/json", headers=reply.headers)
+        if reply.fault in (Fault.TRUNCATED_JSON, Fault.CUT_SHORT):
             raw = jsonio.dumps(speaker.body(outcome))
             cut = raw[: len(raw) // 2]
             return web.Response(body=cut, content_type="application/json", headers=reply.headers)
@@ -228,6 +230,11 @@ class ScriptedUpstream:
         self, request: web.Request, events: Iterator[bytes], reply: Reply
     ) -> web.StreamResponse:
         response = web.StreamResponse(headers={**_SSE_HEADERS, **reply.headers})
+        if reply.fault is Fault.CUT_SHORT:  # half its bytes, most often in an event's middle
+            whole = b"".join(events)
+            events = iter((whole[: len(whole) // 2],))
+        if reply.fault is Fault.EMPTY:
+            events = iter(())
         try:
             await response.prepare(request)
             for number, event in enumerate(events):

@@ -1,0 +1,99 @@
+"""A reply is whole only when its wire says so; anything short of that reaches the client as a
+well-formed error in its own wire, never as a normal end. Over every client wire, translated or
+not, JSON and stream, off, hybrid and paper, first round and continuation round: the scripted
+upstream cuts its reply short (a stream closed cleanly before its terminal event, a JSON body
+cut in half)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from rig import Got, over_pairs, over_streams, rigged
+
+from skillstate.protocols.sse import SSEDecoder
+from skillstate.testing import Fault, Reply, ScriptedCall
+from skillstate.testing.policies import Script
+
+over_all_modes = pytest.mark.parametrize("mode", ["off", "hybrid", "hybrid-relay", "paper"])
+"""``hybrid-relay``: hybrid before the session's first boundary, which passes the request
+through (the default); ``hybrid``: with the internal tools from the first request, which runs
+the round loop."""
+
+
+def settings_for(mode: str) -> dict[str, Any]:
+    return {"collapse": {"passthrough_until_boundary": True}} if mode == "hybrid-relay" else {}
+
+
+def events(got: Got) -> list[tuple[str | None, str]]:
+    decoder = SSEDecoder()
+    return [(e.event, e.data) for e in decoder.feed(got.body) + decoder.close()]
+
+
+def is_wire_error(client: str, got: Got, stream: bool) -> bool:
+    """``got`` is a well-formed error of ``client``'s wire: a non-2xx error body, or a stream
+    whose last event is the wire's own error event."""
+    if got.status >= 400:
+        body = json.loads(got.body)
+        return isinstance(body, dict) and isinstance(body.get("error"), dict)
+    if not stream or got.status != 200:
+        return False
+    seen = events(got)
+    if client == "openai-chat":
+        data = [d for _, d in seen if d != "[DONE]"]
+        return bool(data) and "error" in json.loads(data[-1]) and seen[-1][1] == "[DONE]"
+    if not seen:
+        return False
+    last: Any = json.loads(seen[-1][1])
+    if client == "openai-responses":
+        return last.get("type") in ("error", "response.failed")
+    return last.get("type") == "error"
+
+
+def cut_short(client: str, got: Got, stream: bool) -> bool:
+    """``got`` is an error of ``client``'s wire that names the failure a truncation (the kind
+    ``UpstreamFailure.cut_short`` marks, which a retry policy may try again)."""
+    return is_wire_error(client, got, stream) and "cut short" in got.text
+
+
+def cut() -> Reply:
+    return Reply(text="A reply long enough to be cut in the middle of it", fault=Fault.CUT_SHORT)
+
+
+@over_pairs
+@over_streams
+@over_all_modes
+async def test_a_reply_cut_short_is_an_error_never_a_normal_end(
+    pair: tuple[str, str], stream: bool, mode: str
+) -> None:
+    async with rigged(pair, stream, Script([cut()]), **settings_for(mode)) as rig:
+        got = await rig.post(mode.removesuffix("-relay"))
+    assert cut_short(pair[0], got, stream), got.text
+
+
+@over_pairs
+@over_streams
+async def test_a_continuation_round_cut_short_is_an_error(
+    pair: tuple[str, str], stream: bool
+) -> None:
+    call = ScriptedCall("skill_state", {"patch": {"objective": "x"}}, id="call_s")
+    async with rigged(pair, stream, Script([Reply(calls=[call]), cut()])) as rig:
+        got = await rig.post("hybrid")
+        assert len(rig.upstream.requests) == 2
+    assert cut_short(pair[0], got, stream), got.text
+
+
+@over_pairs
+@over_streams
+@over_all_modes
+async def test_a_cut_before_the_first_byte_is_a_502_cut_short(
+    pair: tuple[str, str], stream: bool, mode: str
+) -> None:
+    """Nothing reached the client yet: the upstream's failure, of the kind a retry policy may
+    try again (``UpstreamFailure.cut_short``), in the client's wire."""
+    empty = Reply(text="never sent", fault=Fault.EMPTY)
+    async with rigged(pair, stream, Script([empty]), **settings_for(mode)) as rig:
+        got = await rig.post(mode.removesuffix("-relay"))
+    assert got.status == 502 and "cut short" in got.text, got.text
+    assert is_wire_error(pair[0], got, stream)
