@@ -161,8 +161,18 @@ async def test_junk_json_from_the_upstream_is_a_502_naming_it(
     assert got.status == 502 and "'default'" in got.text
     if mode == "off" and pair[0] == pair[1]:  # pass-through: read whole before the client's byte
         assert "cut short" in got.text
-        return
     assert rig.exchanges[0].attempts == [200, 200, 200]  # read before the client had a byte
+
+
+@over_pairs
+async def test_junk_json_passed_through_is_tried_again(pair: tuple[str, str]) -> None:
+    """The pass-through relay reads a JSON reply whole within ``Forward``'s tries too: a body
+    cut short is tried again, and the client gets the whole one."""
+    script = Script([Reply(text="cut short", fault=Fault.TRUNCATED_JSON), Reply(text="Whole")])
+    async with rigged(pair, False, script) as rig:
+        got = await rig.post("off")
+    assert got.status == 200 and "Whole" in got.text
+    assert rig.exchanges[0].attempts == [200, 200]
 
 
 @over_pairs

@@ -3,8 +3,9 @@ bytes go upstream and the upstream's bytes come back as they arrive, streams chu
 an observer rebuilds the canonical reply from what the client got, after it got it.
 
 Only a whole reply is passed on as one: a JSON body is read whole before the client gets it,
-so one that does not parse or decode as a reply of its wire is the upstream's failure
-(``reply_cut_short``) and the client gets none of it; a stream is checked at its end, without
+inside ``Forward``'s tries (``Outbound.settle``), so one that does not parse or decode as a
+reply of its wire is the upstream's retryable failure (``reply_cut_short``), tried again, and
+the client gets none of it; a stream is checked at its end, without
 holding a byte back, and one that ended short of its terminal event ends with the client
 wire's own error event."""
 
@@ -41,16 +42,25 @@ async def pass_through(
     query: str,
     finish: Finish | None = None,
 ) -> web.StreamResponse:
-    outbound = Outbound(adapter(forward.wire).path, raw, query)
+    observed: list[tuple[Response, str | None]] = []
+
+    async def settle(reply: Reply) -> None:
+        """A JSON reply read and decoded within the tries: one cut short is tried again."""
+        if reply.streamed:
+            return
+        response, note = _observe(await reply.read(), reply.wire)
+        if response is None:
+            raise reply_cut_short(reply, note or "no reply")
+        observed.append((response, note))
+
+    outbound = Outbound(adapter(forward.wire).path, raw, query, settle=settle)
     try:
         async with forward.send(outbound) as reply:
             headers.update(reply.headers)
             if reply.streamed:
                 return await _stream(forward, reply, client, headers, finish)
             body = await reply.read()
-            response, note = _observe(body, forward.wire)
-            if response is None:
-                raise reply_cut_short(reply, note or "no reply")
+            response, note = observed[-1]
     except UpstreamFailure as failure:
         forward.failed(failure.status, failure.message)
         return failure_response(client.source, failure, headers)
