@@ -44,8 +44,6 @@ from skillstate.testing import Fault, RecordedRequest, Reply, ScriptedUpstream
 KINDS = ("500", "429", "reset", "cut", "hang")
 FIRST_BYTE_S = 3.0
 """The gateway's first-byte timeout in this test, and the direct client's patience."""
-CUT_STREAM = Fault.MALFORMED_SSE
-"""How a stream is cut short."""
 
 
 @dataclass
@@ -89,8 +87,7 @@ class Flaky:
             return Reply(text="cut by a reset", fault=Fault.RESET)
         if kind == "hang":
             return Reply(text="never sent", fault=Fault.HANG)
-        cut = CUT_STREAM if request.stream else Fault.TRUNCATED_JSON
-        return Reply(text="a reply cut short " * 20, fault=cut)
+        return Reply(text="a reply cut short " * 20, fault=Fault.CUT_SHORT)
 
 
 def whole(wire: str, status: int, stream: bool, raw: bytes) -> str:
