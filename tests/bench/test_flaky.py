@@ -1,5 +1,6 @@
-"""The flaky-provider load test's judge (``bench/flaky.py``): what counts as a whole reply on
-each wire, so that a silent truncation is counted as one."""
+"""The load tests' judge (``bench/faults.whole``, which bench/flaky.py and bench/faults.py
+count by): what counts as a whole reply on each wire, so that a silent truncation is counted as
+one."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import json
 
 import pytest
 
-from skillstate.bench import flaky
+from skillstate.bench.faults import whole
 
 
 def _sse(*events: str) -> bytes:
@@ -45,9 +46,9 @@ def test_a_200_is_whole_only_when_its_wire_says_so(
     wire: str, stream: bool, raw: str | bytes, outcome: str
 ) -> None:
     data = raw.encode() if isinstance(raw, str) else raw
-    assert flaky.whole(wire, 200, stream, data) == outcome
+    assert whole(wire, 200, stream, data) == outcome
 
 
 def test_an_error_is_well_formed_only_in_the_wires_shape() -> None:
-    assert flaky.whole("chat", 502, False, b'{"error": {"message": "x"}}') == "failed"
-    assert flaky.whole("chat", 502, True, b"Bad Gateway") == "malformed"
+    assert whole("chat", 502, False, b'{"error": {"message": "x"}}') == "failed"
+    assert whole("chat", 502, True, b"Bad Gateway") == "malformed"

@@ -147,43 +147,57 @@ async def _client(url: str, tally: Tally, stop: float, seed: int, request_timeou
             except aiohttp.ClientError as exc:
                 tally.malformed.append(f"{wire}: {type(exc).__name__}: {exc}")
                 continue
-            outcome = _outcome(wire, status, stream, raw)
+            outcome = whole(wire, status, stream, raw)
             if outcome == "ok":
                 tally.ok += 1
                 if mode == "hybrid":
                     tally.patches.setdefault(session_id, set()).add(key)
                 continue
             tally.failed[str(status)] += 1
-            if outcome == "malformed":
+            if outcome in ("malformed", "truncated"):  # a 200 that is not whole: as bad
                 tally.malformed.append(f"{wire} {status}: {raw[-200:]!r}")
 
 
-def _outcome(wire: str, status: int, stream: bool, raw: bytes) -> str:
-    """``ok``, ``failed`` (a well-formed error in the client's wire) or ``malformed``."""
-    text = raw.decode(errors="replace").replace(" ", "")
-    if status == 200 and not stream:
-        return "ok"
+def whole(wire: str, status: int, stream: bool, raw: bytes) -> str:
+    """``ok``, ``failed`` (a well-formed error in the client's wire), ``truncated`` (a 200 that
+    is not a whole reply) or ``malformed`` (an error that is not the wire's)."""
     if status != 200:
         try:
             body = json.loads(raw)
         except ValueError:
             return "malformed"
-        return (
-            "failed"
-            if isinstance(body, dict) and isinstance(body.get("error"), dict)
-            else ("malformed")
-        )
+        error = body.get("error") if isinstance(body, dict) else None
+        return "failed" if isinstance(error, dict) else "malformed"
+    if not stream:
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            return "truncated"
+        return "ok" if _complete(wire, body) else "truncated"
+    text = raw.decode(errors="replace").replace(" ", "")
     if wire == "chat":
-        if not text.rstrip().endswith("data:[DONE]"):
-            return "malformed"
-        return "failed" if '"error":{' in text else "ok"
+        if '"error":{' in text:
+            return "failed"
+        done = text.rstrip().endswith("data:[DONE]") and '"finish_reason":"' in text
+        return "ok" if done else "truncated"
     if wire == "messages":
         if "event:error" in text:
             return "failed"
-        return "ok" if "event:message_stop" in text else "malformed"
+        return "ok" if "event:message_stop" in text else "truncated"
     if '"type":"error"' in text or "response.failed" in text:
         return "failed"
-    return "ok" if "response.completed" in text else "malformed"
+    return "ok" if "response.completed" in text or "response.incomplete" in text else "truncated"
+
+
+def _complete(wire: str, body: Any) -> bool:
+    if not isinstance(body, dict):
+        return False
+    if wire == "chat":
+        choices = body.get("choices") or [{}]
+        return bool(choices[0].get("finish_reason"))
+    if wire == "messages":
+        return bool(body.get("stop_reason"))
+    return body.get("status") in ("completed", "incomplete")
 
 
 async def _run(args: argparse.Namespace) -> int:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import random
 import sys
@@ -33,11 +32,10 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import aiohttp
 
-from skillstate.bench.faults import WIRES, _body, _wait_ready
+from skillstate.bench.faults import WIRES, _body, _wait_ready, whole
 from skillstate.bench.harness import free_port, rss_mb
 from skillstate.testing import Fault, RecordedRequest, Reply, ScriptedUpstream
 
@@ -88,48 +86,6 @@ class Flaky:
         if kind == "hang":
             return Reply(text="never sent", fault=Fault.HANG)
         return Reply(text="a reply cut short " * 20, fault=Fault.CUT_SHORT)
-
-
-def whole(wire: str, status: int, stream: bool, raw: bytes) -> str:
-    """``ok``, ``failed`` (a well-formed error in the client's wire), ``truncated`` (a 200 that
-    is not a whole reply) or ``malformed`` (an error that is not the wire's)."""
-    if status != 200:
-        try:
-            body = json.loads(raw)
-        except ValueError:
-            return "malformed"
-        error = body.get("error") if isinstance(body, dict) else None
-        return "failed" if isinstance(error, dict) else "malformed"
-    if not stream:
-        try:
-            body = json.loads(raw)
-        except ValueError:
-            return "truncated"
-        return "ok" if _complete(wire, body) else "truncated"
-    text = raw.decode(errors="replace").replace(" ", "")
-    if wire == "chat":
-        if '"error":{' in text:
-            return "failed"
-        done = text.rstrip().endswith("data:[DONE]") and '"finish_reason":"' in text
-        return "ok" if done else "truncated"
-    if wire == "messages":
-        if "event:error" in text:
-            return "failed"
-        return "ok" if "event:message_stop" in text else "truncated"
-    if '"type":"error"' in text or "response.failed" in text:
-        return "failed"
-    return "ok" if "response.completed" in text or "response.incomplete" in text else "truncated"
-
-
-def _complete(wire: str, body: Any) -> bool:
-    if not isinstance(body, dict):
-        return False
-    if wire == "chat":
-        choices = body.get("choices") or [{}]
-        return bool(choices[0].get("finish_reason"))
-    if wire == "messages":
-        return bool(body.get("stop_reason"))
-    return body.get("status") in ("completed", "incomplete")
 
 
 async def _client(

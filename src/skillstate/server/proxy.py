@@ -84,6 +84,7 @@ class _Taken:
     """The request as the client sent it (``inbound.request`` is the conversation a
     ``previous_response_id`` names, written out)."""
     upstream: Upstream | None
+    fallbacks: list[Upstream]
     chosen: list[Lane]
     extra: dict[str, str]
 
@@ -132,7 +133,7 @@ async def _read(http: web.Request, wire: Wire, gateway: GatewayContext) -> _Read
         size=len(inbound.raw),
         history=history is not None,
     )
-    return _Read(arrival, _Taken(inbound, client, upstream, chosen, extra))
+    return _Read(arrival, _Taken(inbound, client, upstream, fallbacks, chosen, extra))
 
 
 async def _run(
@@ -160,7 +161,7 @@ async def _run(
                 sent=lanes.request,
             )
             forward = Forward(gateway, http, taken.upstream, inbound.wire, run.target, exchange)
-            forward.fallbacks = gateway.router.fallbacks(taken.upstream)
+            forward.fallbacks = taken.fallbacks
             return await _upstream(forward, taken, lanes, service)
 
 
