@@ -84,6 +84,7 @@ def build_context(settings: Settings) -> GatewayContext:
             window_s=settings.circuit_window_seconds,
             open_s=settings.circuit_open_seconds,
             trials=settings.circuit_trials,
+            reroute_rate=settings.circuit_reroute_rate,
         ),
     )
 

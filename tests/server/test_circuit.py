@@ -10,11 +10,12 @@ from collections import Counter
 from typing import Any
 
 import aiohttp
+import pytest
 from internal_tools_clients import DRIVERS
 from rig import Got, Rig, rigged
 
 from skillstate.economics.exchange import Exchange
-from skillstate.testing import Reply, ScriptedUpstream
+from skillstate.testing import Fault, Reply, ScriptedCall, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
 from skillstate.testing.policies import Script
 from skillstate.testing.recording import RecordedRequest
@@ -52,11 +53,13 @@ async def test_it_opens_on_a_failure_rate_not_on_a_run_of_retries() -> None:
         for _ in range(3):
             assert (await rig.post("off")).status == 200
         health = (await rig.health())["upstreams"][0]
-        assert health["circuit"] == "closed"
-        assert health["circuit_window"] == {"calls": 3, "failed": 0, "retry_in_s": 0.0}
+        # Not open; degraded (6 of its 9 tries failed), which matters only with a fallback.
+        assert health["circuit"] == "degraded"
+        window = {"calls": 3, "failed": 0, "tries": 9, "failed_tries": 6, "retry_in_s": 0.0}
+        assert health["circuit_window"] == window
         for _ in range(2):
             assert (await rig.post("off")).status == 500
-        assert (await rig.health())["upstreams"][0]["circuit"] == "closed"  # 2 of 5: below
+        assert (await rig.health())["upstreams"][0]["circuit"] == "degraded"  # 2 of 5: below
         assert (await rig.post("off")).status == 500
         assert (await rig.health())["upstreams"][0]["circuit"] == "open"
         assert 'skillstate_upstream_circuit{state="open",upstream="default"} 1.0' in (
@@ -187,3 +190,89 @@ async def test_no_retry_starts_past_the_deadline() -> None:
         got = await rig.post("off")
     assert got.status == 503
     assert rig.exchanges[0].attempts == [503, 503]  # a third try would start after 0.8 s
+
+
+async def test_a_degraded_upstream_is_passed_over_for_a_healthy_fallback(tmp_path: Any) -> None:
+    """The primary fails one try in five; its retries absorb it (no call fails, the circuit
+    never opens), but its tries show it: once 5 tries were made, 1 failed (over the 10% reroute
+    rate), the next requests go to the healthy fallback straight away."""
+    pattern = [failed(), *(Reply(text="Primary") for _ in range(4))]
+    async with (
+        ScriptedUpstream(Script(pattern * 4)) as primary,
+        ScriptedUpstream(Script([Reply(text="Backup") for _ in range(3)])) as backup,
+    ):
+        config = _fallback_config(tmp_path, primary.url, backup.url)
+        exchanges: list[Exchange] = []
+        settings = {"circuit_min_requests": 5, "retries": 2}
+        async with gateway_for(config_path=config, settings=settings) as gw:
+            gw.context.observers.append(exchanges.append)
+            rig = Rig(primary, gw, DRIVERS["openai-chat"], False, exchanges)
+            got = [await rig.post("off") for _ in range(6)]
+            health = {up["name"]: up for up in (await rig.health())["upstreams"]}
+            shown = await metrics(rig)
+    assert all(g.status == 200 for g in got)
+    assert ["Primary" in g.text for g in got] == [True] * 4 + [False] * 2
+    assert [e.upstream for e in exchanges] == ["primary"] * 4 + ["backup"] * 2
+    assert exchanges[0].attempts == [500, 200]
+    assert exchanges[4].attempts == [200]  # the primary was not tried
+    assert "its circuit is degraded" in (exchanges[4].note or "")
+    assert health["primary"]["circuit"] == "degraded"
+    assert health["primary"]["circuit_window"]["failed"] == 0
+    assert health["backup"]["circuit"] == "closed"
+    assert 'skillstate_upstream_circuit{state="degraded",upstream="primary"} 1.0' in shown
+
+
+async def test_a_failing_try_moves_the_call_to_a_fallback_once_the_circuit_says_so(
+    tmp_path: Any,
+) -> None:
+    """A call whose upstream became degraded while it was trying is not tried there again:
+    its next try is the fallback's."""
+    async with (
+        ScriptedUpstream(Script([Reply(text="Primary"), failed(), failed()])) as primary,
+        ScriptedUpstream(Script([Reply(text="Backup")])) as backup,
+    ):
+        config = _fallback_config(tmp_path, primary.url, backup.url)
+        exchanges: list[Exchange] = []
+        settings = {"circuit_min_requests": 2, "retries": 2}
+        async with gateway_for(config_path=config, settings=settings) as gw:
+            gw.context.observers.append(exchanges.append)
+            rig = Rig(primary, gw, DRIVERS["openai-chat"], False, exchanges)
+            first, second = [await rig.post("off") for _ in range(2)]
+    assert "Primary" in first.text and "Backup" in second.text
+    # 1 of 2 tries failed: degraded; the call leaves for the fallback before a second 500.
+    assert exchanges[1].attempts == [500, 200] and exchanges[1].upstream == "backup"
+    assert len([r for r in primary.requests if r.method == "POST"]) == 2
+
+
+@pytest.mark.parametrize("fault", [Fault.RESET, Fault.CUT_SHORT])
+@pytest.mark.parametrize("mode", ["off", "hybrid"])
+async def test_a_stream_broken_after_its_first_byte_is_a_failed_call(
+    fault: Fault, mode: str
+) -> None:
+    """The client had bytes, so the call was not tried again, but its circuit is told it
+    failed (a broken stream is no success), once, when the stream ended."""
+    broken = Reply(text="A stream long enough to break in its middle", fault=fault)
+    script = Script([Reply(text="Whole"), broken])
+    async with rigged(CHAT, True, script, retries=2) as rig:
+        whole = await rig.post(mode)
+        assert (await rig.health())["upstreams"][0]["circuit_window"]["failed"] == 0
+        cut = await rig.post(mode)
+        window = (await rig.health())["upstreams"][0]["circuit_window"]
+    assert whole.status == 200 and '"error"' not in whole.text
+    # Relayed, the error comes as an event; the round loop may not have sent a byte yet.
+    assert cut.status in (200, 502) and '"error"' in cut.text
+    assert (window["calls"], window["failed"]) == (2, 1)
+    assert (window["tries"], window["failed_tries"]) == (2, 1)
+
+
+async def test_the_retry_deadline_counts_from_the_requests_first_try() -> None:
+    """Two rounds (the internal tool's call, then the answer), each of whose first try is a
+    503 asking 0.4 s: with a 0.5 s deadline, the first round's wait spends most of it, and
+    the second round is not tried again (a deadline per round would have let it)."""
+    busy = Reply.failure(503, "busy", headers={"retry-after": "0.4"})
+    call = ScriptedCall("skill_state", {"patch": {"objective": "x"}}, id="call_s")
+    script = Script([busy, Reply(calls=[call]), busy, Reply(text="Done")])
+    async with rigged(CHAT, False, script, retries=5, retry_deadline=0.5) as rig:
+        got = await rig.post("hybrid")
+    assert got.status == 503
+    assert rig.exchanges[0].attempts == [503, 200, 503]

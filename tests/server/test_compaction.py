@@ -318,3 +318,41 @@ async def test_the_compact_endpoint_needs_a_responses_upstream_or_a_state() -> N
         assert failed.value.status_code == 501
         assert "speaks anthropic-messages" in failed.value.message
         assert rig.upstream.requests == []
+
+
+async def test_a_compaction_cut_short_upstream_is_tried_again_never_passed_on() -> None:
+    """The compact endpoint passed through reads the upstream's reply whole within the tries:
+    a body cut in half is tried again, and the client gets the whole compaction, never the
+    half (and with no retry left, a 502 that names it)."""
+    from aiohttp import web
+
+    whole = {"object": "response.compaction", "output": [{"type": "compaction", "id": "c1"}]}
+    raw = json.dumps(whole).encode()
+    served: list[int] = []
+
+    async def compact(request: web.Request) -> web.Response:
+        served.append(len(served))
+        body = raw[: len(raw) // 2] if len(served) % 2 else raw  # odd calls: cut in half
+        return web.Response(body=body, content_type="application/json")
+
+    app = web.Application()
+    app.router.add_post("/v1/responses/compact", compact)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    body = json.loads((COMPACTION / "codex-responses-compact.json").read_text())
+    headers = {"x-skillstate-mode": "off"}
+    try:
+        settings = {"retries": 1, "retry_max_wait": 0.01}
+        url = f"http://127.0.0.1:{port}"
+        async with gateway_for(url, wire="openai-responses", settings=settings) as gw:
+            raw_reply = await _compact(gw.url, body, headers)
+        assert json.loads(raw_reply.text) == whole and served == [0, 1]
+        async with gateway_for(url, wire="openai-responses") as gw:  # no retry: a 502
+            with pytest.raises(openai.APIStatusError) as failed:
+                await _compact(gw.url, body, headers)
+        assert failed.value.status_code == 502 and "cut short" in failed.value.message
+    finally:
+        await runner.cleanup()

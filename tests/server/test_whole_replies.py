@@ -97,3 +97,23 @@ async def test_a_cut_before_the_first_byte_is_a_502_cut_short(
         got = await rig.post(mode.removesuffix("-relay"))
     assert got.status == 502 and "cut short" in got.text, got.text
     assert is_wire_error(pair[0], got, stream)
+
+
+@over_pairs
+@over_streams
+@over_all_modes
+async def test_a_reply_empty_before_its_first_byte_is_tried_again(
+    pair: tuple[str, str], stream: bool, mode: str
+) -> None:
+    """Nothing reached the client: an empty 200 (a stream of no events, an empty JSON body)
+    is tried again like a 502, and the client gets the whole reply of the next try; the
+    ledger's attempts say what each try was."""
+    empty = Reply(text="never sent", fault=Fault.EMPTY)
+    fine = Reply(text="the-whole-answer")
+    settings = {**settings_for(mode), "retries": 2, "retry_max_wait": 0.01}
+    async with rigged(pair, stream, Script([empty] + [fine] * 6), **settings) as rig:
+        got = await rig.post(mode.removesuffix("-relay"))
+        assert len(rig.upstream.requests) >= 2  # paper may go on with rounds of its own
+    assert got.status == 200 and "the-whole-answer" in got.text, got.text
+    assert rig.exchanges[0].attempts[:2] == [502, 200]
+    assert not is_wire_error(pair[0], got, stream)

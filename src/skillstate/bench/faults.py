@@ -23,27 +23,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import os
 import random
 import sys
-import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import aiohttp
 
-from skillstate.bench.harness import free_port, rss_mb
+from skillstate.bench.harness import rss_mb, serving, verdicts
+from skillstate.bench.judge import WIRES, request_body, whole
 from skillstate.testing import Fault, RecordedRequest, Reply, ScriptedCall, ScriptedUpstream
 
-WIRES = {
-    "chat": "/v1/chat/completions",
-    "responses": "/v1/responses",
-    "messages": "/v1/messages",
-}
 FAULTS: list[Any] = [
     Fault.HANG,
     Fault.SLOW,
@@ -56,7 +48,6 @@ FAULTS: list[Any] = [
     429,
 ]
 RETRYABLE = {500, 503, 529, 429, Fault.RESET}
-TOOL = {"type": "object", "properties": {"k": {"type": "string"}}}
 
 
 @dataclass
@@ -107,20 +98,6 @@ def _patch_key(request: RecordedRequest) -> dict[str, str] | None:
     return {key: "seen"}
 
 
-def _body(wire: str, key: str, stream: bool) -> dict[str, Any]:
-    text = f"Remember {key}."
-    if wire == "chat":
-        tools: list[Any] = [{"type": "function", "function": {"name": "look", "parameters": TOOL}}]
-        return {"model": "m", "stream": stream, "messages": [{"role": "user", "content": text}],
-                "tools": tools}  # fmt: skip
-    if wire == "responses":
-        tools = [{"type": "function", "name": "look", "parameters": TOOL}]
-        return {"model": "m", "stream": stream, "input": text, "tools": tools}
-    tools = [{"name": "look", "input_schema": TOOL}]
-    return {"model": "m", "max_tokens": 64, "stream": stream, "tools": tools,
-            "messages": [{"role": "user", "content": text}]}  # fmt: skip
-
-
 async def _client(url: str, tally: Tally, stop: float, seed: int, request_timeout: float) -> None:
     rng = random.Random(seed)
     timeout = aiohttp.ClientTimeout(total=request_timeout)
@@ -136,7 +113,7 @@ async def _client(url: str, tally: Tally, stop: float, seed: int, request_timeou
             headers = {"x-skillstate-session": session_id, "x-skillstate-mode": mode}
             if wire == "messages":
                 headers["anthropic-version"] = "2023-06-01"
-            body = _body(wire, key, stream)
+            body = request_body(wire, key, stream)
             try:
                 async with session.post(url + WIRES[wire], json=body, headers=headers) as r:
                     raw = await r.read()
@@ -158,93 +135,26 @@ async def _client(url: str, tally: Tally, stop: float, seed: int, request_timeou
                 tally.malformed.append(f"{wire} {status}: {raw[-200:]!r}")
 
 
-def whole(wire: str, status: int, stream: bool, raw: bytes) -> str:
-    """``ok``, ``failed`` (a well-formed error in the client's wire), ``truncated`` (a 200 that
-    is not a whole reply) or ``malformed`` (an error that is not the wire's)."""
-    if status != 200:
-        try:
-            body = json.loads(raw)
-        except ValueError:
-            return "malformed"
-        error = body.get("error") if isinstance(body, dict) else None
-        return "failed" if isinstance(error, dict) else "malformed"
-    if not stream:
-        try:
-            body = json.loads(raw)
-        except ValueError:
-            return "truncated"
-        return "ok" if _complete(wire, body) else "truncated"
-    text = raw.decode(errors="replace").replace(" ", "")
-    if wire == "chat":
-        if '"error":{' in text:
-            return "failed"
-        done = text.rstrip().endswith("data:[DONE]") and '"finish_reason":"' in text
-        return "ok" if done else "truncated"
-    if wire == "messages":
-        if "event:error" in text:
-            return "failed"
-        return "ok" if "event:message_stop" in text else "truncated"
-    if '"type":"error"' in text or "response.failed" in text:
-        return "failed"
-    return "ok" if "response.completed" in text or "response.incomplete" in text else "truncated"
-
-
-def _complete(wire: str, body: Any) -> bool:
-    if not isinstance(body, dict):
-        return False
-    if wire == "chat":
-        choices = body.get("choices") or [{}]
-        return bool(choices[0].get("finish_reason"))
-    if wire == "messages":
-        return bool(body.get("stop_reason"))
-    return body.get("status") in ("completed", "incomplete")
-
-
 async def _run(args: argparse.Namespace) -> int:
     tally = Tally()
-    data = Path(tempfile.mkdtemp(prefix="skillstate-faults-"))
-    async with ScriptedUpstream(Faulty(args.rate, tally, args.seed)) as up:
-        port = free_port()
-        env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLSTATE_")}
-        env.update(SKILLSTATE_DATA_DIR=str(data), SKILLSTATE_FIRST_BYTE_TIMEOUT="3",
-                   SKILLSTATE_STREAM_IDLE_TIMEOUT="3")  # fmt: skip
-        gateway = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "skillstate", "serve", "--upstream", up.url,
-            "--port", str(port), env=env, stderr=asyncio.subprocess.DEVNULL,
-        )  # fmt: skip
-        url = f"http://127.0.0.1:{port}"
-        try:
-            await _wait_ready(url)
-            await asyncio.gather(*(_client(url, Tally(), time.monotonic() + 3, s, 30)
-                                   for s in range(4)))  # fmt: skip
-            start_rss = rss_mb(gateway.pid)
-            stop = time.monotonic() + args.seconds
-            clients = [
-                _client(url, tally, stop, 1000 + s, args.request_timeout)
-                for s in range(args.clients)
-            ]
-            await asyncio.gather(*clients)
-            end_rss = rss_mb(gateway.pid)
-            lost = await _lost_patches(url, tally)
-            alive = gateway.returncode is None
-        finally:
-            gateway.terminate()
-            await gateway.wait()
+    timeouts = {"SKILLSTATE_FIRST_BYTE_TIMEOUT": "3", "SKILLSTATE_STREAM_IDLE_TIMEOUT": "3"}
+    async with (
+        ScriptedUpstream(Faulty(args.rate, tally, args.seed)) as up,
+        serving("--upstream", up.url, env=timeouts) as gateway,
+    ):
+        url = gateway.url
+        await asyncio.gather(*(_client(url, Tally(), time.monotonic() + 3, s, 30)
+                               for s in range(4)))  # fmt: skip
+        start_rss = rss_mb(gateway.process.pid)
+        stop = time.monotonic() + args.seconds
+        clients = [
+            _client(url, tally, stop, 1000 + s, args.request_timeout) for s in range(args.clients)
+        ]
+        await asyncio.gather(*clients)
+        end_rss = rss_mb(gateway.process.pid)
+        lost = await _lost_patches(url, tally)
+        alive = gateway.process.returncode is None
     return _report(args, tally, start_rss, end_rss, lost, alive)
-
-
-async def _wait_ready(url: str, limit: float = 30.0) -> None:
-    deadline = time.monotonic() + limit
-    async with aiohttp.ClientSession() as session:
-        while time.monotonic() < deadline:
-            try:
-                async with session.get(url + "/health") as reply:
-                    if reply.status == 200:
-                        return
-            except aiohttp.ClientError:
-                pass
-            await asyncio.sleep(0.1)
-    raise RuntimeError(f"{url} did not come up in {limit}s")
 
 
 async def _lost_patches(url: str, tally: Tally) -> int:
@@ -281,7 +191,7 @@ def _report(
     print(f"patches checked {checked}, lost {lost}")
     rss = f"{start_rss:.1f} -> {end_rss:.1f} MB ({growth:+.0%})" if start_rss and end_rss else "?"
     print(f"gateway RSS {rss}; gateway alive at the end: {alive}")
-    verdicts = {
+    held = {
         "no crash": alive,
         "no hung request": tally.hung == 0,
         "no other gateway 5xx": not gateway_5xx,
@@ -289,9 +199,7 @@ def _report(
         "no lost patch": lost == 0,
         "RSS within 20%": growth <= 0.20,
     }
-    for name, held in verdicts.items():
-        print(f"  {'ok  ' if held else 'FAIL'} {name}")
-    return 0 if all(verdicts.values()) else 1
+    return verdicts(held)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -152,6 +152,59 @@ def forwarder(upstream: str) -> Iterator[Server]:
         yield Server(f"http://127.0.0.1:{port}", proc.pid)
     finally:
         stop(proc)
+
+
+@dataclass(slots=True)
+class Serving:
+    """A gateway started by ``serving``: its base URL and its process (``returncode`` is None
+    while it runs)."""
+
+    url: str
+    process: asyncio.subprocess.Process
+
+
+@contextlib.asynccontextmanager
+async def serving(*args: str, env: Mapping[str, str] | None = None) -> AsyncIterator[Serving]:
+    """``skillstate serve ARGS --port P`` in a child process with a scratch data directory and
+    ``env`` over ``bench_env()``, once its ``/health`` answers; stopped on exit."""
+    port = free_port()
+    with tempfile.TemporaryDirectory(prefix="skillstate-bench-") as scratch:
+        environ = {**bench_env(), "SKILLSTATE_DATA_DIR": scratch, **(env or {})}
+        command = [sys.executable, "-m", "skillstate", "serve", *args, "--port", str(port)]
+        process = await asyncio.create_subprocess_exec(
+            *command, env=environ, stderr=asyncio.subprocess.DEVNULL
+        )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            await _healthy(url, alive=lambda: process.returncode is None)
+            yield Serving(url, process)
+        finally:
+            if process.returncode is None:
+                process.terminate()
+            await process.wait()
+
+
+async def _healthy(url: str, alive: Callable[[], bool], limit: float = 30.0) -> None:
+    deadline = time.monotonic() + limit
+    async with aiohttp.ClientSession() as session:
+        while time.monotonic() < deadline:
+            if not alive():
+                raise RuntimeError(f"the gateway for {url} exited before it answered")
+            try:
+                async with session.get(url + "/health") as reply:
+                    if reply.status == 200:
+                        return
+            except aiohttp.ClientError:
+                pass
+            await asyncio.sleep(0.1)
+    raise RuntimeError(f"{url} did not come up in {limit}s")
+
+
+def verdicts(held: Mapping[str, bool]) -> int:
+    """Print each verdict (``ok`` or ``FAIL``); the exit status: 0 when all held."""
+    for name, ok in held.items():
+        print(f"  {'ok  ' if ok else 'FAIL'} {name}")
+    return 0 if all(held.values()) else 1
 
 
 @dataclass(frozen=True, slots=True)

@@ -232,7 +232,10 @@ class Settings(BaseModel):
     # circuit_failure_rate of at least circuit_min_requests calls in the last
     # circuit_window_seconds failed, stays open circuit_open_seconds, then lets circuit_trials
     # calls through as trials. Open, it reroutes to a healthy fallback, never refuses alone.
+    # Closed, an upstream that failed circuit_reroute_rate of its tries (of at least
+    # circuit_min_requests) is passed over for a healthy fallback, when it has one.
     circuit_failure_rate: StrictFloat = 0.5
+    circuit_reroute_rate: StrictFloat = 0.1
     circuit_min_requests: StrictInt = 20
     circuit_window_seconds: StrictFloat = 30.0
     circuit_open_seconds: StrictFloat = 30.0
@@ -333,7 +336,7 @@ class Settings(BaseModel):
     def _timeout(cls, seconds: float) -> float:
         return values.check_positive(seconds)
 
-    @field_validator("circuit_failure_rate")
+    @field_validator("circuit_failure_rate", "circuit_reroute_rate")
     @classmethod
     def _failure_rate(cls, rate: float) -> float:
         if not 0 < rate <= 1:

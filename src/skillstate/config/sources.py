@@ -263,6 +263,7 @@ TEXT_PARSERS: dict[str, Callable[[str], object]] = {
     "retry_max_wait": parse_float,
     "retry_deadline": parse_float,
     "circuit_failure_rate": parse_float,
+    "circuit_reroute_rate": parse_float,
     "circuit_min_requests": parse_int,
     "circuit_window_seconds": parse_float,
     "circuit_open_seconds": parse_float,

@@ -55,6 +55,7 @@ NOTES: dict[str, str] = {
     "retry_max_wait": "Longest wait between tries, in seconds.",
     "retry_deadline": "Seconds from an upstream call's first try after which none starts.",
     "circuit_failure_rate": "Share of failed calls in the window that opens a circuit.",
+    "circuit_reroute_rate": "Share of failed tries that sends calls to a healthy fallback.",
     "circuit_min_requests": "Fewest calls in the window before a circuit may open.",
     "circuit_window_seconds": "The window a circuit judges an upstream over, in seconds.",
     "circuit_open_seconds": "Seconds an open circuit reroutes before its trial calls.",

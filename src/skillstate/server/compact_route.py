@@ -32,7 +32,7 @@ from skillstate.protocols.openai_responses.compaction import (
 from skillstate.server.context import GATEWAY, GatewayContext
 from skillstate.server.errors import error_response, failure_response
 from skillstate.server.exchanges import notify_local
-from skillstate.server.forward import Forward, Outbound, UpstreamFailure
+from skillstate.server.forward import Forward, Outbound, Reply, UpstreamFailure, reply_cut_short
 from skillstate.server.inbound import Inbound, Refusal, read_inbound, request_mode, session_headers
 from skillstate.state.mode import Mode
 from skillstate.support import jsonio
@@ -72,8 +72,9 @@ async def handle_compact(request: web.Request) -> web.StreamResponse:
         )
         return error_response(WIRE, 501, message, kind=ErrorKind.INVALID_REQUEST, headers=ours)
     forward = Forward(gateway, request, upstream, WIRE, WIRE)
+    outbound = Outbound(PATH, inbound.raw, request.query_string, settle=_whole_compaction)
     try:
-        async with forward.send(Outbound(PATH, inbound.raw, request.query_string)) as reply:
+        async with forward.send(outbound) as reply:
             body = await reply.read()
             ours.update(reply.headers)
     except UpstreamFailure as failure:
@@ -81,6 +82,18 @@ async def handle_compact(request: web.Request) -> web.StreamResponse:
     out = web.Response(status=reply.status, body=body, headers=ours)
     out.content_type = reply.raw.content_type or "application/json"
     return out
+
+
+async def _whole_compaction(reply: Reply) -> None:
+    """``Outbound.settle``: the upstream's compaction read whole within the tries: a JSON
+    object with its ``output`` list, else a reply cut short (tried again; never passed on)."""
+    raw = await reply.read()
+    try:
+        body = jsonio.loads(raw)
+    except ValueError as exc:
+        raise reply_cut_short(reply, f"the JSON body does not parse whole: {exc}") from exc
+    if not isinstance(body, dict) or not isinstance(body.get("output"), list):
+        raise reply_cut_short(reply, "not a compaction: no output list")
 
 
 def _answer(

@@ -62,7 +62,7 @@ async def metrics(request: web.Request) -> web.Response:
     await recorder.flush()
     gateway = request.app[GATEWAY]
     for upstream in gateway.router.upstreams:
-        recorder.metrics.circuit(upstream.name, gateway.circuit(upstream.name).state.value)
+        recorder.metrics.circuit(upstream.name, gateway.circuit(upstream.name).status)
     return web.Response(body=recorder.metrics.text(), headers={"content-type": CONTENT_TYPE_LATEST})
 
 

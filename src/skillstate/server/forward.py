@@ -143,6 +143,11 @@ class Reply:
     raw: aiohttp.ClientResponse
     first_byte: Callable[[], None] | None = None
     """Told once, when the first chunk came (``Forward`` times it)."""
+    failure: UpstreamFailure | None = None
+    """How reading the reply failed, once it did (a stream broken or cut short): its circuit
+    is told the call failed."""
+    _head: bytes | None = None
+    """The stream's first chunk, read by ``peek`` and given first by ``chunks``."""
 
     @property
     def streamed(self) -> bool:
@@ -152,7 +157,24 @@ class Reply:
         try:
             return await self.raw.read()
         except (aiohttp.ClientError, TimeoutError) as exc:
-            raise _failure(exc, self.upstream, self.wire) from exc
+            raise self._broke(_failure(exc, self.upstream, self.wire)) from exc
+
+    async def peek(self) -> None:
+        """Wait for a stream's first chunk (kept for ``chunks``), while nothing of the reply
+        reached the client: a stream that breaks, stalls or ends before any byte is the
+        upstream's retryable failure, tried again like a 502."""
+        try:
+            head = await self.raw.content.readany()
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            failure = _failure(exc, self.upstream, self.wire)
+            failure.retryable = True
+            raise failure from exc
+        if not head:
+            raise reply_cut_short(self, "the stream ended before its first byte")
+        self._head = head
+        if self.first_byte is not None:
+            self.first_byte()
+            self.first_byte = None
 
     async def json(self) -> Json:
         raw = await self.read()
@@ -173,6 +195,9 @@ class Reply:
             raise reply_cut_short(self, f"not a whole reply of its wire: {exc}") from exc
 
     async def chunks(self) -> AsyncIterator[bytes]:
+        if self._head is not None:
+            head, self._head = self._head, None
+            yield head
         try:
             async for chunk in self.raw.content.iter_any():
                 if self.first_byte is not None:
@@ -181,9 +206,15 @@ class Reply:
                 yield chunk
         except aiohttp.ClientPayloadError as exc:
             message = f"upstream {self.upstream!r} stream broke: {exc}"
-            raise UpstreamFailure(502, ErrorKind.UPSTREAM, message, wire=self.wire) from exc
+            failure = UpstreamFailure(502, ErrorKind.UPSTREAM, message, wire=self.wire)
+            raise self._broke(failure) from exc
         except (aiohttp.ClientError, TimeoutError) as exc:
-            raise _failure(exc, self.upstream, self.wire) from exc
+            raise self._broke(_failure(exc, self.upstream, self.wire)) from exc
+
+    def _broke(self, failure: UpstreamFailure) -> UpstreamFailure:
+        if self.failure is None:
+            self.failure = failure
+        return failure
 
     async def events(self) -> AsyncIterator[list[Event]]:
         """The stream as canonical events, a batch per chunk that completed some. A stream
@@ -207,7 +238,10 @@ class Reply:
 def unreadable(reply: Reply, why: str) -> UpstreamFailure:
     message = f"upstream {reply.upstream!r} sent a reply the gateway cannot read ({why})"
     log.warning(message)
-    return UpstreamFailure(502, ErrorKind.UPSTREAM, message, wire=reply.wire, headers=reply.headers)
+    failure = UpstreamFailure(
+        502, ErrorKind.UPSTREAM, message, wire=reply.wire, headers=reply.headers
+    )
+    return reply._broke(failure)
 
 
 async def read_whole(reply: Reply) -> None:
@@ -223,9 +257,10 @@ def reply_cut_short(reply: Reply, why: str) -> UpstreamFailure:
     After the first byte the route ends the stream with the client wire's error event."""
     message = f"upstream {reply.upstream!r} reply cut short ({why})"
     log.warning(message)
-    return UpstreamFailure(
+    failure = UpstreamFailure(
         502, ErrorKind.UPSTREAM, message, wire=reply.wire, headers=reply.headers, cut_short=True
     )
+    return reply._broke(failure)
 
 
 @dataclass(slots=True)
@@ -243,6 +278,8 @@ class Forward:
     relayed: dict[str, str] = field(default_factory=dict)
     fallbacks: list[Upstream] = field(default_factory=list)
     """Upstreams still to try, in order, when this one is down (circuit open, retries spent)."""
+    _started: float | None = None
+    """When the request's first try began: the retry deadline counts from it."""
     _ended: bool = False
     _reported: bool = False
 
@@ -257,12 +294,20 @@ class Forward:
             timing.enter(time.perf_counter())
         try:
             reply = await self._with_fallbacks(outbound)
+            outcome = Outcome.PACED  # ended without a verdict (the client gone): none
             try:
                 yield reply
+                outcome = Outcome.OK
             except (aiohttp.ClientError, TimeoutError) as exc:
-                raise _failure(exc, self.upstream.name, self.wire) from exc
+                raise reply._broke(_failure(exc, self.upstream.name, self.wire)) from exc
             finally:
                 reply.raw.release()
+                if not (outbound.probe or outbound.optional):
+                    if reply.failure is not None:
+                        outcome = Outcome.FAILED
+                    circuit = self.gateway.circuit(reply.upstream)
+                    circuit.tried(outcome)
+                    circuit.record(outcome)
         finally:
             if timing is not None:
                 timing.leave(time.perf_counter())
@@ -272,7 +317,9 @@ class Forward:
         open is passed over for a healthy fallback (never for none: ``upstream.circuit``);
         one whose tries are spent on a failure that is not the provider's answer to the
         request itself gives way to the next fallback."""
-        started = time.monotonic()
+        if self._started is None:
+            self._started = time.monotonic()
+        started = self._started
         alone = outbound.probe or outbound.optional
         while True:
             if not alone and not self._circuit_allows(outbound):
@@ -290,7 +337,7 @@ class Forward:
 
     def _circuit_allows(self, outbound: Outbound) -> bool:
         circuit = self.gateway.circuit(self.upstream.name)
-        if circuit.state is State.CLOSED:
+        if circuit.state is State.CLOSED and not circuit.degraded:
             return True  # the common case: no fallback is looked at
         return circuit.allows(self._next(outbound, healthy=True, take=False) is not None)
 
@@ -319,7 +366,8 @@ class Forward:
             raise RuntimeError("no fallback to switch to")
         wire = candidate.wire_for(self.client_wire)
         path, body = outbound.render(wire) if outbound.render else (outbound.path, outbound.body)
-        why = failure.message if failure is not None else "its circuit is open"
+        status = self.gateway.circuit(self.upstream.name).status
+        why = failure.message if failure is not None else f"its circuit is {status}"
         log.warning(
             "upstream %r failed (%s); falling back to %r", self.upstream.name, why, candidate.name
         )
@@ -328,9 +376,13 @@ class Forward:
         return dataclasses.replace(outbound, path=path, body=body)
 
     async def _attempts(self, outbound: Outbound, started: float) -> Reply:
-        """This upstream's tries; its circuit is told their outcome once, as one call's."""
+        """This upstream's tries. Its circuit is told their outcome once, as one call's: here
+        when they all failed, by ``send`` when the reply that came has been read. A try that
+        failed while a healthy fallback became the better place (``Circuit.passes_over``)
+        ends the tries here: the call goes on there."""
         alone = outbound.probe or outbound.optional
         policy = ONCE if alone else self.gateway.retry
+        circuit = self.gateway.circuit(self.upstream.name)
         outcome = Outcome.PACED
         try:
             await self._admit(outbound)
@@ -341,8 +393,10 @@ class Forward:
                     reply = await self._try(outbound)
                 except UpstreamFailure as failure:
                     outcome = failure.outcome
+                    if not alone:
+                        circuit.tried(outcome)
                     delay = None
-                    if failure.retryable and not failure.local:
+                    if failure.retryable and not failure.local and not self._elsewhere(outbound):
                         spent = time.monotonic() - started
                         delay = policy.delay(attempt, asked_s=failure.retry_after_s, spent_s=spent)
                     if delay is None:
@@ -355,8 +409,17 @@ class Forward:
             outcome = Outcome.PACED  # abandoned: no verdict on the upstream
             raise
         finally:
-            if not alone:
-                self.gateway.circuit(self.upstream.name).record(outcome)
+            if not alone and outcome is not Outcome.OK:
+                circuit.record(outcome)
+
+    def _elsewhere(self, outbound: Outbound) -> bool:
+        """Whether this upstream's circuit now sends calls to a healthy fallback, and this
+        call has one."""
+        if outbound.probe or outbound.optional:
+            return False
+        if not self.gateway.circuit(self.upstream.name).passes_over:
+            return False
+        return self._next(outbound, healthy=True, take=False) is not None
 
     async def _try(self, outbound: Outbound) -> Reply:
         """One try: the reply (settled), or ``UpstreamFailure``."""
@@ -365,19 +428,23 @@ class Forward:
         except (aiohttp.ClientError, TimeoutError) as exc:
             self._note_attempt(0)
             raise _failure(exc, self.upstream.name, self.wire) from exc
-        self._note_attempt(raw.status)
         relayed = response_headers(
             raw.headers, upstream_wire=self.wire, client_wire=self.client_wire
         )
         if raw.status >= 400:
+            self._note_attempt(raw.status)
             raise await self._refusal(raw, relayed)
         reply = self._reply(raw, relayed)
-        if outbound.settle is not None:
-            try:
+        try:
+            if outbound.settle is not None:
                 await outbound.settle(reply)
-            except BaseException:
-                raw.release()
-                raise
+            if reply.streamed:
+                await reply.peek()
+        except BaseException as exc:
+            raw.release()
+            self._note_attempt(exc.status if isinstance(exc, UpstreamFailure) else raw.status)
+            raise
+        self._note_attempt(raw.status)
         return reply
 
     async def _admit(self, outbound: Outbound) -> None:

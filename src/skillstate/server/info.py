@@ -63,12 +63,20 @@ async def _probe(request: web.Request, upstream: Upstream) -> dict[str, Any]:
 
 
 def circuit_report(gateway: GatewayContext, upstream: str) -> dict[str, Any]:
-    """``circuit``: its state; ``circuit_window``: the calls and failures it judges by now,
-    and the seconds until an open circuit lets trials through."""
+    """``circuit``: its state (``degraded``: closed, but passed over for a healthy fallback);
+    ``circuit_window``: the calls and failures it judges by now, the tries and failed tries
+    among them, and the seconds until an open circuit lets trials through."""
     circuit = gateway.circuit(upstream)
     calls, failed = circuit.counts()
-    window = {"calls": calls, "failed": failed, "retry_in_s": round(circuit.retry_in(), 1)}
-    return {"circuit": circuit.state.value, "circuit_window": window}
+    tries, failed_tries = circuit.tries()
+    window = {
+        "calls": calls,
+        "failed": failed,
+        "tries": tries,
+        "failed_tries": failed_tries,
+        "retry_in_s": round(circuit.retry_in(), 1),
+    }
+    return {"circuit": circuit.status, "circuit_window": window}
 
 
 async def models(request: web.Request) -> web.StreamResponse:

@@ -9,6 +9,14 @@ The contract:
 * ``closed``: calls go through. It opens when, within the window, at least ``min_calls``
   outcomes were counted and at least ``failure_rate`` of them failed. A run of failures below
   the volume never opens it.
+* ``degraded`` (closed still): the tries are counted too, each failed try (429s aside) as a
+  failure, so retries that absorbed a fault still show it. When at least ``min_calls`` tries
+  were made in the window and at least ``reroute_rate`` of them failed, the upstream is
+  degraded: a call that has a healthy fallback (closed and not degraded itself) goes there
+  instead; a call with nowhere else to go goes through. A degraded upstream that gets no
+  calls drains from its window, and the calls that then come back to it are its probes. A
+  stream that broke after its first byte is a failed try and a failed call, reported when it
+  ends.
 * ``open`` for ``open_s`` seconds: a call that has somewhere else to go (a fallback whose own
   circuit would take it) goes there; a call with nowhere else to go goes through anyway. A
   circuit with nowhere to send traffic only adds failures: it never refuses alone.
@@ -50,6 +58,9 @@ class CircuitPolicy:
     open_s: float = 30.0
     trials: int = 3
     """Calls let through at once while half-open; this many successes close the circuit."""
+    reroute_rate: float = 0.1
+    """The share of failed tries in the window from which a call with a healthy fallback is
+    sent there instead (``degraded``)."""
 
 
 BUCKETS = 10
@@ -57,14 +68,29 @@ BUCKETS = 10
 memory does not grow with the request rate."""
 
 
+CALLS, FAILED, TRIES, FAILED_TRIES = 1, 2, 3, 4
+"""The counts of a bucket, after its index at 0."""
+
+
 class Circuit:
-    __slots__ = ("_buckets", "_clock", "_opened", "_passed", "_trial_at", "_trials", "policy")
+    __slots__ = (
+        "_buckets",
+        "_clock",
+        "_opened",
+        "_passed",
+        "_totals",
+        "_trial_at",
+        "_trials",
+        "policy",
+    )
 
     def __init__(self, clock: Callable[[], float], policy: CircuitPolicy | None = None) -> None:
         self._clock = clock
         self.policy = policy or CircuitPolicy()
         self._buckets: deque[list[int]] = deque()
-        """``[bucket index, outcomes, failures]``, oldest first."""
+        """``[bucket index, calls, failed calls, tries, failed tries]``, oldest first."""
+        self._totals = [0, 0, 0, 0, 0]
+        """The sums of the buckets kept (index 0 unused)."""
         self._opened: float | None = None
         self._trials = 0
         """Trials out now (half-open)."""
@@ -81,38 +107,77 @@ class Circuit:
         return State.HALF_OPEN
 
     @property
+    def degraded(self) -> bool:
+        """Closed, but failing at least ``reroute_rate`` of its tries in the window."""
+        if not self._totals[FAILED_TRIES] or self._opened is not None:
+            return False  # the common case: no failed try in the window
+        self._expire()
+        tries, failed = self._totals[TRIES], self._totals[FAILED_TRIES]
+        return tries >= self.policy.min_calls and failed >= self.policy.reroute_rate * tries
+
+    @property
+    def status(self) -> str:
+        """The state as reported: ``degraded`` for a closed circuit that is."""
+        state = self.state
+        return "degraded" if state is State.CLOSED and self.degraded else state.value
+
+    @property
     def healthy(self) -> bool:
-        """Whether a call rerouted here would be taken (closed, or a trial is free)."""
+        """Whether a call rerouted here would be taken (closed and not degraded, or a trial
+        is free)."""
         state = self.state
         if state is State.CLOSED:
-            return True
+            return not self.degraded
         return state is State.HALF_OPEN and self._free_trial()
+
+    @property
+    def passes_over(self) -> bool:
+        """Whether a call that has a healthy fallback goes there instead of here now (open,
+        half-open with no trial free, or degraded); asking takes no trial."""
+        state = self.state
+        if state is State.CLOSED:
+            return self.degraded
+        return state is State.OPEN or not self._free_trial()
 
     def allows(self, elsewhere: bool) -> bool:
         """Whether a call goes to this upstream now; ``elsewhere``: whether it has a healthy
         fallback to go to instead. Without one the answer is always yes."""
         state = self.state
         if state is State.CLOSED:
-            return True
+            return not (elsewhere and self.degraded)
         if state is State.HALF_OPEN and self._free_trial():
             self._trials += 1
             self._trial_at = self._clock()
             return True
         return not elsewhere
 
+    def tried(self, outcome: Outcome) -> None:
+        """One try's outcome, as soon as it is known (a 429 is not counted). Closed only: the
+        tries of an open circuit's calls are judged by their calls' outcomes."""
+        if outcome is Outcome.PACED or self._opened is not None:
+            return
+        self._add(TRIES, FAILED_TRIES, outcome is Outcome.FAILED)
+
     def record(self, outcome: Outcome) -> None:
-        """One call's outcome, once it is known."""
+        """One call's outcome, once it is known (its tries are told to ``tried``)."""
         state = self.state
         if state is not State.CLOSED:
             self._trial_ended(state, outcome)
             return
         if outcome is Outcome.PACED:
             return
-        counts = self._bucket()
-        counts[1] += 1
-        if outcome is Outcome.FAILED:
-            counts[2] += 1
+        failed = outcome is Outcome.FAILED
+        self._add(CALLS, FAILED, failed)
+        if failed:
             self._judge()
+
+    def _add(self, total: int, failures: int, failed: bool) -> None:
+        counts = self._bucket()
+        counts[total] += 1
+        self._totals[total] += 1
+        if failed:
+            counts[failures] += 1
+            self._totals[failures] += 1
 
     def retry_in(self) -> float:
         """Seconds until an open circuit lets trials through (0: not open)."""
@@ -123,7 +188,12 @@ class Circuit:
     def counts(self) -> tuple[int, int]:
         """The outcomes and the failures in the window now."""
         self._expire()
-        return sum(b[1] for b in self._buckets), sum(b[2] for b in self._buckets)
+        return self._totals[CALLS], self._totals[FAILED]
+
+    def tries(self) -> tuple[int, int]:
+        """The tries and the failed tries in the window now."""
+        self._expire()
+        return self._totals[TRIES], self._totals[FAILED_TRIES]
 
     def _free_trial(self) -> bool:
         if self._trials and self._clock() - self._trial_at >= self.policy.open_s:
@@ -140,7 +210,7 @@ class Circuit:
         self._passed += 1
         if self._passed >= self.policy.trials:
             self._opened, self._trials, self._passed = None, 0, 0
-            self._buckets.clear()
+            self._clear()
 
     def _judge(self) -> None:
         total, failed = self.counts()
@@ -151,7 +221,11 @@ class Circuit:
     def _open(self) -> None:
         self._opened = self._clock()
         self._trials, self._passed = 0, 0
+        self._clear()
+
+    def _clear(self) -> None:
         self._buckets.clear()
+        self._totals = [0, 0, 0, 0, 0]
 
     def _index(self) -> int:
         return math.floor(self._clock() * BUCKETS / self.policy.window_s)
@@ -159,11 +233,13 @@ class Circuit:
     def _expire(self) -> None:
         oldest = self._index() - BUCKETS + 1
         while self._buckets and self._buckets[0][0] < oldest:
-            self._buckets.popleft()
+            gone = self._buckets.popleft()
+            for at in (CALLS, FAILED, TRIES, FAILED_TRIES):
+                self._totals[at] -= gone[at]
 
     def _bucket(self) -> list[int]:
         self._expire()
         index = self._index()
         if not self._buckets or self._buckets[-1][0] != index:
-            self._buckets.append([index, 0, 0])
+            self._buckets.append([index, 0, 0, 0, 0])
         return self._buckets[-1]

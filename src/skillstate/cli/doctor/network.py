@@ -111,11 +111,13 @@ def circuits_check(upstreams: list[object]) -> Check:
         shown = f"{name} {state}"
         if isinstance(window, dict):
             shown += f" ({window.get('failed')}/{window.get('calls')} failed"
+            if state == "degraded":
+                shown += f", {window.get('failed_tries')}/{window.get('tries')} tries"
             if state == "open":
                 shown += f", trials in {window.get('retry_in_s')}s"
             shown += ")"
         states.append(shown)
-        if state == "open":
+        if state in ("open", "degraded"):
             opened.append(str(name))
     detail = "; ".join(states) or "no upstream"
     if opened:

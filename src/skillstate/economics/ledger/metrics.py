@@ -15,8 +15,9 @@ ACTIVE_WINDOW = 900.0
 SEEN_SESSIONS = 65_536
 """The most sessions the active gauge keeps a time for."""
 
-CIRCUIT_STATES = ("closed", "open", "half-open")
-"""The states of an upstream's circuit (``upstream.circuit.State``), as the gauge labels them."""
+CIRCUIT_STATES = ("closed", "degraded", "open", "half-open")
+"""The states of an upstream's circuit (``upstream.circuit.Circuit.status``), as the gauge
+labels them."""
 
 _KINDS = {429: "rate_limit", 502: "bad_gateway", 503: "unavailable", 504: "timeout"}
 

@@ -1,14 +1,16 @@
-"""The load tests' judge (``bench/faults.whole``, which bench/flaky.py and bench/faults.py
+"""The load tests' judge (``bench/judge.whole``, which bench/flaky.py and bench/faults.py
 count by): what counts as a whole reply on each wire, so that a silent truncation is counted as
 one."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
-from skillstate.bench.faults import whole
+from skillstate.bench.judge import whole
 
 
 def _sse(*events: str) -> bytes:
@@ -52,3 +54,18 @@ def test_a_200_is_whole_only_when_its_wire_says_so(
 def test_an_error_is_well_formed_only_in_the_wires_shape() -> None:
     assert whole("chat", 502, False, b'{"error": {"message": "x"}}') == "failed"
     assert whole("chat", 502, True, b"Bad Gateway") == "malformed"
+
+
+@pytest.mark.parametrize("fallback", [False, True])
+def test_the_flaky_load_runs_and_passes_its_verdicts(fallback: bool) -> None:
+    """``python -m skillstate.bench.flaky``, short: a real gateway process in front of the
+    flaky scripted upstream, the direct client beside it; every verdict holds (the served
+    floor included: 85% at 25% faults, 98% with a healthy fallback)."""
+    argv = [sys.executable, "-m", "skillstate.bench.flaky", "--seconds", "3", "--clients", "16"]
+    if fallback:
+        argv.append("--fallback")
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    floor = "98%" if fallback else "85%"
+    assert f"ok   at least {floor} served" in done.stdout
+    assert "silent truncations 0" in done.stdout.split("gateway", 1)[1]
