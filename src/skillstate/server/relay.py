@@ -84,8 +84,12 @@ async def _stream(
     tail = b""
     try:
         async for chunk in reply.chunks():
+            observer.feed(chunk)  # read before it is sent: a cut found at an end marker
+            if observer.ended_short:  # is told before that marker, which ends the client
+                return await _ended_short(
+                    forward, reply, stream, observer, chunk, tail, client, headers
+                )
             await stream.write(chunk)
-            observer.feed(chunk)
             tail = (tail + chunk)[-4:]
     except UpstreamFailure as failure:
         forward.answered(reply.status, observer.close(), failure.message)
@@ -106,6 +110,33 @@ async def _stream(
         # window, so that request loses nothing if it comes first.
         await asyncio.shield(finish(response))
     return await stream.end()
+
+
+END_MARKERS = (b"data: [DONE]", b"data:[DONE]")
+"""Chat's end-of-stream marker, as servers write it (``ChatStreamDecoder.ended_short``)."""
+
+
+async def _ended_short(
+    forward: Forward,
+    reply: Reply,
+    stream: ClientStream,
+    observer: StreamObserver,
+    chunk: bytes,
+    tail: bytes,
+    client: Request,
+    headers: dict[str, str],
+) -> web.StreamResponse:
+    """The upstream ended its stream (Chat's ``[DONE]``) before the answer was whole: the
+    bytes before the marker go on, then the client wire's error event and its own end; the
+    upstream's marker would have ended the client's read before any error could reach it."""
+    at = min((i for i in (chunk.find(m) for m in END_MARKERS) if i >= 0), default=len(chunk))
+    if chunk[:at]:
+        await stream.write(chunk[:at])
+        tail = (tail + chunk[:at])[-4:]
+    response = observer.close()
+    cut = reply_cut_short(reply, "the stream ended without a finish reason")
+    forward.answered(reply.status, response, cut.message)
+    return await _fail(stream, cut, tail, client, headers)
 
 
 async def _fail(

@@ -13,6 +13,11 @@ ways real providers fail: what each one does on the wire.
   ``response.completed``, ``message_stop``); a JSON answer is cut in half as ``TRUNCATED_JSON``.
 * ``EMPTY``: a 200 that ends cleanly with nothing in it: a stream of no events, an empty JSON
   body.
+* ``NO_FINISH``: a stream whose finish never comes, ended as if it were whole: Chat's chunks
+  without the one carrying ``finish_reason`` (nor the usage after it), then ``[DONE]`` (as
+  llama.cpp's server ends a stream it dropped); Responses and Anthropic streams without their
+  terminal events (``response.completed``; ``message_delta`` and ``message_stop``), closed
+  cleanly. A JSON answer is whole.
 * ``HUGE``: the reply's text padded to ``HUGE_BYTES``.
 
 Rate limits and server errors are ``Reply.failure(429, ..., headers={"retry-after": "1"})`` and
@@ -32,6 +37,7 @@ class Fault(StrEnum):
     TRUNCATED_JSON = "truncated-json"
     CUT_SHORT = "cut-short"
     EMPTY = "empty"
+    NO_FINISH = "no-finish"
     HUGE = "huge"
 
 

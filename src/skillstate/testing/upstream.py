@@ -235,6 +235,8 @@ class ScriptedUpstream:
             events = iter((whole[: len(whole) // 2],))
         if reply.fault is Fault.EMPTY:
             events = iter(())
+        if reply.fault is Fault.NO_FINISH:
+            events = iter([event for event in events if not _finishes(event)])
         try:
             await response.prepare(request)
             for number, event in enumerate(events):
@@ -335,3 +337,18 @@ def _error(
     if anthropic:
         return _json(anthropic_error(kind, message, str(recorded.index)), status, headers)
     return _json(openai_error(kind, message), status, headers)
+
+
+FINISHING = (
+    b'"finish_reason":"',
+    b'"choices":[]',
+    b"response.completed",
+    b"message_delta",
+    b"message_stop",
+)
+"""What marks an event of a stream's finish, on each wire (``Fault.NO_FINISH`` leaves those
+out)."""
+
+
+def _finishes(event: bytes) -> bool:
+    return any(mark in event for mark in FINISHING)

@@ -56,6 +56,9 @@ _TOOL_KEYS = ("type", "id", "name", "input")
 class MessagesStreamDecoder:
     __slots__ = ("_counts", "_ended", "_opaque", "_started", "_tools_waiting", "_usage_extra")
 
+    ended_short = False
+    """This wire has no end marker apart from its finish events (``StreamDecoder``)."""
+
     def __init__(self) -> None:
         self._counts: dict[str, int] = {}
         self._usage_extra: Json = {}

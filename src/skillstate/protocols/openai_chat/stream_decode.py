@@ -47,7 +47,16 @@ _SOLO = ("reasoning", "text", "refusal")
 
 
 class ChatStreamDecoder:
-    __slots__ = ("_done", "_finish_reason", "_next", "_open", "_started", "_stop", "_usage")
+    __slots__ = (
+        "_done",
+        "_finish_reason",
+        "_next",
+        "_open",
+        "_started",
+        "_stop",
+        "_usage",
+        "ended_short",
+    )
 
     def __init__(self) -> None:
         self._started = False
@@ -57,11 +66,18 @@ class ChatStreamDecoder:
         self._stop: StopReason | None = None
         self._finish_reason: Any = None
         self._usage: Usage | None = None
+        self.ended_short = False
+        """``[DONE]`` came with no ``finish_reason`` before it: the answer is not whole (a
+        server that ends a stream it dropped this way, as llama.cpp's does when another
+        request takes its slot); no ``Finish`` is made up for it."""
 
     def feed(self, event: SSEEvent) -> list[Event]:
         if self._done:
             return []
         if event.data.strip() == "[DONE]":
+            if self._finish_reason is None:
+                self._done = self.ended_short = True
+                return []
             return self._finish()
         try:
             chunk = loads(event.data)

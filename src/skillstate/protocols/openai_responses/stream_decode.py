@@ -74,6 +74,9 @@ class _Item:
 class ResponsesStreamDecoder:
     __slots__ = ("_calls", "_finished", "_items", "_next", "_started")
 
+    ended_short = False
+    """This wire has no end marker apart from its finish events (``StreamDecoder``)."""
+
     def __init__(self) -> None:
         self._started = False
         self._next = 0
