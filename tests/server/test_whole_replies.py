@@ -91,9 +91,11 @@ async def test_a_cut_before_the_first_byte_is_a_502_cut_short(
     pair: tuple[str, str], stream: bool, mode: str
 ) -> None:
     """Nothing reached the client yet: the upstream's failure, of the kind a retry policy may
-    try again (``UpstreamFailure.cut_short``), in the client's wire."""
+    try again (``UpstreamFailure.cut_short``), in the client's wire. (An empty stream's JSON
+    form, asked once to learn why, answers here: no refusal to pass on.)"""
     empty = Reply(text="never sent", fault=Fault.EMPTY)
-    async with rigged(pair, stream, Script([empty]), **settings_for(mode)) as rig:
+    script = Script([empty, Reply(text="A diagnosis's answer")])
+    async with rigged(pair, stream, script, **settings_for(mode)) as rig:
         got = await rig.post(mode.removesuffix("-relay"))
     assert got.status == 502 and "cut short" in got.text, got.text
     assert is_wire_error(pair[0], got, stream)
@@ -143,3 +145,24 @@ async def test_a_stream_ended_without_its_finish_is_an_error_never_a_made_up_sto
     assert ends_once(pair[0], got), got.text
     for made_up in ('"finish_reason":"stop"', '"stop_reason":"end_turn"', "response.completed"):
         assert made_up not in got.text.replace(" ", ""), got.text
+
+
+@over_pairs
+@pytest.mark.parametrize("mode", ["off", "hybrid"])
+async def test_an_empty_stream_gets_the_refusal_its_json_form_gets(
+    pair: tuple[str, str], mode: str
+) -> None:
+    """A server that answers a stream it cannot serve (a prompt over its context) with an empty
+    200 refuses the same request as JSON: the gateway asks that once, for one token, and the
+    client gets that refusal in its own wire, not a 502 that says nothing of why."""
+    empty = Reply(text="never sent", fault=Fault.EMPTY)
+    refusal = Reply.failure(400, "This model's maximum context length is 2048 tokens.")
+    async with rigged(pair, True, Script([empty, refusal])) as rig:
+        got = await rig.post(mode)
+        diagnosis = rig.upstream.requests[1].json
+    assert got.status == 400 and "maximum context length" in got.text, got.text
+    assert is_wire_error(pair[0], got, True)
+    assert isinstance(diagnosis, dict) and diagnosis["stream"] is False
+    limits = {k: v for k, v in diagnosis.items() if k.startswith("max_")}
+    assert limits and set(limits.values()) == {1}, diagnosis
+    assert rig.exchanges[0].attempts == [502, 400]

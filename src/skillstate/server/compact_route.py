@@ -32,8 +32,9 @@ from skillstate.protocols.openai_responses.compaction import (
 from skillstate.server.context import GATEWAY, GatewayContext
 from skillstate.server.errors import error_response, failure_response
 from skillstate.server.exchanges import notify_local
-from skillstate.server.forward import Forward, Outbound, Reply, UpstreamFailure, reply_cut_short
+from skillstate.server.forward import Forward, Outbound
 from skillstate.server.inbound import Inbound, Refusal, read_inbound, request_mode, session_headers
+from skillstate.server.replies import Reply, UpstreamFailure, reply_cut_short
 from skillstate.state.mode import Mode
 from skillstate.support import jsonio
 

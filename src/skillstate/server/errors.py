@@ -8,7 +8,7 @@ from aiohttp import web
 
 from skillstate.conversation import ErrorKind, Wire
 from skillstate.protocols import adapter, kind_for_status
-from skillstate.server.forward import UpstreamFailure
+from skillstate.server.replies import UpstreamFailure
 from skillstate.support import jsonio
 
 

@@ -29,9 +29,7 @@ from aiohttp import web
 
 from skillstate.conversation import (
     ErrorKind,
-    Event,
     Json,
-    ProtocolError,
     Request,
     Response,
     Usage,
@@ -40,73 +38,24 @@ from skillstate.conversation import (
 from skillstate.economics.exchange import Exchange
 from skillstate.protocols import adapter
 from skillstate.protocols.headers import response_headers, upstream_headers
-from skillstate.protocols.streams import EventReader
 from skillstate.server.client_stream import ClientGone
 from skillstate.server.context import GatewayContext
 from skillstate.server.exchanges import notify
+from skillstate.server.replies import (
+    Reply,
+    UpstreamFailure,
+    failure_of,
+)
 from skillstate.server.timing import TIMING
 from skillstate.support import jsonio
 from skillstate.upstream.circuit import Outcome, State
-from skillstate.upstream.retry import RETRYABLE, RetryPolicy, retry_after
+from skillstate.upstream.retry import RetryPolicy, retry_after
 from skillstate.upstream.routing import Upstream
 
 log = logging.getLogger("skillstate.forward")
 
 BYTES_PER_TOKEN = 4
 """How rate limits estimate a body's prompt tokens: cheap, and the same on every wire."""
-
-
-class UpstreamFailure(Exception):
-    """The upstream did not give a usable reply. ``status`` and ``kind`` are what the client
-    is told; ``body`` is the upstream's own error body (relayed as it came on the same wire);
-    ``headers`` are the upstream's response headers fit for the client.
-
-    ``retryable``: what a provider means as "try again" (``upstream.retry``): its statuses,
-    a connection that failed, a timeout before the first byte. A failure found while reading a
-    reply before any byte of it reached the client (a body cut short: ``Outbound.settle``) is
-    marked retryable by whoever finds it, and ``Forward`` tries the call again like a 502."""
-
-    def __init__(
-        self,
-        status: int,
-        kind: ErrorKind,
-        message: str,
-        *,
-        wire: Wire,
-        headers: dict[str, str] | None = None,
-        body: bytes | None = None,
-        content_type: str | None = None,
-        local: bool = False,
-        retryable: bool | None = None,
-        retry_after_s: float | None = None,
-        cut_short: bool = False,
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.kind = kind
-        self.message = message
-        self.wire = wire
-        self.headers = headers or {}
-        self.body = body
-        self.content_type = content_type
-        self.local = local
-        """Made by the gateway itself (its rate limit): no fallback, no retry."""
-        self.retryable = status in RETRYABLE if retryable is None else retryable
-        self.retry_after_s = retry_after_s
-        """The wait the provider asked for (``Retry-After``), in seconds, if it asked one."""
-        self.cut_short = cut_short
-        """The reply ended before its wire said it was whole (``reply_cut_short``): a
-        failure of the upstream's, retryable while no byte reached the client."""
-
-    @property
-    def outcome(self) -> Outcome:
-        """What this failure says of the upstream, for its circuit: a 429 is pacing, an answer
-        below 500 shows it up, anything else is a failure."""
-        if self.status == 429 or self.local:
-            return Outcome.PACED
-        if self.status < 500 and not self.retryable:
-            return Outcome.OK
-        return Outcome.FAILED
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,137 +79,6 @@ class Outbound:
     """Read (part of) the reply before ``send`` yields it, while nothing of it reached the
     client: an ``UpstreamFailure`` it raises that is ``retryable`` (a body cut short) is tried
     again like any failure before the reply (``read_whole``)."""
-
-
-@dataclass(slots=True)
-class Reply:
-    """An upstream reply with a usable status; read it once, in one of three ways."""
-
-    status: int
-    wire: Wire
-    headers: dict[str, str]
-    upstream: str
-    raw: aiohttp.ClientResponse
-    first_byte: Callable[[], None] | None = None
-    """Told once, when the first chunk came (``Forward`` times it)."""
-    failure: UpstreamFailure | None = None
-    """How reading the reply failed, once it did (a stream broken or cut short): its circuit
-    is told the call failed."""
-    _head: bytes | None = None
-    """The stream's first chunk, read by ``peek`` and given first by ``chunks``."""
-
-    @property
-    def streamed(self) -> bool:
-        return "text/event-stream" in self.raw.headers.get("content-type", "")
-
-    async def read(self) -> bytes:
-        try:
-            return await self.raw.read()
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            raise self._broke(_failure(exc, self.upstream, self.wire)) from exc
-
-    async def peek(self) -> None:
-        """Wait for a stream's first chunk (kept for ``chunks``), while nothing of the reply
-        reached the client: a stream that breaks, stalls or ends before any byte is the
-        upstream's retryable failure, tried again like a 502."""
-        try:
-            head = await self.raw.content.readany()
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            failure = _failure(exc, self.upstream, self.wire)
-            failure.retryable = True
-            raise failure from exc
-        if not head:
-            raise reply_cut_short(self, "the upstream sent an empty stream, not one event")
-        self._head = head
-        if self.first_byte is not None:
-            self.first_byte()
-            self.first_byte = None
-
-    async def json(self) -> Json:
-        raw = await self.read()
-        try:
-            body = jsonio.loads(raw)
-        except ValueError as exc:  # a body that does not parse whole was cut short
-            raise reply_cut_short(self, f"the JSON body does not parse whole: {exc}") from exc
-        if not isinstance(body, dict):
-            raise reply_cut_short(self, "the JSON body is not an object")
-        return body
-
-    async def response(self) -> Response:
-        """The reply decoded into the canonical model."""
-        body = await self.json()
-        try:
-            return adapter(self.wire).decode_response(body)
-        except (ProtocolError, ValueError, TypeError, KeyError) as exc:
-            raise reply_cut_short(self, f"not a whole reply of its wire: {exc}") from exc
-
-    async def chunks(self) -> AsyncIterator[bytes]:
-        if self._head is not None:
-            head, self._head = self._head, None
-            yield head
-        try:
-            async for chunk in self.raw.content.iter_any():
-                if self.first_byte is not None:
-                    self.first_byte()
-                    self.first_byte = None
-                yield chunk
-        except aiohttp.ClientPayloadError as exc:
-            message = f"upstream {self.upstream!r} stream broke: {exc}"
-            failure = UpstreamFailure(502, ErrorKind.UPSTREAM, message, wire=self.wire)
-            raise self._broke(failure) from exc
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            raise self._broke(_failure(exc, self.upstream, self.wire)) from exc
-
-    def _broke(self, failure: UpstreamFailure) -> UpstreamFailure:
-        if self.failure is None:
-            self.failure = failure
-        return failure
-
-    async def events(self) -> AsyncIterator[list[Event]]:
-        """The stream as canonical events, a batch per chunk that completed some. A stream
-        that ends before its wire says it is whole (``EventReader``) raises
-        ``reply_cut_short`` at its end instead of yielding a last batch."""
-        reader = EventReader(self.wire)
-        try:
-            async for chunk in self.chunks():
-                batch = reader.feed(chunk)
-                if batch:
-                    yield batch
-            tail = reader.close()
-        except (ProtocolError, ValueError, KeyError, TypeError) as exc:
-            raise unreadable(self, f"stream: {exc}") from exc
-        if reader.cut:
-            raise reply_cut_short(self, "the stream ended before its terminal event")
-        if tail:
-            yield tail
-
-
-def unreadable(reply: Reply, why: str) -> UpstreamFailure:
-    message = f"upstream {reply.upstream!r} sent a reply the gateway cannot read ({why})"
-    log.warning(message)
-    failure = UpstreamFailure(
-        502, ErrorKind.UPSTREAM, message, wire=reply.wire, headers=reply.headers
-    )
-    return reply._broke(failure)
-
-
-async def read_whole(reply: Reply) -> None:
-    """``Outbound.settle`` for a JSON reply: its body read whole before it is yielded (a body
-    cut short is a retryable 502; ``Reply.read`` then answers from what was read)."""
-    if not reply.streamed:
-        await reply.read()
-
-
-def reply_cut_short(reply: Reply, why: str) -> UpstreamFailure:
-    """A reply the upstream ended before its wire said it was whole: a 502 of the upstream's
-    with ``cut_short`` set, so a retry policy can try again while no byte reached the client.
-    After the first byte the route ends the stream with the client wire's error event."""
-    message = f"upstream {reply.upstream!r} reply cut short ({why})"
-    log.warning(message)
-    failure = UpstreamFailure(
-        502, ErrorKind.UPSTREAM, message, wire=reply.wire, headers=reply.headers, cut_short=True
-    )
-    return reply._broke(failure)
 
 
 @dataclass(slots=True)
@@ -299,7 +117,7 @@ class Forward:
                 yield reply
                 outcome = Outcome.OK
             except (aiohttp.ClientError, TimeoutError) as exc:
-                raise reply._broke(_failure(exc, self.upstream.name, self.wire)) from exc
+                raise reply._broke(failure_of(exc, self.upstream.name, self.wire)) from exc
             finally:
                 reply.raw.release()
                 if not (outbound.probe or outbound.optional):
@@ -391,7 +209,10 @@ class Forward:
                 attempt += 1
                 try:
                     reply = await self._try(outbound)
-                except UpstreamFailure as failure:
+                except UpstreamFailure as caught:
+                    failure = caught
+                    if failure.empty and attempt == 1:  # the server's own word, if it has one
+                        failure = await self._why_empty(outbound) or failure
                     outcome = failure.outcome
                     if not alone:
                         circuit.tried(outcome)
@@ -400,7 +221,9 @@ class Forward:
                         spent = time.monotonic() - started
                         delay = policy.delay(attempt, asked_s=failure.retry_after_s, spent_s=spent)
                     if delay is None:
-                        raise
+                        if failure is caught:
+                            raise
+                        raise failure from caught
                     await self._wait(delay, f"HTTP {failure.status}: {failure.message}")
                     continue
                 outcome = Outcome.OK
@@ -411,6 +234,42 @@ class Forward:
         finally:
             if not alone and outcome is not Outcome.OK:
                 circuit.record(outcome)
+
+    async def _why_empty(self, outbound: Outbound) -> UpstreamFailure | None:
+        """A streamed call came back as an empty stream (a llama.cpp server does so for a prompt
+        over its context): the same call once as JSON, whose refusal (a 400 naming the context
+        length) is the client's answer; None when it has none to give (it answers, or fails
+        itself), and the empty stream is tried again as any cut reply. It asks for one token:
+        a server that can answer it does no more work than that."""
+        try:
+            body = jsonio.loads(outbound.body or b"")
+        except ValueError:
+            return None
+        if not isinstance(body, dict) or body.get("stream") is not True:
+            return None
+        body["stream"] = False
+        body.pop("stream_options", None)
+        for key in {key for key in LIMIT_KEYS if key in body} | {LIMIT_KEY[self.wire]}:
+            body[key] = 1  # a diagnosis, not an answer: one token is enough to be refused
+        call = dataclasses.replace(outbound, body=jsonio.dumps(body))
+        for _ in range(STALE_TRIES):
+            try:
+                raw = await self._call(call)
+                break
+            except aiohttp.ClientConnectionError:  # a pooled connection the server had closed
+                continue  # (it closes the empty stream's after the pool took it back)
+            except (aiohttp.ClientError, TimeoutError):
+                return None
+        else:
+            return None
+        self._note_attempt(raw.status)
+        if raw.status < 400:
+            raw.close()  # its answer is not read: the connection is not fit to be reused
+            return None
+        relayed = response_headers(
+            raw.headers, upstream_wire=self.wire, client_wire=self.client_wire
+        )
+        return await self._refusal(raw, relayed)
 
     def _elsewhere(self, outbound: Outbound) -> bool:
         """Whether this upstream's circuit now sends calls to a healthy fallback, and this
@@ -427,7 +286,7 @@ class Forward:
             raw = await self._call(outbound)
         except (aiohttp.ClientError, TimeoutError) as exc:
             self._note_attempt(0)
-            raise _failure(exc, self.upstream.name, self.wire) from exc
+            raise failure_of(exc, self.upstream.name, self.wire) from exc
         relayed = response_headers(
             raw.headers, upstream_wire=self.wire, client_wire=self.client_wire
         )
@@ -441,7 +300,7 @@ class Forward:
             if reply.streamed:
                 await reply.peek()
         except BaseException as exc:
-            raw.release()
+            raw.close()  # a reply judged broken leaves no connection behind for the next call
             self._note_attempt(exc.status if isinstance(exc, UpstreamFailure) else raw.status)
             raise
         self._note_attempt(raw.status)
@@ -603,26 +462,23 @@ class Forward:
             notify(self.gateway, self.exchange)
 
 
+LIMIT_KEY = {
+    Wire.CHAT: "max_tokens",
+    Wire.RESPONSES: "max_output_tokens",
+    Wire.MESSAGES: "max_tokens",
+}
+"""The output limit of each wire (Chat's older name: every Chat server knows it)."""
+LIMIT_KEYS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
+
+STALE_TRIES = 3
+"""How many pooled connections a diagnostic call may find closed before it gives up."""
+
 ONCE = RetryPolicy(attempts=1)
 """A call tried once: a health probe, a round the turn can do without."""
 
 CLIENT_GONE = 499
 """The status an exchange whose client went away records (no reply was sent: nginx's
 "client closed request")."""
-
-
-def _failure(exc: BaseException, name: str, wire: Wire) -> UpstreamFailure:
-    if isinstance(exc, UpstreamFailure):
-        return exc
-    if isinstance(exc, TimeoutError):
-        message = f"upstream {name!r} did not answer in time"
-        return UpstreamFailure(504, ErrorKind.TIMEOUT, message, wire=wire, retryable=True)
-    if isinstance(exc, aiohttp.ClientConnectorError | aiohttp.ServerDisconnectedError):
-        message = f"upstream {name!r} is unreachable: {exc}"
-    else:
-        message = f"upstream {name!r} failed: {type(exc).__name__}: {exc}"
-    log.warning(message)
-    return UpstreamFailure(502, ErrorKind.UPSTREAM, message, wire=wire, retryable=True)
 
 
 def _json_or_none(raw: bytes) -> Json | None:

@@ -16,8 +16,9 @@ from skillstate.economics.tokenizer import count_request, prime
 from skillstate.protocols.anthropic_messages import count_tokens_body
 from skillstate.server.context import GATEWAY, GatewayContext
 from skillstate.server.errors import error_response, failure_response
-from skillstate.server.forward import Forward, Outbound, UpstreamFailure
+from skillstate.server.forward import Forward, Outbound
 from skillstate.server.inbound import Refusal, read_inbound, session_headers
+from skillstate.server.replies import UpstreamFailure
 from skillstate.support import jsonio
 from skillstate.upstream.routing import Upstream
 

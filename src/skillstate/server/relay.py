@@ -22,7 +22,8 @@ from skillstate.protocols import adapter
 from skillstate.protocols.streams import StreamObserver
 from skillstate.server.client_stream import ClientStream
 from skillstate.server.errors import failure_response
-from skillstate.server.forward import Forward, Outbound, Reply, UpstreamFailure, reply_cut_short
+from skillstate.server.forward import Forward, Outbound
+from skillstate.server.replies import Reply, UpstreamFailure, reply_cut_short
 from skillstate.support import jsonio
 
 log = logging.getLogger("skillstate.relay")

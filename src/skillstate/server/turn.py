@@ -36,7 +36,8 @@ from skillstate.protocols import adapter
 from skillstate.protocols.portable import namespace_map, portable_request, restore_namespace
 from skillstate.server.client_stream import ClientGone, ClientStream
 from skillstate.server.errors import error_response, failure_response
-from skillstate.server.forward import Forward, Outbound, Reply, UpstreamFailure
+from skillstate.server.forward import Forward, Outbound
+from skillstate.server.replies import Reply, UpstreamFailure
 from skillstate.state.handover import HANDOVER_ROUND
 from skillstate.state.rounds import Answer, Check, Done, Policy, Rounds, Send, Step
 from skillstate.support import jsonio
