@@ -56,6 +56,8 @@ def build_context(settings: Settings) -> GatewayContext:
             fallbacks=up.fallbacks,
             rpm=up.rpm,
             tpm=up.tpm,
+            profile=up.resolved_profile,
+            retry_first_byte_timeout=up.retries_first_byte_timeout,
         )
         for up in settings.resolved_upstreams()
     ]

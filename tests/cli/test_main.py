@@ -39,6 +39,7 @@ def test_help_explains_shows_an_example_and_lists_commands() -> None:
     assert "config" in commands
     for flag in ("--config", "--upstream", "--upstream-wire", "--port", "--host", "--schema"):
         assert flag in text
+    assert "--upstream-profile" in text and "docs/upstreams.md" in text
     for flag in ("--mode", "--data-dir", "--verbose", "-v,"):
         assert flag in text
 

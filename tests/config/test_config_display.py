@@ -65,10 +65,16 @@ def test_each_upstream_is_a_row_without_its_secrets(tmp_path: Path) -> None:
         (
             "upstreams[0]",
             "name=openai base_url=https://api.openai.com wire=auto models=* "
-            "api_key_env=OPENAI_KEY api_key=sk-…wxyz headers=OpenAI-Organization",
+            "profile=openai(detected) api_key_env=OPENAI_KEY api_key=sk-…wxyz "
+            "headers=OpenAI-Organization",
             source,
         ),
-        ("upstreams[1]", "name=local base_url=http://127.0.0.1:1 wire=auto models=a*,b", source),
+        (
+            "upstreams[1]",
+            "name=local base_url=http://127.0.0.1:1 wire=auto models=a*,b "
+            "profile=compatible(detected) retry_first_byte_timeout=false",
+            source,
+        ),
     ]
     shown = json.dumps(describe_json(settings))
     assert KEY not in shown
@@ -107,3 +113,30 @@ def test_json_report_gives_the_whole_collapse_table(tmp_path: Path) -> None:
         f.name: getattr(CollapseOptions(min_turns=30), f.name) for f in fields(CollapseOptions)
     }
     assert report["collapse"] == {"value": expected, "source": "environment SKILLSTATE_COLLAPSE"}
+
+
+def test_the_shortcuts_profile_shows_what_was_detected(tmp_path: Path) -> None:
+    environ = {"HOME": str(tmp_path)}
+    local = load_settings(cli={"upstream": "http://127.0.0.1:8080/v1"}, environ=environ)
+    rows = {key: (value, source) for key, value, source in describe(local)}
+    assert rows["upstream_profile"] == ("auto (compatible)", "default")
+    official = load_settings(cli={"upstream": "https://api.openai.com/v1"}, environ=environ)
+    assert dict((k, v) for k, v, _ in describe(official))["upstream_profile"] == "auto (openai)"
+    declared = load_settings(
+        cli={"upstream": "http://127.0.0.1:8080", "upstream_profile": "openai"}, environ=environ
+    )
+    rows = {key: (value, source) for key, value, source in describe(declared)}
+    assert rows["upstream_profile"] == ("openai", "command line --upstream-profile")
+    alone = load_settings(environ=environ)
+    assert dict((k, v) for k, v, _ in describe(alone))["upstream_profile"] == "auto"
+
+
+def test_the_json_report_gives_each_upstreams_profile_in_use(tmp_path: Path) -> None:
+    table = [{"name": "local", "base_url": "http://127.0.0.1:8080", "wire": "openai-chat"}]
+    report = describe_json(load_settings(cli={"upstreams": table}, environ={"HOME": str(tmp_path)}))
+    listed = report["upstreams"]["value"]
+    assert isinstance(listed, list)
+    (shown,) = listed
+    assert shown["profile"] == "auto"
+    assert shown["profile_in_use"] == "compatible"
+    assert shown["retry_first_byte_timeout"] is False

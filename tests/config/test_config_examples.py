@@ -50,3 +50,4 @@ def test_the_local_server_is_on_loopback(tmp_path: Path) -> None:
     assert local.base_url == "http://127.0.0.1:11434"
     assert local.wire == "openai-chat"
     assert local.api_key is None
+    assert local.resolved_profile == "compatible" and not local.retries_first_byte_timeout

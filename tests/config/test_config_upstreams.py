@@ -9,7 +9,7 @@ import pytest
 
 import skillstate.config
 from skillstate.config import ConfigError, load_settings
-from skillstate.conversation.model import Wire
+from skillstate.conversation.model import Profile, Wire
 
 KEY = "sk-proj-0123456789abcdefwxyz"
 
@@ -186,7 +186,11 @@ def test_upstream_and_upstreams_together_name_both_sources(tmp_path: Path) -> No
 
 @pytest.mark.parametrize(
     ("variable", "value"),
-    [("SKILLSTATE_API_KEY", KEY), ("SKILLSTATE_UPSTREAM_WIRE", "openai-chat")],
+    [
+        ("SKILLSTATE_API_KEY", KEY),
+        ("SKILLSTATE_UPSTREAM_WIRE", "openai-chat"),
+        ("SKILLSTATE_UPSTREAM_PROFILE", "compatible"),
+    ],
 )
 def test_shortcut_keys_beside_upstreams_are_an_error(
     tmp_path: Path, variable: str, value: str
@@ -216,3 +220,80 @@ def test_the_documented_config_file_loads(tmp_path: Path) -> None:
     settings = load_settings(environ=environ, config_path=config_file(tmp_path, example))
     assert [upstream.name for upstream in settings.resolved_upstreams()] == ["openai", "anthropic"]
     assert settings.state_schema == ("step", "notes", "findings")
+
+
+PROFILES = """
+[[upstreams]]
+name = "openai"
+base_url = "https://api.openai.com/v1"
+
+[[upstreams]]
+name = "local"
+base_url = "http://127.0.0.1:8080/v1"
+wire = "openai-chat"
+
+[[upstreams]]
+name = "proxy"
+base_url = "https://llm.example.com/v1"
+profile = "openai"
+
+[[upstreams]]
+name = "patient"
+base_url = "http://127.0.0.1:8000"
+retry_first_byte_timeout = true
+"""
+
+
+def test_each_table_has_a_profile_detected_unless_it_says(tmp_path: Path) -> None:
+    settings = load_settings(environ={}, config_path=config_file(tmp_path, PROFILES))
+    found = {
+        up.name: (up.profile, up.resolved_profile, up.retries_first_byte_timeout)
+        for up in settings.resolved_upstreams()
+    }
+    assert found == {
+        "openai": ("auto", Profile.OFFICIAL, True),
+        "local": ("auto", Profile.COMPATIBLE, False),
+        "proxy": ("openai", Profile.OFFICIAL, True),
+        "patient": ("auto", Profile.COMPATIBLE, True),
+    }
+
+
+def test_the_gateway_gives_each_upstream_its_profile(tmp_path: Path) -> None:
+    from skillstate.gateway import build_context
+
+    settings = load_settings(environ={}, config_path=config_file(tmp_path, PROFILES))
+    built = build_context(settings).router.upstreams
+    assert [(up.profile, up.retry_first_byte_timeout) for up in built] == [
+        (Profile.OFFICIAL, True),
+        (Profile.COMPATIBLE, False),
+        (Profile.OFFICIAL, True),
+        (Profile.COMPATIBLE, True),
+    ]
+
+
+def test_the_shortcut_takes_its_profile_from_upstream_profile() -> None:
+    local = {"upstream": "http://localhost:11434/v1"}
+    (detected,) = load_settings(cli=local, environ={}).resolved_upstreams()
+    assert (detected.profile, detected.resolved_profile) == ("auto", Profile.COMPATIBLE)
+    environ = {"SKILLSTATE_UPSTREAM_PROFILE": "openai"}
+    (declared,) = load_settings(cli=local, environ=environ).resolved_upstreams()
+    assert declared.resolved_profile is Profile.OFFICIAL
+    assert declared.retries_first_byte_timeout is True
+
+
+def test_profile_values_are_checked_and_named(tmp_path: Path) -> None:
+    text = (
+        '[[upstreams]]\nname = "a"\nbase_url = "http://x"\nprofile = "llama"\n'
+        'retry_first_byte_timeout = "no"\n'
+    )
+    config = config_file(tmp_path, text)
+    source = f"config file {config}"
+    assert problems(config_path=config) == (
+        f"upstreams[0].profile='llama' from {source}: must be 'auto', 'openai' or 'compatible'",
+        f"upstreams[0].retry_first_byte_timeout='no' from {source}: not a boolean",
+    )
+    (problem,) = problems(cli={"upstream_profile": "vllm"})
+    assert problem == (
+        "upstream_profile='vllm' from command line --upstream-profile: "
+        "must be 'auto', 'openai' or 'compatible'"
+    )

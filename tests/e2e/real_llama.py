@@ -26,7 +26,7 @@ from aiohttp import web
 
 LLAMA_VERSION = "0.3.36"
 DEFAULT_HOME = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "skillstate"
-CONTEXT = 2048
+CONTEXT = 4096
 """The server's context window, in tokens (``--n_ctx``)."""
 MODEL = "smollm2"
 """The model's name as the server serves it (``--model_alias``)."""

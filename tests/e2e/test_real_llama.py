@@ -51,7 +51,7 @@ class Real:
 
 @pytest.fixture
 async def real(llama: str) -> AsyncIterator[Real]:
-    async with Tap(llama) as tap, gateway_for(tap.url, wire="openai-chat") as gw:
+    async with Tap(llama) as tap, gateway_for(tap.url, wire="openai-chat", profile="auto") as gw:
         exchanges: list[Exchange] = []
         gw.context.observers.append(exchanges.append)
         yield Real(gw, tap, exchanges)
@@ -177,8 +177,8 @@ async def test_the_output_limit_reaches_the_server(real: Real, wire: str) -> Non
     assert sent.get("max_tokens") == 5, sent
 
 
-OVERFLOW = "word " * 3000
-"""A prompt over the server's context window (2,048 tokens)."""
+OVERFLOW = "word " * 5000
+"""A prompt over the server's context window (``real_llama.CONTEXT``: 4,096 tokens)."""
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
@@ -317,7 +317,10 @@ async def test_a_first_byte_timeout_is_not_tried_again_on_a_local_server(llama: 
     be running there: after a first-byte timeout the gateway closes that request and does not
     send it again (three full generations before), so one POST reached the server."""
     settings = {"first_byte_timeout": 1.0, "retries": 2}
-    async with Tap(llama) as tap, gateway_for(tap.url, wire="openai-chat", settings=settings) as gw:
+    async with (
+        Tap(llama) as tap,
+        gateway_for(tap.url, wire="openai-chat", settings=settings, profile="auto") as gw,
+    ):
         real = Real(gw, tap, [])
         raw = json.dumps(body_for("openai-chat", LONG_STORY, 400, stream=False)).encode()
         status, body = await post(real, "/v1/chat/completions", raw, "off")
@@ -333,7 +336,10 @@ async def test_a_validation_error_reported_as_500_is_the_requests_fault(llama: s
     unknown = {"role": "narrator", "content": "Not a role this server knows."}
     bad = {"model": MODEL, "max_tokens": 4, "messages": [unknown]}
     settings = {"retries": 2, "circuit_min_requests": 2}
-    async with Tap(llama) as tap, gateway_for(tap.url, wire="openai-chat", settings=settings) as gw:
+    async with (
+        Tap(llama) as tap,
+        gateway_for(tap.url, wire="openai-chat", settings=settings, profile="auto") as gw,
+    ):
         real = Real(gw, tap, [])
         for _ in range(3):
             status, body = await post(real, "/v1/chat/completions", json.dumps(bad).encode(), "off")
@@ -349,3 +355,48 @@ async def test_a_validation_error_reported_as_500_is_the_requests_fault(llama: s
             health = await reply.json()
     [upstream] = health["upstreams"]
     assert upstream["circuit"] == "closed" and upstream["circuit_window"]["failed"] == 0, health
+
+
+FILLER = " ".join(f"fact-{n} is noted." for n in range(40))
+"""About 160 tokens of a user's turn, so a few turns pass the small window below."""
+SMALL_WINDOW = {"min_turns": 4, "keep_recent_turns": 2, "max_window_tokens": 1000}
+"""``[collapse]`` for a session whose boundaries come within a few turns of a 2,048-token
+context (the defaults wait for far larger windows)."""
+
+
+@pytest.mark.parametrize("wire", ["openai-chat", "anthropic-messages"])
+async def test_a_hybrid_session_goes_past_its_boundaries(llama: str, wire: str) -> None:
+    """A session of turns through hybrid mode: its window passes the boundary again and
+    again, each boundary collapses the old turns into Σ (the first with its handover round),
+    and no request fails."""
+    settings = {"collapse": SMALL_WINDOW}
+    async with (
+        Tap(llama) as tap,
+        gateway_for(tap.url, wire="openai-chat", settings=settings, profile="auto") as gw,
+    ):
+        exchanges: list[Exchange] = []
+        gw.context.observers.append(exchanges.append)
+        session = f"real-{next(_sessions)}"
+        sent = {"x-skillstate-mode": "hybrid", "x-skillstate-session": session,
+                "anthropic-version": "2023-06-01"}  # fmt: skip
+        messages: list[dict[str, Any]] = []
+        async with aiohttp.ClientSession() as client:
+            for turn in range(14):
+                messages.append({"role": "user", "content": f"Turn {turn}. {FILLER}"})
+                body = {"model": MODEL, "max_tokens": 12, "messages": messages}
+                async with client.post(gw.url + PATHS[wire], json=body, headers=sent) as reply:
+                    assert reply.status == 200, await reply.text()
+                    answer = await reply.json()
+                text = (
+                    answer["choices"][0]["message"]["content"]
+                    if wire == "openai-chat"
+                    else "".join(b.get("text", "") for b in answer["content"])
+                )
+                messages.append({"role": "assistant", "content": text or "ok"})
+        assert gw.context.engine is not None
+        state = await gw.context.engine.describe(session)
+    assert state is not None and state["epoch"] is not None, state
+    assert state["epoch"]["number"] >= 2, state["epoch"]
+    assert all(e.status == 200 for e in exchanges)
+    assert all(t.status == 200 for t in tap.posts()), [t.status for t in tap.posts()]
+    assert any(e.rounds > 1 for e in exchanges)  # the handover round, hidden from the client

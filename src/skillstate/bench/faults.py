@@ -140,7 +140,8 @@ async def _run(args: argparse.Namespace) -> int:
     timeouts = {"SKILLSTATE_FIRST_BYTE_TIMEOUT": "3", "SKILLSTATE_STREAM_IDLE_TIMEOUT": "3"}
     async with (
         ScriptedUpstream(Faulty(args.rate, tally, args.seed)) as up,
-        serving("--upstream", up.url, env=timeouts) as gateway,
+        # The scripted upstream plays a hosted provider: the official profile (docs/upstreams.md).
+        serving("--upstream", up.url, "--upstream-profile", "openai", env=timeouts) as gateway,
     ):
         url = gateway.url
         await asyncio.gather(*(_client(url, Tally(), time.monotonic() + 3, s, 30)

@@ -10,7 +10,8 @@ gateway's first-byte timeout. Each scenario runs two phases against the same pol
   same first-byte timeout the gateway has);
 * **gateway**: the same clients through ``skillstate serve`` (its defaults, one upstream, or
   with ``--fallback`` a second, healthy upstream behind it), the three wires, JSON and streams,
-  mode off and hybrid.
+  mode off and hybrid. The upstreams are declared ``profile = "openai"``: the scripted upstream
+  on loopback stands for a hosted provider (docs/upstreams.md).
 
 It prints, for each phase, the share of requests that succeeded, the errors by status, the
 silent truncations (a 200 that is not a whole reply: must be 0), the hung requests (must be
@@ -148,16 +149,20 @@ async def _gateway(args: argparse.Namespace) -> tuple[Phase, float | None, float
     ):
         with tempfile.TemporaryDirectory(prefix="skillstate-flaky-") as scratch:
             config = Path(scratch) / "config.toml"
-            lines = ["[[upstreams]]", 'name = "primary"', f'base_url = "{up.url}"']
+            lines = ["[[upstreams]]", 'name = "primary"', f'base_url = "{up.url}"', OFFICIAL]
             if args.fallback:
                 lines += ['fallbacks = ["backup"]', "", "[[upstreams]]", 'name = "backup"']
-                lines += [f'base_url = "{backup.url}"', 'models = ["backup-only"]']
+                lines += [f'base_url = "{backup.url}"', 'models = ["backup-only"]', OFFICIAL]
             config.write_text("\n".join(lines) + "\n")
             async with serving("--config", str(config), env=timeouts) as gateway:
                 start = rss_mb(gateway.process.pid)
                 phase = await _load(gateway.url, args, direct=False, patience=args.request_timeout)
                 end = rss_mb(gateway.process.pid)
     return phase, start, end
+
+
+OFFICIAL = 'profile = "openai"'
+"""The scripted upstream plays a hosted provider, not a local server (docs/upstreams.md)."""
 
 
 def _line(name: str, phase: Phase) -> str:

@@ -132,7 +132,8 @@ def gateway(mode: str, upstream: str) -> Iterator[Server]:
     with tempfile.TemporaryDirectory(prefix="skillstate-bench-") as scratch:
         env["SKILLSTATE_DATA_DIR"] = scratch
         command = [sys.executable, "-m", "skillstate", "serve", "--port", str(port)]
-        command += ["--upstream", upstream, "--mode", mode]
+        # The benchmarks' providers imitate the official ones (docs/upstreams.md).
+        command += ["--upstream", upstream, "--upstream-profile", "openai", "--mode", mode]
         proc = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
         try:
             yield Server(f"http://127.0.0.1:{port}", proc.pid)

@@ -31,8 +31,12 @@ A local context gateway for LLM agents: it sits between your agent and its model
 and keeps each session's context bounded by an explicit, structured execution state.
 
 \b
-Example:
+Examples:
   skillstate --upstream https://api.openai.com/v1
+  skillstate --upstream http://127.0.0.1:8080/v1 --upstream-wire openai-chat
+
+A local or other OpenAI-compatible server (llama.cpp, vLLM, Ollama, LM Studio) gets the
+"compatible" profile, detected from its URL: docs/upstreams.md says what it changes.
 
 Without a command, skillstate starts the gateway, as `skillstate serve` does.
 """

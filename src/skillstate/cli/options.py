@@ -42,6 +42,12 @@ _OPTIONS = (
         metavar="WIRE",
         help="auto (the client's own), openai-chat, openai-responses or anthropic-messages.",
     ),
+    click.option(
+        "--upstream-profile",
+        metavar="PROFILE",
+        help="openai (the wire's own provider) or compatible (llama.cpp, vLLM, Ollama...); "
+        "auto: from the URL.",
+    ),
     click.option("--host", metavar="HOST", help=f"Address to listen on [{_default('host')}]."),
     click.option("--port", metavar="PORT", help=f"Port to listen on [{_default('port')}]."),
     click.option(

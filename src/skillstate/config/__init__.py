@@ -33,8 +33,10 @@ Upstream base URLs are stored without a trailing ``/v1``; the gateway appends
     [prices."gpt-4.1"]                  # USD per million tokens, over the price catalog
     input = 1.80                        # (economics/prices.py, docs/prices.md)
 
-Or, for one provider, ``upstream = "https://api.openai.com/v1"`` with ``upstream_wire`` and
-``SKILLSTATE_API_KEY`` instead of the tables (not both). From the environment or a flag,
+Or, for one provider, ``upstream = "https://api.openai.com/v1"`` with ``upstream_wire``,
+``upstream_profile`` and ``SKILLSTATE_API_KEY`` instead of the tables (not both). An upstream's
+``profile`` (``openai`` or ``compatible``) is detected from its base URL unless set
+(docs/upstreams.md). From the environment or a flag,
 ``schema`` is a comma list and ``initial_state`` / ``upstreams`` / ``collapse`` / ``prices``
 are JSON text (``SKILLSTATE_COLLAPSE='{"keep_recent_turns": 6}'``). A table is replaced whole
 by a later source, never merged with it; its options are read by their owner

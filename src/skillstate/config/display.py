@@ -53,6 +53,8 @@ def describe(settings: Settings) -> list[tuple[str, str, str]]:
         elif key == "prices":
             shown = _price_rows(settings.prices) or [("prices", "(none)")]
             rows.extend((name, text, source) for name, text in shown)
+        elif key == "upstream_profile":
+            rows.append((key, _shortcut_profile(settings), source))
         else:
             rows.append((key, _text(value), source))
     return rows
@@ -66,6 +68,14 @@ def _price_rows(overrides: PriceOverrides) -> list[tuple[str, str]]:
         )
         for name, override in overrides.models.items()
     ]
+
+
+def _shortcut_profile(settings: Settings) -> str:
+    """The shortcut's profile, with the one detected when it is ``auto``."""
+    shortcut = settings.resolved_upstreams() if settings.upstream is not None else []
+    if settings.upstream_profile != "auto" or not shortcut:
+        return settings.upstream_profile
+    return f"auto ({shortcut[0].resolved_profile})"
 
 
 def _option_rows(settings: Settings) -> list[tuple[str, str, str]]:
@@ -125,6 +135,7 @@ def _upstream_text(upstream: UpstreamSettings) -> str:
         f"base_url={upstream.base_url}",
         f"wire={upstream.wire}",
         f"models={','.join(upstream.models)}",
+        f"profile={_profile_text(upstream)}",
     ]
     if upstream.api_key_env is not None:
         parts.append(f"api_key_env={upstream.api_key_env}")
@@ -132,7 +143,15 @@ def _upstream_text(upstream: UpstreamSettings) -> str:
         parts.append(f"api_key={mask_secret(upstream.api_key)}")
     if upstream.headers:
         parts.append(f"headers={','.join(upstream.headers)}")
+    if not upstream.retries_first_byte_timeout:
+        parts.append("retry_first_byte_timeout=false")
     return " ".join(parts)
+
+
+def _profile_text(upstream: UpstreamSettings) -> str:
+    """``openai`` or ``compatible``; ``(detected)`` when the table left it at ``auto``."""
+    profile = str(upstream.resolved_profile)
+    return f"{profile}(detected)" if upstream.profile == "auto" else profile
 
 
 def _upstream_json(upstream: UpstreamSettings) -> dict[str, object]:
@@ -141,6 +160,9 @@ def _upstream_json(upstream: UpstreamSettings) -> dict[str, object]:
         "base_url": upstream.base_url,
         "wire": upstream.wire,
         "models": list(upstream.models),
+        "profile": upstream.profile,
+        "profile_in_use": str(upstream.resolved_profile),
+        "retry_first_byte_timeout": upstream.retries_first_byte_timeout,
         "api_key_env": upstream.api_key_env,
         "api_key": None if upstream.api_key is None else mask_secret(upstream.api_key),
         "headers": sorted(upstream.headers),

@@ -31,7 +31,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from skillstate.config import values
-from skillstate.conversation.model import Wire
+from skillstate.conversation.model import Profile, Wire
 from skillstate.economics.prices import (
     PriceOverrides,
     PricesError,
@@ -41,9 +41,14 @@ from skillstate.economics.prices import (
 from skillstate.pipeline.switches import LaneSwitches, parse_switches
 from skillstate.state.mode import Mode
 from skillstate.state.options import CollapseOptions, OptionsError, parse_options
+from skillstate.upstream.profiles import detect
 
 UpstreamWire = Literal["auto", "openai-chat", "openai-responses", "anthropic-messages"]
 """``auto`` forwards in the client's own wire; the others are the ``Wire`` values."""
+
+UpstreamProfile = Literal["auto", "openai", "compatible"]
+"""``auto`` detects the profile from the base URL (``upstream.profiles.detect``); the others
+are the ``Profile`` values (docs/upstreams.md)."""
 
 
 CONFLICT = "config_conflict"
@@ -137,6 +142,12 @@ class UpstreamSettings(BaseModel):
     """Requests per minute the gateway sends this upstream at most (rolling window)."""
     tpm: StrictInt | None = None
     """Prompt tokens per minute (estimated from the body) sent this upstream at most."""
+    profile: UpstreamProfile = "auto"
+    """The dialect of its wire it speaks: ``openai`` (the wire's own provider) or
+    ``compatible`` (llama.cpp, vLLM, Ollama...); ``auto`` detects it from the base URL."""
+    retry_first_byte_timeout: StrictBool | None = None
+    """Whether a call whose first byte did not come in time is tried again; None: on the
+    ``openai`` profile only (a compatible server may still be running the request)."""
     api_key: SecretStr | None = Field(default=None, exclude=True)
 
     @field_validator("name")
@@ -179,6 +190,20 @@ class UpstreamSettings(BaseModel):
         """The wire every request to this upstream is sent in, or None to keep the client's."""
         return None if self.wire == "auto" else Wire(self.wire)
 
+    @property
+    def resolved_profile(self) -> Profile:
+        """The profile in use: the one set, else the one its base URL and wire say."""
+        if self.profile == "auto":
+            return detect(self.base_url, self.forced_wire)
+        return Profile(self.profile)
+
+    @property
+    def retries_first_byte_timeout(self) -> bool:
+        """Whether a first-byte timeout is tried again: as set, else on ``openai`` only."""
+        if self.retry_first_byte_timeout is not None:
+            return self.retry_first_byte_timeout
+        return self.resolved_profile is Profile.OFFICIAL
+
     def matches(self, model: str) -> bool:
         """Whether a model name matches one of ``models`` (case-sensitive shell globs)."""
         return any(fnmatchcase(model, pattern) for pattern in self.models)
@@ -197,6 +222,7 @@ class Settings(BaseModel):
     port: StrictInt = 8789
     upstream: str | None = None
     upstream_wire: UpstreamWire = "auto"
+    upstream_profile: UpstreamProfile = "auto"
     api_key: SecretStr | None = None
     upstreams: tuple[UpstreamSettings, ...] = ()
     mode: Mode = Mode.HYBRID
@@ -388,12 +414,12 @@ class Settings(BaseModel):
                 ("upstream", "upstreams"),
                 "cannot both be set; upstream is the one-provider shortcut of upstreams",
             )
-        for key in ("upstream_wire", "api_key"):
+        for key in ("upstream_wire", "upstream_profile", "api_key"):
             if self.upstreams and key in given:
                 raise _conflict(
                     (key, "upstreams"),
                     f"{key} applies only to the upstream shortcut; "
-                    "give each upstream its own wire and api_key_env",
+                    "give each upstream its own wire, profile and api_key_env",
                 )
         names = {upstream.name for upstream in self.upstreams}
         for upstream in self.upstreams:
@@ -438,7 +464,11 @@ class Settings(BaseModel):
         if self.upstream is None:
             return list(self.upstreams)
         shortcut = UpstreamSettings(
-            name="default", base_url=self.upstream, wire=self.upstream_wire, models=("*",)
+            name="default",
+            base_url=self.upstream,
+            wire=self.upstream_wire,
+            profile=self.upstream_profile,
+            models=("*",),
         )
         return [shortcut.model_copy(update={"api_key": self.api_key})]
 

@@ -30,6 +30,7 @@ NOTES: dict[str, str] = {
     "port": "Port to listen on.",
     "upstream": "One provider's base URL, with or without /v1 (or [[upstreams]] tables).",
     "upstream_wire": "auto (the client's own), openai-chat, openai-responses, anthropic-messages.",
+    "upstream_profile": "auto (from the base URL), openai or compatible (docs/upstreams.md).",
     "api_key": "The upstream shortcut's key: set SKILLSTATE_API_KEY, never here.",
     "upstreams": "Several providers, the first whose models match serves a request.",
     "mode": "State mode: paper, hybrid or off.",
@@ -86,7 +87,14 @@ _UPSTREAMS_EXAMPLE = """\
 # name = "openai"
 # base_url = "https://api.openai.com/v1"
 # api_key_env = "OPENAI_API_KEY"      # the key itself stays in the environment
-# models = ["gpt-*", "o*"]"""
+# models = ["gpt-*", "o*"]
+# profile = "auto"                    # or "openai", "compatible" (docs/upstreams.md)
+#
+# [[upstreams]]
+# name = "local"                      # llama.cpp, vLLM, Ollama, LM Studio...
+# base_url = "http://127.0.0.1:8080/v1"
+# wire = "openai-chat"
+# retry_first_byte_timeout = false    # the default on a compatible upstream"""
 
 _PRICES_EXAMPLE = """\
 # [prices."gpt-4.1"]

@@ -40,6 +40,21 @@ class Wire(StrEnum):
     MESSAGES = "anthropic-messages"
 
 
+class Profile(StrEnum):
+    """Which dialect of its wire an upstream speaks (``protocols.profiles`` says what each
+    changes on the wire).
+
+    ``OFFICIAL`` is the wire's own provider, speaking the wire as it documents it: OpenAI for
+    the two OpenAI wires, Anthropic for Anthropic's. Its word in the config is ``openai``, the
+    provider that defined the first of the wires; an Anthropic upstream with it is simply the
+    official one. ``COMPATIBLE`` is any other server of the wire (llama.cpp, vLLM, Ollama, LM
+    Studio, SGLang, a hosted "OpenAI-compatible" API), which accepts less of the wire and may
+    report a refused request as a server error."""
+
+    OFFICIAL = "openai"
+    COMPATIBLE = "compatible"
+
+
 Json = dict[str, Any]
 Role = Literal["system", "developer", "user", "assistant", "tool"]
 

@@ -30,6 +30,7 @@ from aiohttp import web
 from skillstate.conversation import (
     ErrorKind,
     Json,
+    Profile,
     Request,
     Response,
     Usage,
@@ -38,6 +39,7 @@ from skillstate.conversation import (
 from skillstate.economics.exchange import Exchange
 from skillstate.protocols import adapter
 from skillstate.protocols.headers import response_headers, upstream_headers
+from skillstate.protocols.profiles import refused_as_invalid
 from skillstate.server.client_stream import ClientGone
 from skillstate.server.context import GatewayContext
 from skillstate.server.exchanges import notify
@@ -45,6 +47,8 @@ from skillstate.server.replies import (
     Reply,
     UpstreamFailure,
     failure_of,
+    invalid_refusal,
+    not_retried,
 )
 from skillstate.server.timing import TIMING
 from skillstate.support import jsonio
@@ -72,9 +76,9 @@ class Outbound:
     optional: bool = False
     """A round the turn can do without (the handover): tried once, outside the circuit
     breaker, never on a fallback, so its failure costs the client's own round nothing."""
-    render: Callable[[Wire], tuple[str, bytes]] | None = None
-    """The call for an upstream of another wire (path, body), so a fallback of that wire can
-    serve it; None: only fallbacks of the same wire can."""
+    render: Callable[[Wire, Profile], tuple[str, bytes]] | None = None
+    """The call for an upstream of another wire or profile (path, body), so a fallback of
+    that wire can serve it; None: only fallbacks of the same wire can, with the same body."""
     settle: Callable[[Reply], Awaitable[None]] | None = None
     """Read (part of) the reply before ``send`` yields it, while nothing of it reached the
     client: an ``UpstreamFailure`` it raises that is ``retryable`` (a body cut short) is tried
@@ -183,7 +187,9 @@ class Forward:
         if candidate is None:  # _circuit_allows saw a healthy fallback: there is one
             raise RuntimeError("no fallback to switch to")
         wire = candidate.wire_for(self.client_wire)
-        path, body = outbound.render(wire) if outbound.render else (outbound.path, outbound.body)
+        path, body = (outbound.path, outbound.body)
+        if outbound.render is not None:
+            path, body = outbound.render(wire, candidate.profile)
         status = self.gateway.circuit(self.upstream.name).status
         why = failure.message if failure is not None else f"its circuit is {status}"
         log.warning(
@@ -208,7 +214,7 @@ class Forward:
             while True:
                 attempt += 1
                 try:
-                    reply = await self._try(outbound)
+                    reply = await self._try(outbound, self._first_byte_s(policy, attempt, started))
                 except UpstreamFailure as caught:
                     failure = caught
                     if failure.empty and attempt == 1:  # the server's own word, if it has one
@@ -254,7 +260,7 @@ class Forward:
         call = dataclasses.replace(outbound, body=jsonio.dumps(body))
         for _ in range(STALE_TRIES):
             try:
-                raw = await self._call(call)
+                raw = await self._call(call, self.gateway.first_byte_timeout)
                 break
             except aiohttp.ClientConnectionError:  # a pooled connection the server had closed
                 continue  # (it closes the empty stream's after the pool took it back)
@@ -280,12 +286,24 @@ class Forward:
             return False
         return self._next(outbound, healthy=True, take=False) is not None
 
-    async def _try(self, outbound: Outbound) -> Reply:
-        """One try: the reply (settled), or ``UpstreamFailure``."""
+    def _first_byte_s(self, policy: RetryPolicy, attempt: int, started: float) -> float:
+        """How long a try waits for its first byte: ``first_byte_timeout``, and a retry no
+        longer than the request's retry deadline, so that the deadline bounds the tries."""
+        limit = self.gateway.first_byte_timeout
+        if attempt == 1:
+            return limit
+        return max(0.0, min(limit, policy.deadline_s - (time.monotonic() - started)))
+
+    async def _try(self, outbound: Outbound, first_byte_s: float) -> Reply:
+        """One try: the reply (settled), or ``UpstreamFailure``. A try given up before its
+        first byte has its connection closed (aiohttp closes it when the wait is cancelled),
+        so the upstream sees its client gone before any retry is sent."""
         try:
-            raw = await self._call(outbound)
+            raw = await self._call(outbound, first_byte_s)
         except (aiohttp.ClientError, TimeoutError) as exc:
             self._note_attempt(0)
+            if _left_running(outbound, exc) and not self.upstream.retry_first_byte_timeout:
+                raise not_retried(self.upstream.name, self.wire) from exc
             raise failure_of(exc, self.upstream.name, self.wire) from exc
         relayed = response_headers(
             raw.headers, upstream_wire=self.wire, client_wire=self.client_wire
@@ -327,7 +345,7 @@ class Forward:
         if admission.wait_s > 0:
             await self._wait(admission.wait_s, "rate limit")
 
-    async def _call(self, outbound: Outbound) -> aiohttp.ClientResponse:
+    async def _call(self, outbound: Outbound, first_byte_s: float) -> aiohttp.ClientResponse:
         url = self.upstream.url(outbound.path)
         if outbound.query and self.wire is self.client_wire:
             url += "?" + outbound.query
@@ -342,7 +360,7 @@ class Forward:
         if outbound.body is None:
             headers.pop("content-type", None)
             return await client.get(url, headers, timeout=outbound.timeout)
-        async with asyncio.timeout(self.gateway.first_byte_timeout):
+        async with asyncio.timeout(first_byte_s):
             return await client.post(url, outbound.body, headers)
 
     async def _wait(self, delay: float, why: str) -> None:
@@ -370,6 +388,8 @@ class Forward:
             raw.release()
         parsed = _json_or_none(body)
         kind, message = adapter(self.wire).decode_error(raw.status, parsed)
+        if self.upstream.profile is Profile.COMPATIBLE and refused_as_invalid(raw.status, parsed):
+            return invalid_refusal(self.upstream.name, raw.status, message, self.wire, relayed)
         return UpstreamFailure(
             raw.status,
             kind,
@@ -479,6 +499,14 @@ ONCE = RetryPolicy(attempts=1)
 CLIENT_GONE = 499
 """The status an exchange whose client went away records (no reply was sent: nginx's
 "client closed request")."""
+
+
+def _left_running(outbound: Outbound, exc: BaseException) -> bool:
+    """Whether a try of ``outbound`` that failed with ``exc`` may still be running upstream:
+    a call with a body (a generation) that timed out after it was sent, not while connecting."""
+    if outbound.body is None or not isinstance(exc, TimeoutError):
+        return False
+    return not isinstance(exc, aiohttp.ConnectionTimeoutError)
 
 
 def _json_or_none(raw: bytes) -> Json | None:

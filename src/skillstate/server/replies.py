@@ -228,3 +228,24 @@ def failure_of(exc: BaseException, name: str, wire: Wire) -> UpstreamFailure:
         message = f"upstream {name!r} failed: {type(exc).__name__}: {exc}"
     log.warning(message)
     return UpstreamFailure(502, ErrorKind.UPSTREAM, message, wire=wire, retryable=True)
+
+
+def not_retried(name: str, wire: Wire) -> UpstreamFailure:
+    """A timeout before the first byte on an upstream that is not tried again after one
+    (``Upstream.retry_first_byte_timeout``)."""
+    message = (
+        f"upstream {name!r} did not answer in time; not tried again, since the request may "
+        "still be running there (retry_first_byte_timeout)"
+    )
+    log.warning(message)
+    return UpstreamFailure(504, ErrorKind.TIMEOUT, message, wire=wire, retryable=False)
+
+
+def invalid_refusal(
+    name: str, status: int, message: str, wire: Wire, headers: dict[str, str]
+) -> UpstreamFailure:
+    """A compatible server's 500 that says the request was invalid (``refused_as_invalid``):
+    the request's fault, told as the 400 the official provider sends for it, so it is not
+    tried again, and the circuit counts an answer."""
+    text = f"upstream {name!r} refused the request as invalid (its HTTP {status}): {message}"
+    return UpstreamFailure(400, ErrorKind.INVALID_REQUEST, text, wire=wire, headers=headers)

@@ -23,6 +23,7 @@ from skillstate.conversation import (
     ErrorKind,
     Event,
     Json,
+    Profile,
     ProtocolError,
     Request,
     Response,
@@ -34,6 +35,7 @@ from skillstate.conversation import (
 from skillstate.pipeline.lane import Followup
 from skillstate.protocols import adapter
 from skillstate.protocols.portable import namespace_map, portable_request, restore_namespace
+from skillstate.protocols.profiles import fit
 from skillstate.server.client_stream import ClientGone, ClientStream
 from skillstate.server.errors import error_response, failure_response
 from skillstate.server.forward import Forward, Outbound
@@ -45,16 +47,17 @@ from skillstate.support import jsonio
 log = logging.getLogger("skillstate.turn")
 
 
-def upstream_body(request: Request, target: Wire) -> tuple[bytes, list[str]]:
-    """``request`` encoded for ``target``, and the tools it had to leave out."""
-    encoded, dropped = _encoded(request, target)
+def upstream_body(request: Request, target: Wire, profile: Profile) -> tuple[bytes, list[str]]:
+    """``request`` encoded for an upstream of ``target`` and ``profile``, and the tools it had
+    to leave out."""
+    encoded, dropped = _encoded(request, target, profile)
     return jsonio.dumps(encoded), dropped
 
 
-def _encoded(request: Request, target: Wire) -> tuple[Json, list[str]]:
+def _encoded(request: Request, target: Wire, profile: Profile) -> tuple[Json, list[str]]:
     portable, dropped = portable_request(request, target)
     wire = adapter(target)
-    return wire.encode_request(wire.for_upstream(portable)), dropped
+    return fit(wire.encode_request(wire.for_upstream(portable)), profile, target), dropped
 
 
 @dataclasses.dataclass(slots=True)
@@ -111,13 +114,14 @@ class Turn:
         return sent, [] if response is None else [(response.usage, HANDOVER_ROUND)]
 
     async def _outbound(self, request: Request) -> Outbound:
-        encoded, dropped = _encoded(request, self.forward.wire)
+        forward = self.forward
+        encoded, dropped = _encoded(request, forward.wire, forward.upstream.profile)
         body = await jsonio.dumps_cooperatively(encoded) if self.big else jsonio.dumps(encoded)
         if dropped and "x-skillstate-dropped-tools" not in self.headers:
             self.headers["x-skillstate-dropped-tools"] = ",".join(dropped)
 
-        def render(wire: Wire) -> tuple[str, bytes]:  # for a fallback upstream of another wire
-            return adapter(wire).path, upstream_body(request, wire)[0]
+        def render(wire: Wire, profile: Profile) -> tuple[str, bytes]:  # for a fallback
+            return adapter(wire).path, upstream_body(request, wire, profile)[0]
 
         return Outbound(adapter(self.forward.wire).path, body, self.query, render=render)
 

@@ -20,7 +20,7 @@ included; unknown routes get a 404 JSON error, a body that is not a JSON object 
 the route's wire shape. A policy that raises gets a 500 and its exception is kept in
 ``errors``. The server is run with handler cancellation, so a client that goes away mid-stream
 is noticed at once, even while the stream is held or paced: ``cancelled`` counts such streams
-and ``disconnected`` is set.
+(and ``Fault.HANG`` answers the client left) and ``disconnected`` is set.
 
 Run by hand: ``python -m skillstate.testing.scripted --port 9999`` (see ``scripted``).
 """
@@ -199,7 +199,11 @@ class ScriptedUpstream:
         if reply.delay:
             await asyncio.sleep(reply.delay)
         if reply.fault is Fault.HANG:
-            await asyncio.Event().wait()  # until the client leaves and the handler is cancelled
+            try:
+                await asyncio.Event().wait()  # until the client leaves and the handler is cancelled
+            except asyncio.CancelledError:
+                self._client_left()
+                raise
         if reply.fault is Fault.HUGE:
             reply = dataclasses.replace(reply, text="x" * HUGE_BYTES, fault=None)
         if reply.fault is Fault.RESET and not recorded.stream:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
-from skillstate.conversation import Wire
+from skillstate.conversation import Profile, Wire
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +22,12 @@ class Upstream:
     fallbacks: tuple[str, ...] = ()
     rpm: int | None = None
     tpm: int | None = None
+    profile: Profile = Profile.OFFICIAL
+    """The dialect of its wire it speaks (``protocols.profiles``): what the gateway's own
+    bodies are fitted to, and how its refusals are read."""
+    retry_first_byte_timeout: bool = True
+    """Whether a call whose first byte did not come in time is tried again (the request may
+    still be running there: a local server is one queue)."""
 
     def serves(self, model: str) -> bool:
         return any(fnmatchcase(model, pattern) for pattern in self.models)

@@ -130,6 +130,20 @@ async def test_any_http_answer_counts_and_no_credential_is_sent(tmp_path: Path) 
     assert KEY not in str(dict(request.headers))
 
 
+async def test_each_upstream_line_names_its_profile(tmp_path: Path) -> None:
+    async with ScriptedUpstream() as up:
+        (detected,) = await check_upstreams(settings(tmp_path, upstream=up.url))
+        table = [{"name": "mine", "base_url": up.url, "profile": "openai"}]
+        (declared,) = await check_upstreams(settings(tmp_path, upstreams=table))
+    assert detected.detail.endswith(
+        "; profile compatible (detected), first-byte timeouts not retried"
+    )
+    assert declared.detail.endswith("; profile openai (set)")
+    url = f"http://127.0.0.1:{closed_port()}"
+    (unreachable,) = await check_upstreams(settings(tmp_path, upstream=url))
+    assert "profile compatible (detected)" in unreachable.detail
+
+
 async def test_an_unreachable_upstream(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{closed_port()}"
     (check,) = await check_upstreams(settings(tmp_path, upstream=url))

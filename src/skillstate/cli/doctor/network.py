@@ -147,8 +147,9 @@ async def check_upstream(upstream: UpstreamSettings) -> Check:
             status = reply.status
     except (TimeoutError, aiohttp.ClientError) as exc:
         detail = f"{upstream.base_url} is unreachable ({_reason(exc)})"
-        return Check(name, False, detail, _upstream_fix(upstream))
-    return Check(name, True, f"{upstream.base_url} answers (HTTP {status}){_key_note(upstream)}")
+        return Check(name, False, detail + _profile_note(upstream), _upstream_fix(upstream))
+    detail = f"{upstream.base_url} answers (HTTP {status}){_key_note(upstream)}"
+    return Check(name, True, detail + _profile_note(upstream))
 
 
 def _upstream_fix(upstream: UpstreamSettings) -> str:
@@ -160,6 +161,15 @@ def _key_note(upstream: UpstreamSettings) -> str:
         source = upstream.api_key_env or "SKILLSTATE_API_KEY"
         return f"; key from {source}"
     return "; the client's own key is forwarded"
+
+
+def _profile_note(upstream: UpstreamSettings) -> str:
+    """Its profile (docs/upstreams.md), and whether it was detected from the base URL."""
+    how = "detected" if upstream.profile == "auto" else "set"
+    note = f"; profile {upstream.resolved_profile} ({how})"
+    if not upstream.retries_first_byte_timeout:
+        note += ", first-byte timeouts not retried"
+    return note
 
 
 def _reason(exc: BaseException) -> str:
