@@ -112,7 +112,7 @@ def test_the_handover_is_sent_with_its_own_settings_not_the_clients() -> None:
     sent = handover_request(request, {}, SCHEMA).params
     assert sent.stream is False
     assert sent.max_tokens == patch_tokens(SCHEMA.bounds) == 8192
-    assert sent.tool_choice is None
+    assert sent.tool_choice == ToolChoice("auto")  # forces nothing; a change would cost the cache
     assert (sent.stop, sent.output_format, sent.logprobs, sent.candidates) == (None,) * 4
     # What the model takes as it is stays the client's.
     assert (sent.temperature, sent.top_p, sent.effort, sent.parallel_tool_calls) == (
@@ -135,8 +135,18 @@ def test_a_thinking_budget_is_added_to_the_rounds_output_limit() -> None:
     assert (sent.max_tokens, sent.thinking_budget) == (18_192, 10_000)
 
 
-def test_a_tool_choice_of_none_is_kept() -> None:
-    """It keeps the model in text, which the round asks for."""
-    assert own_settings(Params(tool_choice=ToolChoice("none")), 10).tool_choice == ToolChoice(
-        "none"
-    )
+@pytest.mark.parametrize(
+    ("choice", "sent"),
+    [
+        (None, None),
+        (ToolChoice("auto"), ToolChoice("auto")),
+        (ToolChoice("none"), ToolChoice("none")),
+        (ToolChoice("required"), None),
+        (ToolChoice("tool", "shell"), None),
+    ],
+)
+def test_a_tool_choice_that_forces_a_call_is_dropped(
+    choice: ToolChoice | None, sent: ToolChoice | None
+) -> None:
+    """The round asks for text; a choice that forces nothing stays as the client sent it."""
+    assert own_settings(Params(tool_choice=choice), 10).tool_choice == sent

@@ -19,9 +19,10 @@ the client's: the client asked for its answer, streamed or not, in so many token
 a tool call forced or an answer format, and none of that fits a patch read whole by the
 gateway. So the round is not streamed, may write as many tokens as the largest patch Σ accepts
 (``patch_tokens``), forces no tool and asks for no format, stop sequence, log probabilities or
-alternatives; what the model takes as it is (temperature, top_p, effort, a thinking budget)
-stays the client's. The history, tools and system prompt stay exactly as they came, so the
-provider's cached prefix still serves it.
+alternatives; what the model takes as it is (temperature, top_p, effort, a thinking budget,
+a tool choice of ``auto`` or ``none``) stays the client's. The history, tools and system
+prompt stay exactly as they came, so the provider's cached prefix still serves it (neither the
+stream nor the output limit is part of the prompt a provider caches).
 
 A round the model cannot answer as asked is skipped, never retried: a reply that is not one
 JSON object, a patch Σ refuses, or an upstream failure leave Σ as the seed made it, and the
@@ -35,7 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from skillstate.conversation.model import Json, Message, Params, Request, Text, ToolChoice
+from skillstate.conversation.model import Json, Message, Params, Request, Text
 from skillstate.state.render import NOTE_LABEL, shown_state
 from skillstate.state.schema import Bounds, StateSchema
 
@@ -78,11 +79,15 @@ def own_settings(params: Params, max_tokens: int) -> Params:
     """The settings of a round the gateway sends on its own behalf and reads whole, from the
     client's ``params``: not streamed; ``max_tokens`` of output, above a thinking budget where
     the client set one (Anthropic counts the thinking inside ``max_tokens`` and refuses a
-    limit below the budget); no tool choice but ``none`` (the provider's default lets the
-    model answer in text, which is asked); no answer format, stop sequences, log
-    probabilities or alternatives. Temperature, top_p, effort and the thinking budget stay
-    the client's: the model takes them as they are."""
-    choice = params.tool_choice if params.tool_choice == ToolChoice("none") else None
+    limit below the budget); no tool choice that forces a call (the model is asked for
+    text), while ``auto`` and ``none`` stay as the client sent them (a tool choice that
+    changes between two requests makes Anthropic's cache miss every message); no answer
+    format, stop sequences, log probabilities or alternatives. Temperature, top_p, effort
+    and the thinking budget stay the client's: the model takes them as they are, and
+    neither the stream nor the output limit is part of the prompt a provider caches."""
+    choice = params.tool_choice
+    if choice is not None and choice.mode not in ("auto", "none"):
+        choice = None
     return dataclasses.replace(
         params,
         stream=False,
