@@ -68,3 +68,21 @@ async def test_off_forwards_the_clients_bytes_and_relays_the_upstreams(
     assert got == up.answers[0]
     if wire == "openai-chat" and stream:
         assert b'"usage"' not in got  # not asked for, so none came, and none was made up
+
+
+async def test_a_chat_stream_relayed_in_mode_off_without_usage_is_an_estimated_row() -> None:
+    """The stream held no usage, since the client asked for none: the ledger counts the
+    request and the reply itself and says so, never 0 tokens for $0."""
+    sent = client_bytes("openai-chat", True)
+    headers = {"content-type": "application/json", "x-skillstate-mode": "off"}
+    async with (
+        ScriptedUpstream(Script([Reply(text="Found: k1 is v1.")])) as up,
+        gateway_for(up.url) as gw,
+        aiohttp.ClientSession() as http,
+    ):
+        async with http.post(gw.url + ROUTES["openai-chat"], data=sent, headers=headers) as r:
+            assert r.status == 200 and await r.read() == up.answers[0]
+        async with http.get(gw.url + "/cost/requests") as r:
+            (row,) = (await r.json())["requests"]
+    assert row["estimated"] is True and row["mode"] == "off"
+    assert row["input"] > 0 and row["output"] > 0
