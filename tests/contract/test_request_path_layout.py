@@ -86,7 +86,7 @@ def test_the_rules_see_what_they_look_for() -> None:
 
 def exchange_writes(tree: ast.Module) -> Iterator[tuple[str, int]]:
     """Every write to an ``Exchange`` (``exchange.status = ...``, ``x.exchange.note = ...``,
-    ``exchange.usages.append(...)``) and every ``x.exchange = ...``, with its line."""
+    ``exchange.metered.append(...)``) and every ``x.exchange = ...``, with its line."""
     for node in ast.walk(tree):
         targets: list[ast.expr] = []
         if isinstance(node, ast.Assign):
@@ -136,7 +136,7 @@ def test_the_exchange_rule_sees_what_it_looks_for() -> None:
     seen = dict(modules())
     writes = [target for target, _ in exchange_writes(seen["server/forward.py"])]
     assert "exchange.status" in writes and "self.exchange.note" in writes
-    assert "exchange.usages" in writes  # exchange.usages.append(...)
+    assert "exchange.metered" in writes  # exchange.metered.append(...)
     planted = ast.parse(
         "self.forward.exchange.rounds = 2\nexchange.sent, x = r, 1\nf.exchange = e\n"
         "forward.exchange.attempts.append(0)\n"

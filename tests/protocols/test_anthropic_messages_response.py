@@ -101,7 +101,6 @@ def test_a_changed_stop_reason_is_encoded_over_the_raw_one() -> None:
         ({"model": "m", "content": [], "usage": {}}, "id"),
         ({"id": "i", "content": [], "usage": {}}, "model"),
         ({"id": "i", "model": "m", "usage": {}}, "content"),
-        ({"id": "i", "model": "m", "content": []}, "usage"),
         (
             {"id": "i", "model": "m", "content": [], "usage": {"input_tokens": "1"}},
             "usage.input_tokens",
@@ -113,6 +112,17 @@ def test_invalid_bodies_name_the_field(body: dict[str, Any], param: str) -> None
     with pytest.raises(ProtocolError) as caught:
         decode_response(body)
     assert caught.value.param == param
+
+
+@pytest.mark.parametrize("usage", ["absent", "null"])
+def test_a_body_without_usage_has_no_usage_and_re_encodes_as_it_came(usage: str) -> None:
+    """A server that sends no usage (the API always does): unknown, never zeros."""
+    body = {k: v for k, v in copy.deepcopy(RESPONSE_BODY).items() if k != "usage"}
+    if usage == "null":
+        body["usage"] = None
+    resp = decode_response(copy.deepcopy(body))
+    assert resp.usage is None
+    assert encode_response(resp, None) == body
 
 
 def _foreign(*parts: Any, **fields: Any) -> Response:

@@ -399,3 +399,19 @@ def test_a_named_tool_choice_follows_the_tool_kind_from_another_wire() -> None:
 
     assert choice("function") == {"type": "function", "name": "t"}
     assert choice("custom") == {"type": "custom", "name": "t"}
+
+
+def test_a_stream_turned_off_drops_its_stream_options() -> None:
+    """The gateway's own rounds (the handover) are read whole: the API takes
+    ``stream_options`` only with a stream."""
+    body = {
+        "model": "m",
+        "input": "hi",
+        "stream": True,
+        "stream_options": {"include_obfuscation": False},
+    }
+    request = decode_request(body)
+    assert encode_request(request) == body
+    request.params.stream = False
+    sent = encode_request(request)
+    assert sent["stream"] is False and "stream_options" not in sent

@@ -121,6 +121,8 @@ async def _run(wire: str, mode: str, stream: bool = False) -> tuple[dict[str, An
         for turn in range(TURNS + 1):
             headers = {"x-skillstate-session": "honest"}
             body = {**body_of(turn), "stream": stream}
+            if stream and wire == "chat":  # off sends the client's bytes: it asks for its usage
+                body["stream_options"] = {"include_usage": True}
             async with session.post(gw.url + path, json=body, headers=headers) as reply:
                 assert reply.status == 200, await reply.text()
                 await reply.read()

@@ -76,8 +76,8 @@ async def test_a_reply_is_recorded_once(route: str, stream: bool) -> None:
         exchange = await seen.once()
     assert status == exchange.status == 200
     assert exchange.response is not None and exchange.elapsed_s > 0
-    assert exchange.forwarded_original == (route == "relay" and not stream)
-    assert exchange.note is None and len(exchange.usages) == 1
+    assert exchange.forwarded_original == (route == "relay")
+    assert exchange.note is None and len(exchange.metered) == 1
 
 
 @over_routes

@@ -19,7 +19,7 @@ from skillstate.economics.counterfactual import blocks_of
 from skillstate.gateway import RunningGateway
 from skillstate.protocols import adapter
 from skillstate.state.engine import StateEngine
-from skillstate.state.handover import HANDOVER_HEADING
+from skillstate.state.handover import HANDOVER_HEADING, patch_tokens
 from skillstate.support import jsonio
 from skillstate.testing import Reply, ScriptedCall, ScriptedError, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
@@ -159,6 +159,44 @@ async def test_a_handover_that_brings_no_patch_leaves_the_boundary_to_the_seed(
     assert "findings" not in state or isinstance(state["findings"], dict)
     assert report is not None
     assert report["context"]["handover"] not in ("applied", "asked")
+
+
+CLIENT_SETTINGS = {
+    "openai-chat": {"max_tokens": 40, "tool_choice": "auto"},
+    "openai-responses": {"max_output_tokens": 40, "tool_choice": "auto"},
+    "anthropic-messages": {"max_tokens": 40, "tool_choice": {"type": "auto"}},
+}
+"""Defect 8 of issue 25: a client asking for 40 tokens at most, and naming its tool choice."""
+
+
+@over_pairs
+@over_streams
+async def test_the_handover_goes_with_its_own_settings_and_the_clients_round_with_its(
+    pair: tuple[str, str], stream: bool
+) -> None:
+    """Not streamed, an output limit that holds the largest patch Σ takes, whatever the
+    client asked for its own answer (its round keeps all of it); a tool choice that forces
+    nothing stays as it was (a changed one would cost Anthropic's cache)."""
+    client, upstream = pair
+    patch = {"findings": {"k2": "k2 is v2"}}
+    script = Script([Reply(text=jsonio.dumps_str(patch)), Reply(text="Done.")])
+    async with rigged(pair, script, **EAGER) as (up, gw, driver):
+        session = f"settings-{next(_sessions)}"
+        engine = engine_of(gw)
+        await engine.request_collapse(session)
+        body = {**driver.body("Look up k1.", HISTORY, stream=stream), **CLIENT_SETTINGS[client]}
+        seen = await driver.call(gw.url, body, {"x-skillstate-session": session})
+        state = (await engine.store.load(session)).state
+        limit = patch_tokens(engine.config.schema.bounds)
+    assert seen.text == "Done." and state["findings"]["k2"] == "k2 is v2"
+    handover, boundary = (
+        adapter(Wire(upstream)).decode_request(jsonio.loads(r.body)).params for r in up.requests
+    )
+    assert not up.requests[0].stream and handover.stream is False
+    assert handover.max_tokens == limit
+    assert up.requests[1].stream is stream and boundary.max_tokens == 40
+    for sent in (handover, boundary):
+        assert sent.tool_choice is not None and sent.tool_choice.mode == "auto"
 
 
 @over_pairs

@@ -169,7 +169,8 @@ def test_the_bytes_are_relayed_exactly_when_nothing_stands_in_the_way(
     service = serve(arrival, run, ran)
     if ran.answered:
         return
-    same = run.target is arrival.wire and not ran.changed and not arrival.reshaped
+    as_asked = not arrival.reshaped or run.mode is Mode.OFF
+    same = run.target is arrival.wire and not ran.changed and as_asked
     crossed = any(wire is not run.target for wire in arrival.fallbacks)
     relayed = same and (not ran.followup or (ran.untouched and not crossed))
     assert isinstance(service, Relay) == relayed
@@ -204,8 +205,7 @@ def test_a_bypassed_request_on_its_own_wire_is_relayed_byte_exact(arrival: Arriv
     """No lane runs for a bypassed request (``chosen_lanes``): what the lanes did is nothing."""
     arrival = dataclasses.replace(arrival, bypass=True, lanes=(), target=arrival.wire)
     service = serve(arrival, admitted(arrival), Ran())
-    assert isinstance(service, Relay | Loop)
-    assert isinstance(service, Relay) == (not arrival.reshaped)
+    assert isinstance(service, Relay) and service.record.forwarded_original
     assert service.record.mode is Mode.OFF
     assert "x-skillstate-mode" not in service.headers
 
@@ -275,6 +275,14 @@ def test_a_chat_stream_that_did_not_ask_for_its_usage_goes_through_the_round_loo
     plan = arrival(reshaped=True)
     service = serve(plan, admitted(plan), Ran())
     assert isinstance(service, Loop) and not service.record.forwarded_original
+
+
+@pytest.mark.parametrize("how", ["mode", "bypass"])
+def test_in_mode_off_a_chat_stream_that_did_not_ask_for_its_usage_is_relayed(how: str) -> None:
+    """Defect 9 of issue 25: off is a byte-exact pass-through, usage or none."""
+    plan = arrival(reshaped=True, **({"mode": "off"} if how == "mode" else {"bypass": True}))
+    service = serve(plan, admitted(plan), Ran())
+    assert isinstance(service, Relay) and service.record.forwarded_original
 
 
 def test_an_untouched_request_a_lane_follows_up_is_relayed_and_finished() -> None:

@@ -16,6 +16,7 @@ from skillstate.testing.session_checks import (
     shared_prefix_bytes,
     unpaired,
 )
+from skillstate.testing.session_view import HANDOVER_HEADING
 
 
 def recorded(index: int, wire: Wire, body: dict[str, Any]) -> RecordedRequest:
@@ -105,3 +106,18 @@ def test_the_order_of_an_objects_keys_does_not_break_the_prefix_but_a_list_order
     assert prefix_break(first, second) is None
     swapped = responses(1, [call("a"), user("task"), output("a")])
     assert "message 0 differs" in (prefix_break(first, swapped) or "")
+
+
+def test_the_handover_round_may_set_its_own_reply_settings_and_nothing_else() -> None:
+    """It goes with its own stream and output limit (``state.handover.own_settings``), which
+    are not part of the prompt a provider caches; any other request changing them, or the
+    handover changing anything else, still breaks the prefix."""
+    handover = user(HANDOVER_HEADING + " Every turn but the newest few ...")
+    asked = {"stream": True, "max_output_tokens": 40}
+    first = responses(0, [user("task"), call("a"), output("a")], **asked)
+    own = {"stream": False, "max_output_tokens": 8192}
+    assert prefix_break(first, responses(1, [*first.json["input"], handover], **own)) is None
+    unchanged = [user("task"), call("a"), output("a"), call("b"), output("b")]
+    assert prefix_break(first, responses(1, unchanged, **own)) is not None
+    other = {**own, "temperature": 0.1}
+    assert prefix_break(first, responses(1, [*first.json["input"], handover], **other))

@@ -370,3 +370,36 @@ def test_a_paper_stream_of_a_call_alone_ends_without_an_empty_text_part() -> Non
     for event in [*shown, *closing]:
         accumulator.add(event)
     assert [type(p) for p in accumulator.response().message.parts] == [ToolCall]
+
+
+def test_a_round_without_usage_makes_the_replys_usage_unknown_and_is_kept_for_the_ledger() -> None:
+    """Defect 7 of issue 25: a sum missing a part is not shown as the sum; the ledger gets
+    the round's request and reply to count itself."""
+    rounds = Rounds(request(), POLICY)
+    first = rounds.first()
+    assert isinstance(first, Send)
+    answered = rounds.replied(reply([ToolCall("c0", "recall", "{}")], 0))
+    assert isinstance(answered, Answer)
+    second = rounds.answered([(answered.calls[0], "recalled")])
+    assert isinstance(second, Send)
+    unreported = reply([Text("done")], 1)
+    unreported.usage = None
+    done = rounds.replied(unreported)
+    assert isinstance(done, Done) and done.response.usage is None
+    known, unknown = rounds.metered
+    assert (known.usage, known.sent, known.reply) == (ROUND_USAGE, None, None)
+    assert unknown.usage is None and unknown.sent is second.request
+    assert unknown.reply is not None and unknown.reply.parts == [Text("done")]
+
+
+def test_a_stream_of_unknown_usage_ends_with_the_usage_its_wire_is_given() -> None:
+    rounds = Rounds(request(stream=True))
+    rounds.first()
+    rounds.begin(Wire.CHAT)
+    for event in [Start("r0", "m"), PartStart(0, Text("hi")), PartEnd(0), Finish(StopReason.END)]:
+        rounds.view(event)
+    assert isinstance(rounds.ended(), Done)
+    assert rounds.closing()[-1] == Finish(StopReason.END, None)
+    assert rounds.closing(Usage(input=9, output=1))[-1] == Finish(
+        StopReason.END, Usage(input=9, output=1)
+    )

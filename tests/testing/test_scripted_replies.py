@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from skillstate.conversation import Wire
+from skillstate.support import jsonio
 from skillstate.testing import RecordedRequest, Reply, ScriptedCall, estimate_tokens, prompt_tokens
 from skillstate.testing.outcome import json_pieces, resolve, text_pieces
 
@@ -101,3 +102,33 @@ def test_usage_estimates_output_and_keeps_overrides() -> None:
     assert estimated.input == prompt_tokens(Wire.CHAT, {"messages": []})
     fixed = resolve(Reply("x", input_tokens=7, output_tokens=2, cached_tokens=4), request).usage
     assert (fixed.input, fixed.output, fixed.cached_input) == (7, 2, 4)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
+@pytest.mark.parametrize("wire", list(Wire))
+def test_a_reply_without_usage_reports_none_anywhere(wire: Wire, stream: bool) -> None:
+    """``Reply(usage=False)`` plays a server that never sends its usage (llama.cpp's
+    streams): no usage object, not even a Chat usage chunk a request asked for."""
+    from skillstate.testing import chat_bodies, messages_bodies, responses_bodies
+
+    body: dict[str, object] = {"model": "m", "stream": stream}
+    if wire is Wire.CHAT:
+        body["stream_options"] = {"include_usage": True}
+    speakers = {
+        Wire.CHAT: (chat_bodies.completion, chat_bodies.stream),
+        Wire.RESPONSES: (responses_bodies.response, responses_bodies.stream),
+        Wire.MESSAGES: (messages_bodies.message, messages_bodies.stream),
+    }
+    whole, streamed = speakers[wire]
+    sent = {
+        reported: resolve(Reply("hello there", usage=reported), _request(wire, body))
+        for reported in (True, False)
+    }
+    if stream:
+        with_usage, without = (b"".join(streamed(sent[flag])) for flag in (True, False))
+    else:
+        with_usage, without = (jsonio.dumps(whole(sent[flag])) for flag in (True, False))
+    for counted in (b'"input_tokens"', b'"prompt_tokens"'):
+        assert counted not in without
+    assert b'"input_tokens"' in with_usage or b'"prompt_tokens"' in with_usage
+    assert b"hello" in without

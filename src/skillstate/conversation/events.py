@@ -91,7 +91,7 @@ class Accumulator:
     """Rebuilds the canonical ``Response`` from events, without holding anything back.
 
     Feed every event with ``add``; ``response()`` gives what has been seen so far (complete
-    once ``Finish`` arrived)."""
+    once ``Finish`` arrived), its usage None when neither ``Start`` nor ``Finish`` had one."""
 
     __slots__ = ("_failure", "_finish", "_order", "_parts", "_start", "source")
 
@@ -142,10 +142,10 @@ class Accumulator:
 
     def response(self) -> Response:
         start = self._start or Start(id="", model="")
-        usage = start.usage or Usage()
+        usage = start.usage
         finish = self._finish
         if finish is not None and finish.usage is not None:
-            usage = usage.updated(finish.usage)
+            usage = (usage or Usage()).updated(finish.usage)
         parts = [self._parts[i] for i in self._order]
         return Response(
             id=start.id,

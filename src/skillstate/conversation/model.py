@@ -18,7 +18,9 @@ message per tool result on wires that send them separately). Tool results may al
 
 Usage contract (see ``Usage``): ``input`` counts every prompt token, cached or not;
 ``cached_input`` and ``cache_write`` are the parts of ``input`` read from and written to the
-provider's cache; ``reasoning`` is the part of ``output`` spent on reasoning.
+provider's cache; ``reasoning`` is the part of ``output`` spent on reasoning. A reply whose
+provider reported no usage has ``Response.usage`` None: unknown, never zero (a server that
+sends no usage chunk, a body without the field, a stream cut before it).
 
 The vocabulary is the project's own, no wire's: cache markers are ``CacheMark``, stop reasons
 ``StopReason`` and error kinds ``ErrorKind``, whose values match no wire's strings, so a wire's
@@ -336,12 +338,16 @@ class ErrorKind(StrEnum):
 
 @dataclass(slots=True)
 class Response:
+    """A model's reply. ``usage`` is what its provider reported, None when it reported none
+    (an adapter never reads a missing usage as zeros; the ledger counts such a reply itself
+    and marks it estimated)."""
+
     id: str
     model: str
     message: Message
     source: Wire
     stop_reason: StopReason | None = StopReason.END
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage | None = field(default_factory=Usage)
     created: int | None = None
     extra: Json = field(default_factory=dict)
     hints: Json = field(default_factory=dict)

@@ -8,7 +8,8 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from skillstate.conversation import Request, Response, Usage, Wire
+from skillstate.conversation import Request, Response, Wire
+from skillstate.economics.metered import Metered
 
 
 @dataclass(slots=True)
@@ -34,9 +35,10 @@ class Exchange:
     """Upstream requests made for this client request (0: answered by the gateway)."""
     attempts: list[int] = field(default_factory=list)
     """The status of every upstream attempt, retries included (0: no answer)."""
-    usages: list[Usage] = field(default_factory=list)
-    """Each upstream reply's usage, in order (the internal tool loop's rounds each have one);
-    empty when no reply came."""
+    metered: list[Metered] = field(default_factory=list)
+    """Each upstream reply's usage (None where its provider reported none) with what the
+    ledger counts it by then, in order (the internal tool loop's rounds each have one); empty
+    when no reply came."""
     causes: list[str] = field(default_factory=list)
     """Why each upstream request after the first was made (``state``: to continue after the
     gateway answered internal calls; ``retry``: paper mode's correction)."""

@@ -63,7 +63,12 @@ class Adapter:
     ``response_id(token)`` is the id of a response the gateway writes itself, in this wire's
     id shape (``token`` makes it unique). ``for_upstream(request)`` is the request as the
     gateway sends it upstream when it reads the reply itself (a state round): whatever this
-    wire must be asked for so the reply can be accounted (the Chat wire's stream usage)."""
+    wire must be asked for so the reply can be accounted (the Chat wire's stream usage).
+
+    ``usage_required``: this wire's reply must carry a usage (Anthropic Messages: the body's
+    ``usage``, the stream's ``message_delta.usage``). Where the upstream reported none, the
+    round loop gives the encoder the gateway's own count of the rounds (an estimate, which
+    the ledger records as one) rather than zeros; the other wires leave usage out (or null)."""
 
     wire: Wire
     path: str
@@ -78,6 +83,7 @@ class Adapter:
     response_id: Callable[[str], str]
     for_upstream: Callable[[Request], Request] = _as_is
     history_key: str = "messages"
+    usage_required: bool = False
 
 
 def adapter(wire: Wire) -> Adapter:

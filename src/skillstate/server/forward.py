@@ -33,10 +33,10 @@ from skillstate.conversation import (
     Profile,
     Request,
     Response,
-    Usage,
     Wire,
 )
 from skillstate.economics.exchange import Exchange
+from skillstate.economics.metered import Metered, meter
 from skillstate.protocols import adapter
 from skillstate.protocols.headers import response_headers, upstream_headers
 from skillstate.protocols.profiles import refused_as_invalid
@@ -442,8 +442,9 @@ class Forward:
             exchange.note = note
         now = time.perf_counter()
         exchange.elapsed_s = now - exchange.started
-        if response is not None and not exchange.usages:  # one reply, relayed as it came
-            exchange.usages.append(response.usage)
+        if response is not None and not exchange.metered:  # one reply, relayed as it came
+            sent = exchange.sent or exchange.request
+            exchange.metered.append(meter(response.usage, sent, response.message))
         timing = self.http.get(TIMING)
         if timing is not None:
             exchange.upstream_s = timing.upstream(now)
@@ -453,11 +454,11 @@ class Forward:
         """The client was told ``status`` (or nothing, when it went away): no reply to record."""
         self.answered(status, None, message)
 
-    def track(self, usages: list[Usage], causes: list[str]) -> None:
-        """The round loop's lists, filled as its rounds come: each round's usage and why each
-        round after the first was made."""
+    def track(self, metered: list[Metered], causes: list[str]) -> None:
+        """The round loop's lists, filled as its rounds come: each round's reply as the
+        ledger counts it and why each round after the first was made."""
         if self.exchange is not None:
-            self.exchange.usages, self.exchange.causes = usages, causes
+            self.exchange.metered, self.exchange.causes = metered, causes
 
     def handed_over(self, sent: Request) -> None:
         """The hidden handover round is behind: what the exchange says was sent, when its

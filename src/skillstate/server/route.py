@@ -15,12 +15,17 @@ The rules, each kept on every path:
   shape).
 * A lane's answer (host compaction) is the client's reply: nothing goes upstream.
 * The client's bytes are relayed only when the upstream speaks the client's wire, no lane
-  changed the request, the upstream need not be asked differently (a Chat stream that did not
-  ask for its usage: the ledger needs it, and the round loop's encoder sends the client only
-  what it asked for), and no lane needs the round loop: a lane that follows up (the state lane)
-  must have left the request as it came, and no fallback of another wire may have to serve it
-  (relayed bytes cannot be translated, the round loop's can). A request no lane follows up is
-  relayed even so: only its fallbacks of the same wire are tried.
+  changed the request, the upstream need not be asked differently, and no lane needs the
+  round loop: a lane that follows up (the state lane) must have left the request as it came,
+  and no fallback of another wire may have to serve it (relayed bytes cannot be translated,
+  the round loop's can). A request no lane follows up is relayed even so: only its fallbacks
+  of the same wire are tried.
+* Asked differently means a Chat stream that did not ask for its usage: the round loop asks
+  for it (``Adapter.for_upstream``) and its encoder sends the client only what it asked for.
+  Never in mode ``off`` (a bypassed request included): off is a byte-exact pass-through
+  (DESIGN.md, invariant 6), so the client's bytes go up as they came, the upstream's come back
+  as they came, and where they hold no usage the ledger counts it itself (an estimate, and
+  marked so).
 * Everything else runs the round loop (``server.turn``).
 * A bypassed request (``x-skillstate-bypass``) runs in mode ``off``; ``x-skillstate-mode``
   chooses the mode otherwise (a name it does not know is ignored).
@@ -74,8 +79,8 @@ class Arrival:
     lanes: tuple[str, ...] = ()
     """The lanes this request runs, in order (``server.inbound.chosen_lanes``)."""
     reshaped: bool = False
-    """The upstream must be asked differently from how the client asked
-    (``Adapter.for_upstream``)."""
+    """The round loop would ask the upstream differently from how the client asked
+    (``Adapter.for_upstream``); a request in mode off never is."""
     fallbacks: tuple[Wire, ...] = ()
     """The wire each fallback of the upstream speaks to this client, in order."""
     size: int = 0
@@ -222,7 +227,8 @@ def serve(arrival: Arrival, run: RunLanes, ran: Ran) -> Service:
         return Answered(headers, run.mode, ran.summary)
     if ran.followup:
         headers["x-skillstate-mode"] = run.mode.value
-    same = run.target is arrival.wire and not ran.changed and not arrival.reshaped
+    as_asked = not arrival.reshaped or run.mode is Mode.OFF
+    same = run.target is arrival.wire and not ran.changed and as_asked
     record = Record(run.mode if ran.followup else Mode.OFF, same, ran.summary)
     crossed = any(wire is not run.target for wire in arrival.fallbacks)
     relayable = not ran.followup or (ran.untouched and not crossed)

@@ -32,6 +32,7 @@ from skillstate.conversation import (
     Wire,
     events_of,
 )
+from skillstate.economics.metered import Metered, counted, meter
 from skillstate.pipeline.lane import Followup
 from skillstate.protocols import adapter
 from skillstate.protocols.portable import namespace_map, portable_request, restore_namespace
@@ -80,11 +81,11 @@ class Turn:
 
     async def serve(self, outbound: Request) -> web.StreamResponse:
         policy = self.followup.policy if self.followup is not None else Policy()
-        before: list[tuple[Usage, str]] = []
+        before: list[tuple[Metered, str]] = []
         if self.followup is not None and self.followup.handover is not None:
             outbound, before = await self._hand_over(self.followup, self.followup.handover)
         rounds = Rounds(outbound, policy, before)
-        self.forward.track(rounds.usages, rounds.causes)
+        self.forward.track(rounds.metered, rounds.causes)
         try:
             if self.client.params.stream:
                 return await self._stream(rounds)
@@ -95,7 +96,7 @@ class Turn:
 
     async def _hand_over(
         self, followup: Followup, request: Request
-    ) -> tuple[Request, list[tuple[Usage, str]]]:
+    ) -> tuple[Request, list[tuple[Metered, str]]]:
         """The handover round (``state.handover``), hidden from the client: the request to
         send next, and the round's usage. A failed round is logged and left behind: the
         boundary goes on without it."""
@@ -111,7 +112,9 @@ class Turn:
         if self.after_handover is not None:
             sent = await self.after_handover(sent)
         self.forward.handed_over(sent)  # what the client's own round brings, not the hidden one's
-        return sent, [] if response is None else [(response.usage, HANDOVER_ROUND)]
+        if response is None:
+            return sent, []
+        return sent, [(meter(response.usage, request, response.message), HANDOVER_ROUND)]
 
     async def _outbound(self, request: Request) -> Outbound:
         forward = self.forward
@@ -144,6 +147,18 @@ class Turn:
         if self.remember is not None:
             await asyncio.shield(self.remember(response))
 
+    async def _shown_usage(self, response: Response, rounds: Rounds) -> Usage | None:
+        """The usage the client is shown: the reply's; where that is unknown (a round's
+        provider reported none) and the client's wire requires one
+        (``Adapter.usage_required``), the gateway's own count of every round, an estimate as
+        the ledger records it; else none, which the encoder leaves out."""
+        if response.usage is not None or not adapter(self.client.source).usage_required:
+            return response.usage
+        metered = list(rounds.metered)
+        # Counting a long history takes milliseconds: off the event loop, as the ledger does.
+        counts = await asyncio.to_thread(lambda: [counted(m)[0] for m in metered])
+        return sum(counts, Usage())
+
     # --- JSON -----------------------------------------------------------------------------
 
     async def _json(self, rounds: Rounds) -> web.StreamResponse:
@@ -162,7 +177,8 @@ class Turn:
         verdict = self.followup.verdict() if self.followup is not None else None
         if verdict is not None:
             self.headers["x-skillstate-state"] = _header_safe(verdict)
-        encoded = adapter(self.client.source).encode_response(response, self.client)
+        shown = dataclasses.replace(response, usage=await self._shown_usage(response, rounds))
+        encoded = adapter(self.client.source).encode_response(shown, self.client)
         self.headers.update(self.forward.relayed)
         self.forward.answered(200, response, verdict, rounds=len(rounds.causes))
         body = jsonio.dumps(encoded)
@@ -213,7 +229,7 @@ class Turn:
             else:
                 step = await self._step(step, rounds)
         await self._finish(step.response)
-        await stream.send(rounds.closing())
+        await stream.send(rounds.closing(await self._shown_usage(step.response, rounds)))
         # A stream's headers are long gone: the verdict reaches the ledger only.
         verdict = self.followup.verdict() if self.followup is not None else None
         self.forward.answered(200, step.response, verdict, rounds=len(rounds.causes))

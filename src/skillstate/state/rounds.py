@@ -21,8 +21,11 @@ The rules, each kept on every path:
   ``action`` as the reply's text, not the envelope: a stream's text is held and the action sent
   as one text part before ``Finish``. A reply that holds no envelope reaches it as it came.
 * What the client saw is one reply: the visible parts of every round (JSON keeps the earlier
-  rounds' text only), the usage summed over the rounds, and a stop reason that never says
-  "tool calls" when none is shown.
+  rounds' text only), the usage summed over the rounds (unknown, None, when a round's provider
+  reported none: a sum missing a part is not shown as the sum), and a stop reason that never
+  says "tool calls" when none is shown.
+* Every round's reply is ``Metered`` for the ledger: its usage, and where that is unknown, the
+  request the round sent and the message that came back, for the ledger to count itself.
 * Within a stream the client's ``Start`` goes out once; a loop that can answer internal calls
   holds it until the first visible event, so an upstream error in a hidden round can still be
   answered with its real HTTP status. The streamed reply is named by that ``Start`` (the
@@ -55,6 +58,7 @@ from skillstate.conversation import (
     Usage,
     Wire,
 )
+from skillstate.economics.metered import Metered, meter, total
 from skillstate.state.envelope import Envelope, parse_envelope
 from skillstate.support import jsonio
 
@@ -136,16 +140,16 @@ class Rounds:
         "_stream",
         "_usage",
         "causes",
-        "usages",
+        "metered",
     )
 
     def __init__(
         self,
         request: Request,
         policy: Policy = Policy(),
-        before: Sequence[tuple[Usage, str]] = (),
+        before: Sequence[tuple[Metered, str]] = (),
     ) -> None:
-        """``before``: the usage and cause of rounds the turn sent before this loop (the
+        """``before``: the reply and cause of rounds the turn sent before this loop (the
         handover, ``state.handover``), counted in the reply's usage."""
         self._policy = policy
         self._outbound = request
@@ -153,13 +157,13 @@ class Rounds:
         self._retries = policy.retries if policy.check and not self._stream else 0
         self._rounds = 0
         self._shown: list[Part] = []
-        self.usages: list[Usage] = [usage for usage, _ in before]
-        """Each round's usage as its upstream reported it, in order: one per upstream reply."""
+        self.metered: list[Metered] = [metered for metered, _ in before]
+        """Each round's reply as the ledger counts it, in order: one per upstream reply."""
         self.causes: list[str] = [cause for _, cause in before]
         """Why each round was sent, one per round in order: ``""`` for the client's request
         itself, ``state`` to continue after the gateway answered the model's internal calls,
         ``retry`` for paper mode's correction, ``handover`` for the handover round."""
-        self._usage = sum(self.usages, Usage())
+        self._usage: Usage | None = total(metered.usage for metered in self.metered)
         self._reply: Response | None = None
         self._pending: Response | None = None
         self._round = _Round()
@@ -236,17 +240,17 @@ class Rounds:
             raise RuntimeError("ended() without a round")
         if self._round.failed is not None:
             response = self._as_opened(accumulator.response())
-            self.usages.append(response.usage)
-            self._usage = self._usage + response.usage
+            self._meter(response)
             response.message.parts = self._shown + self._visible(response.message.parts)
             response.usage = self._usage
             self._reply = response
             return Done(response)
         return self.replied(accumulator.response())
 
-    def closing(self) -> list[Event]:
+    def closing(self, usage: Usage | None = None) -> list[Event]:
         """After ``Done`` on a stream: the events that end the client's stream (the held
-        ``Start`` when nothing was shown yet, and ``Finish`` with the summed usage); none
+        ``Start`` when nothing was shown yet, and ``Finish`` with the summed usage, or with
+        ``usage`` where that is unknown: what the client's wire requires instead); none
         after a failure, which ended it already."""
         if self._round.failed is not None or self._reply is None:
             return []
@@ -259,15 +263,18 @@ class Rounds:
         return [
             *self._open(),
             *action,
-            dataclasses.replace(last, stop_reason=reply.stop_reason, usage=reply.usage),
+            dataclasses.replace(
+                last,
+                stop_reason=reply.stop_reason,
+                usage=reply.usage if reply.usage is not None else usage,
+            ),
         ]
 
     # --- every reply ----------------------------------------------------------------------
 
     def replied(self, response: Response) -> Step:
         """A round's whole reply (a JSON body, or a stream that ended): the next step."""
-        self.usages.append(response.usage)
-        self._usage = self._usage + response.usage
+        self._meter(response)
         self._pending = response
         internal = tuple(
             p for p in response.message.parts if isinstance(p, ToolCall) and self._internal(p)
@@ -275,6 +282,12 @@ class Rounds:
         if internal:
             return Answer(internal)
         return self._after_answers(response, [])
+
+    def _meter(self, response: Response) -> None:
+        """Keep the round's usage, and where it is unknown what the ledger counts instead:
+        the request this round sent and the reply as it came."""
+        self.metered.append(meter(response.usage, self._outbound, response.message))
+        self._usage = total((self._usage, response.usage))
 
     def answered(self, answers: Sequence[tuple[ToolCall, str]]) -> Step:
         """The internal calls' answers, in the order ``Answer`` listed them."""

@@ -76,7 +76,7 @@ def completion(o: Outcome) -> Json:
         "choices": [
             {"index": 0, "message": message, "logprobs": None, "finish_reason": _FINISH[o.stop]}
         ],
-        "usage": usage(o.usage),
+        **({"usage": usage(o.usage)} if o.reported else {}),
         "service_tier": "default",
         "system_fingerprint": FINGERPRINT,
     }
@@ -106,7 +106,7 @@ def stream(o: Outcome) -> Iterator[bytes]:
         for piece in json_pieces(call.arguments):
             yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
     yield chunk({}, _FINISH[o.stop])
-    if include_usage:
+    if include_usage and o.reported:
         yield _event(o, [], True, usage(o.usage))
     yield encode_event("[DONE]")
 

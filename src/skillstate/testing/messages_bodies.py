@@ -54,12 +54,12 @@ def delta_usage(u: Usage) -> Json:
 
 def message(o: Outcome) -> Json:
     """The non-streaming ``message`` body."""
-    return _message(o, _blocks(o), usage(o.usage, o.cache_write_1h))
+    return _message(o, _blocks(o), usage(o.usage, o.cache_write_1h) if o.reported else None)
 
 
 def stream(o: Outcome) -> Iterator[bytes]:
     """The SSE events of a streamed answer, one ``bytes`` per event."""
-    opening = usage(o.usage, o.cache_write_1h, output=1)
+    opening = usage(o.usage, o.cache_write_1h, output=1) if o.reported else None
     yield _event("message_start", message=_message(o, [], opening, final=False))
     pinged = False
     for index, block in enumerate(_blocks(o)):
@@ -77,7 +77,8 @@ def stream(o: Outcome) -> Iterator[bytes]:
     if not pinged:
         yield _event("ping")
     stop = {"stop_reason": o.stop, "stop_sequence": _stop_sequence(o)}
-    yield _event("message_delta", delta=stop, usage=delta_usage(o.usage))
+    counts = {"usage": delta_usage(o.usage)} if o.reported else {}
+    yield _event("message_delta", delta=stop, **counts)
     yield _event("message_stop")
 
 
@@ -136,9 +137,10 @@ def _stop_sequence(o: Outcome) -> str | None:
     return None
 
 
-def _message(o: Outcome, content: list[Json], used: Json, *, final: bool = True) -> Json:
-    """The message object; ``message_start`` sends it unfinished (no content, no stop)."""
-    return {
+def _message(o: Outcome, content: list[Json], used: Json | None, *, final: bool = True) -> Json:
+    """The message object; ``message_start`` sends it unfinished (no content, no stop); no
+    ``usage`` when the answer reports none."""
+    message: Json = {
         "id": o.id,
         "type": "message",
         "role": "assistant",
@@ -146,5 +148,7 @@ def _message(o: Outcome, content: list[Json], used: Json, *, final: bool = True)
         "content": content,
         "stop_reason": o.stop if final else None,
         "stop_sequence": _stop_sequence(o) if final else None,
-        "usage": used,
     }
+    if used is not None:
+        message["usage"] = used
+    return message

@@ -98,6 +98,8 @@ class Outcome:
     error: ScriptedError | None
     cache_write_1h: int = 0
     """Of ``usage.cache_write``, the tokens written with the 1-hour TTL (billing mode)."""
+    reported: bool = True
+    """Whether the answer carries its usage (``Reply.usage``)."""
 
 
 def resolve(reply: Reply, request: RecordedRequest) -> Outcome:
@@ -125,6 +127,7 @@ def resolve(reply: Reply, request: RecordedRequest) -> Outcome:
         stop=reply.stop_reason,
         usage=_usage(reply, wire, request.json, calls),
         error=reply.error,
+        reported=reply.usage,
     )
 
 

@@ -79,7 +79,8 @@ class Reply:
 
     Usage: ``input_tokens=None`` counts the request's prompt fields, ``output_tokens=None``
     estimates the reply (see ``outcome.estimate_tokens``); ``cached_tokens`` and
-    ``cache_write_tokens`` are parts of the input, as in the canonical ``Usage``.
+    ``cache_write_tokens`` are parts of the input, as in the canonical ``Usage``; with
+    ``usage=False`` none of it is sent.
 
     Pacing (streams only): ``chunk_delay`` seconds pass between events; with ``hold`` the
     stream sends its first event, then waits for the event to be set before sending the rest.
@@ -102,6 +103,11 @@ class Reply:
     """A way to fail the wire itself (``testing.faults``)."""
     delay: float = 0.0
     """Seconds before the answer starts (``Fault.SLOW``)."""
+    usage: bool = True
+    """False: the answer reports no usage anywhere, as a server that never sends one
+    (llama.cpp's streams): a Chat body without ``usage`` and a Chat stream without its usage
+    chunk even when asked for one, a Responses object with ``"usage": null``, an Anthropic
+    message and stream with no ``usage`` object."""
 
     @classmethod
     def failure(

@@ -45,7 +45,7 @@ def usage(u: Usage) -> Json:
 
 def response(o: Outcome) -> Json:
     """The finished ``response`` object (the non-streaming body)."""
-    return _response(o, _final_status(o), _items(o, done=True), usage(o.usage))
+    return _response(o, _final_status(o), _items(o, done=True), _reported(o))
 
 
 def stream(o: Outcome) -> Iterator[bytes]:
@@ -73,7 +73,12 @@ def stream(o: Outcome) -> Iterator[bytes]:
             yield from _call_events(event, index, final)
         yield event("response.output_item.done", output_index=index, item=final)
     last = "response.incomplete" if o.stop == "max_tokens" else "response.completed"
-    yield event(last, response=_response(o, _final_status(o), finals, usage(o.usage)))
+    yield event(last, response=_response(o, _final_status(o), finals, _reported(o)))
+
+
+def _reported(o: Outcome) -> Json | None:
+    """The finished response's ``usage``: null when the answer reports none."""
+    return usage(o.usage) if o.reported else None
 
 
 def _reasoning_events(event: Emit, index: int, item: Json) -> Iterator[bytes]:

@@ -13,7 +13,9 @@ gateway's own code, so a test of the gateway built on them is not circular:
   its first boundary) orders them as the client did, while the gateway's own encoding has an
   order of its own. Anthropic cache markers are left out of the comparison too: the client
   moves its marker to the newest block on every request, and a marker does not change the
-  content a provider caches;
+  content a provider caches. Nor are the reply's settings (streamed or not, the output limit)
+  where one of the two is the gateway's handover round, which sends its own
+  (``state.handover.own_settings``): they are not part of the prompt a provider caches;
 * ``unpaired``: call ids without a result and results without their call;
 * ``shared_prefix_bytes``: how many leading bytes two bodies share (what a prefix cache of
   the raw body would serve).
@@ -27,7 +29,7 @@ from typing import Any
 from skillstate.conversation import Json, Wire
 from skillstate.support import jsonio
 from skillstate.testing.recording import RecordedRequest
-from skillstate.testing.session_view import NOTE_PREFIX
+from skillstate.testing.session_view import HANDOVER_HEADING, NOTE_PREFIX
 
 SIGMA_PREFIX = NOTE_PREFIX + " Session state Σ"
 INTERNAL_TOOLS = frozenset({"skill_state", "recall"})
@@ -132,6 +134,8 @@ def prefix_break(previous: RecordedRequest, current: RecordedRequest) -> str | N
                 f"#{previous.index}'s and is not the gateway's: {jsonio.dumps_str(message)[:300]}"
             )
     mine, theirs = _others(previous), _others(current)
+    if _handing_over(previous) or _handing_over(current):
+        mine, theirs = _unsettled(mine), _unsettled(theirs)
     if mine != theirs:
         changed = sorted(k for k in {*mine, *theirs} if mine.get(k) != theirs.get(k))
         return f"request #{current.index}: top-level keys changed: {changed}"
@@ -160,6 +164,22 @@ def _block_prefix(old: Json, new: Json) -> bool:
 def _others(recorded: RecordedRequest) -> dict[str, Any]:
     body = recorded.json if isinstance(recorded.json, dict) else {}
     return {k: v for k, v in body.items() if k not in ("input", "messages")}
+
+
+REPLY_SETTINGS = frozenset(
+    {"stream", "stream_options", "max_tokens", "max_completion_tokens", "max_output_tokens"}
+)
+"""The top-level keys, on any wire, that say how the reply comes, not what the prompt is."""
+
+
+def _unsettled(others: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in others.items() if k not in REPLY_SETTINGS}
+
+
+def _handing_over(recorded: RecordedRequest) -> bool:
+    """Whether ``recorded`` is the gateway's handover round (its last message asks for it)."""
+    messages = messages_of(recorded)
+    return bool(messages) and HANDOVER_HEADING in jsonio.dumps_str(messages[-1])
 
 
 def unpaired(messages: Sequence[Json]) -> list[str]:

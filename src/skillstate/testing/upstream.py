@@ -96,6 +96,10 @@ class ScriptedUpstream:
         self.billing = billing
         self.models = list(models)
         self.requests: list[RecordedRequest] = []
+        self.answers: dict[int, bytearray] = {}
+        """The body of each model answer sent with status 200, by the index of the request it
+        answers (a stream's events joined, as far as they went): what a pass-through must
+        relay byte for byte."""
         self.errors: list[Exception] = []
         self.cancelled = 0
         self.disconnected = asyncio.Event()
@@ -219,7 +223,7 @@ class ScriptedUpstream:
             outcome = _billed(outcome, self.billing, recorded, view)
         speaker = _SPEAKERS[outcome.wire]
         if recorded.stream:
-            return await self._stream(request, speaker.stream(outcome), reply)
+            return await self._stream(request, recorded.index, speaker.stream(outcome), reply)
         if reply.hold is not None:
             await reply.hold.wait()
         if reply.fault is Fault.EMPTY:
@@ -228,12 +232,16 @@ class ScriptedUpstream:
             raw = jsonio.dumps(speaker.body(outcome))
             cut = raw[: len(raw) // 2]
             return web.Response(body=cut, content_type="application/json", headers=reply.headers)
-        return _json(speaker.body(outcome), headers=reply.headers)
+        answer = _json(speaker.body(outcome), headers=reply.headers)
+        assert isinstance(answer.body, bytes)
+        self.answers[recorded.index] = bytearray(answer.body)
+        return answer
 
     async def _stream(
-        self, request: web.Request, events: Iterator[bytes], reply: Reply
+        self, request: web.Request, index: int, events: Iterator[bytes], reply: Reply
     ) -> web.StreamResponse:
         response = web.StreamResponse(headers={**_SSE_HEADERS, **reply.headers})
+        sent = self.answers[index] = bytearray()
         if reply.fault is Fault.CUT_SHORT:  # half its bytes, most often in an event's middle
             whole = b"".join(events)
             events = iter((whole[: len(whole) // 2],))
@@ -247,6 +255,7 @@ class ScriptedUpstream:
                 if number and reply.chunk_delay:
                     await asyncio.sleep(reply.chunk_delay)
                 await response.write(event)
+                sent.extend(event)
                 if number == 0 and reply.hold is not None:
                     await reply.hold.wait()
                 if number == 0 and reply.fault is Fault.RESET:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from skillstate.economics.ledger import Filters, Ledger, report
-from skillstate.economics.ledger.report import parse_time
+from skillstate.economics.ledger.report import latest, parse_time
 from skillstate.economics.ledger.row import Row
 from skillstate.storage.sqlite import SQLiteDatabase
 
@@ -173,5 +173,61 @@ async def test_the_recorder_sweeps_rows_past_the_retention_at_start(tmp_path: Pa
     await recorder.start()
     await recorder.close()
     assert (await report(ledger))["totals"]["requests"] == 1  # the 40-day-old row went
+    await ledger.close()
+    await db.close()
+
+
+async def test_estimated_rows_are_counted_and_their_cost_shown_apart(ledger: Ledger) -> None:
+    """Defect 7 of issue 25: a reply whose provider reported no usage is an estimate, and
+    /cost says how many rows and how much of the cost are."""
+    await ledger.append([_row(1), _row(2, estimated=True, cost_usd=0.004)])
+    totals = (await report(ledger))["totals"]
+    assert totals["estimated_requests"] == 1 and totals["unpriced_requests"] == 0
+    assert totals["cost_usd"] == pytest.approx(0.014)
+    assert totals["estimated_cost_usd"] == pytest.approx(0.004)
+    newest, _ = await latest(ledger, 10)
+    assert newest["estimated"] is True
+
+
+async def test_an_estimated_row_of_an_unpriced_model_is_unpriced_too(ledger: Ledger) -> None:
+    await ledger.append([_row(1, model="local", estimated=True, cost_usd=None)])
+    totals = (await report(ledger))["totals"]
+    assert (totals["estimated_requests"], totals["unpriced_requests"]) == (1, 1)
+    assert totals["cost_usd"] is None and totals["estimated_cost_usd"] is None
+
+
+OLD_TABLE = (
+    "CREATE TABLE ledger (id INTEGER PRIMARY KEY, ts REAL NOT NULL, request_id TEXT NOT NULL,"
+    " round INTEGER NOT NULL, session TEXT NOT NULL, client_wire TEXT NOT NULL,"
+    " upstream TEXT NOT NULL, model TEXT NOT NULL, mode TEXT NOT NULL, lanes TEXT NOT NULL,"
+    " status INTEGER NOT NULL, streamed INTEGER NOT NULL, input INTEGER, cached_input INTEGER,"
+    " cache_write INTEGER, cache_write_1h INTEGER, output INTEGER, reasoning INTEGER,"
+    " cost_usd REAL, passthrough_input INTEGER, passthrough_cached_input INTEGER,"
+    " passthrough_cache_write INTEGER, passthrough_cost_usd REAL, overhead_ms REAL,"
+    " upstream_ms REAL)"
+)
+"""The table as an older gateway made it: no ``cause``, ``attempts`` or ``estimated``."""
+
+
+async def test_a_table_an_older_gateway_made_gets_the_columns_it_lacks(tmp_path: Path) -> None:
+    db = await SQLiteDatabase.open(tmp_path / "skillstate.db")
+
+    def old(conn: Any) -> None:
+        conn.execute(OLD_TABLE)
+        conn.execute(
+            "INSERT INTO ledger (ts, request_id, round, session, client_wire, upstream, model,"
+            " mode, lanes, status, streamed, input, output, cost_usd) VALUES"
+            f" ({T0}, 'r0', 0, 's1', 'openai-chat', 'default', 'gpt-4o', 'off', '', 200, 0,"
+            " 100, 10, 0.001)"
+        )
+
+    await db.run(old)
+    ledger = await Ledger.open(db)
+    assert ledger.degraded is None
+    await ledger.append([_row(1, estimated=True, cause="state", attempts="200")])
+    rows = {row["request_id"]: row for row in await latest(ledger, 10)}
+    assert rows["r0"]["estimated"] is False and rows["r0"]["cause"] == ""
+    assert rows["r1"]["estimated"] is True and rows["r1"]["cause"] == "state"
+    assert (await report(ledger))["totals"]["requests"] == 2
     await ledger.close()
     await db.close()

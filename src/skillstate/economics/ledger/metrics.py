@@ -47,6 +47,11 @@ class Metrics:
             "Upstream requests of a model without a price",
             registry=r,
         )
+        self.estimated = Counter(
+            "skillstate_estimated_requests",
+            "Upstream requests whose provider reported no usage, counted by the gateway",
+            registry=r,
+        )
         self.overhead = Histogram(
             "skillstate_overhead_seconds",
             "The gateway's own time per client request, upstream time excluded",
@@ -102,6 +107,8 @@ class Metrics:
             value = getattr(row, kind)
             if value:
                 self.tokens.labels(kind).inc(value)
+        if row.estimated:
+            self.estimated.inc()
         if row.cost_usd is None:
             self.unpriced.inc()
         elif row.cost_usd:

@@ -28,6 +28,7 @@ from skillstate.economics.exchange import Exchange
 from skillstate.economics.ledger.metrics import Metrics
 from skillstate.economics.ledger.row import LOCAL, Row
 from skillstate.economics.ledger.store import Ledger
+from skillstate.economics.metered import Metered, counted
 
 log = logging.getLogger("skillstate.economics.ledger")
 
@@ -151,16 +152,19 @@ class Recorder:
     # --- rows -----------------------------------------------------------------------------
 
     def rows(self, exchange: Exchange) -> list[Row]:
-        """The rows of ``exchange``: one per upstream reply (one for a request that got none),
-        the first with the pass-through estimate. Estimates in the session's order."""
+        """The rows of ``exchange``: one per upstream reply (one for a request that got none,
+        whose tokens are none: an upstream that answered with an error bills nothing), the
+        first with the pass-through estimate. Estimates in the session's order. A reply whose
+        provider reported no usage is counted here, from the request and the reply, and its
+        row says so (``Row.estimated``)."""
         now = self._clock()
         model = exchange.request.model
         if exchange.response is not None and exchange.response.model:
             model = exchange.response.model
-        usages = exchange.usages or [Usage()]
+        counts = [counted(metered) for metered in exchange.metered or [Metered(Usage())]]
         rows = []
-        for number, usage in enumerate(usages):
-            status = exchange.status if number == len(usages) - 1 else 200
+        for number, (usage, estimated) in enumerate(counts):
+            status = exchange.status if number == len(counts) - 1 else 200
             rows.append(
                 Row(
                     ts=now,
@@ -182,9 +186,10 @@ class Recorder:
                     reasoning=usage.reasoning,
                     cost_usd=self._cost(model, usage),
                     cause=_cause(exchange.causes, number),
+                    estimated=estimated,
                 )
             )
-        first = self._with_estimate(rows[0], exchange, usages)
+        first = self._with_estimate(rows[0], exchange, counts)
         rows[0] = first
         self._count_collapse(exchange)
         return rows
@@ -194,8 +199,10 @@ class Recorder:
             return 0.0
         return self._pricing(model, usage)
 
-    def _with_estimate(self, row: Row, exchange: Exchange, usages: list[Usage]) -> Row:
-        """``row`` with what a pass-through would have sent and paid for the client request."""
+    def _with_estimate(self, row: Row, exchange: Exchange, counts: list[tuple[Usage, bool]]) -> Row:
+        """``row`` with what a pass-through would have sent and paid for the client request
+        (``counts``: each round's usage, and whether it is the gateway's own count)."""
+        usages = [usage for usage, _ in counts]
         blocks = blocks_of(exchange.request)
         sent = exchange.sent
         # Where the client's own request went upstream, its blocks already hold its count.
@@ -204,9 +211,10 @@ class Recorder:
         else:
             local_sent = tokenizer.count_request(sent)
         main = _main_round(exchange.causes)
-        # Without a reply to the client's own round (it failed after a handover) there is
-        # nothing to calibrate the local count by.
-        ratio = calibration(usages[main].input, local_sent) if main < len(usages) else 1.0
+        # Without a reply to the client's own round (it failed after a handover), or with one
+        # whose provider reported no usage, there is nothing to calibrate the local count by.
+        reported = main < len(counts) and not counts[main][1]
+        ratio = calibration(usages[main].input, local_sent) if reported else 1.0
         explicit = exchange.upstream_wire is Wire.MESSAGES
         cached = self._cache.estimate(exchange.session, blocks, explicit=explicit, ratio=ratio)
         answer = usages[-1]  # what the client got: a pass-through makes that call alone
@@ -218,7 +226,7 @@ class Recorder:
             reasoning=answer.reasoning,
             cache_write_1h=cached.written_1h,
         )
-        failed = exchange.status >= 400 and not exchange.usages
+        failed = exchange.status >= 400 and not exchange.metered
         cost = 0.0 if failed else self._cost(row.model, usage)
         overhead = exchange.overhead_s * 1000 if exchange.overhead_s is not None else None
         return dataclasses.replace(

@@ -3,7 +3,11 @@ hour, over the rows the filters keep.
 
 Each group carries the same fields as the totals. A cost is a number, or None when a row in
 the group has no price (``unpriced_requests`` counts them): an unknown price is never $0.
-``saved_usd`` is the pass-through estimate less what was recorded; it is negative for a loss."""
+``saved_usd`` is the pass-through estimate less what was recorded; it is negative for a loss.
+An unknown usage is never $0 either: ``estimated_requests`` counts the rows whose provider
+reported no usage, which the gateway counted itself; their tokens are in the token totals and
+their cost (priced from those counts where the model has a price) in ``cost_usd``, and
+``estimated_cost_usd`` says how much of it that is."""
 
 from __future__ import annotations
 
@@ -18,7 +22,8 @@ LABEL = "recorded cost, not a provider invoice"
 ESTIMATE = (
     "passthrough_* figures are estimates: the client's own requests, counted locally, "
     "calibrated by what the provider reported, priced with the cache a pass-through would "
-    "have had"
+    "have had; estimated_requests are replies whose provider reported no usage, counted "
+    "locally (estimated_cost_usd of cost_usd is theirs)"
 )
 _LIMIT = 200
 """Rows at most in by_session (the most expensive first) and in hourly (the latest)."""
@@ -76,14 +81,15 @@ _SUMS = f"""
     TOTAL(overhead_ms), SUM(overhead_ms IS NOT NULL),
     SUM(cause IN ('state', 'handover')),
     TOTAL(CASE WHEN cause IN ('state', 'handover') THEN cost_usd END),
-    TOTAL(CASE WHEN cause IN ('state', 'handover') THEN input END)
+    TOTAL(CASE WHEN cause IN ('state', 'handover') THEN input END),
+    SUM(estimated), TOTAL(CASE WHEN estimated THEN cost_usd END)
 """
 
 
 def _fields(row: tuple[Any, ...]) -> dict[str, Any]:
     (requests, clients, failed, inp, cached, written, out, reasoning) = row[:8]
     unpriced, cost, pt_input, pt_cached, pt_unpriced, pt_cost, overhead, timed = row[8:16]
-    state_requests, state_cost, state_input = row[16:19]
+    state_requests, state_cost, state_input, estimated, estimated_cost = row[16:21]
     actual = None if unpriced else round(cost, 6)
     passthrough = None if pt_unpriced else round(pt_cost, 6)
     saved = None if actual is None or passthrough is None else round(passthrough - actual, 6)
@@ -99,6 +105,8 @@ def _fields(row: tuple[Any, ...]) -> dict[str, Any]:
         "cache_hit_share": round(cached / inp, 4) if inp else None,
         "cost_usd": actual,
         "unpriced_requests": unpriced or 0,
+        "estimated_requests": estimated or 0,
+        "estimated_cost_usd": None if unpriced else round(estimated_cost, 6),
         "passthrough_input_tokens": int(pt_input),
         "passthrough_cached_input_tokens": int(pt_cached),
         "passthrough_cost_usd": passthrough,
@@ -114,8 +122,8 @@ async def report(ledger: Ledger, filters: Filters = Filters()) -> dict[str, Any]
     """The /cost document for the rows ``filters`` keep."""
     where, params = filters.where()
     (totals,) = await ledger.query(f"SELECT {_SUMS}, MIN(ts), MAX(ts) FROM ledger{where}", params)
-    since = filters.since if filters.since is not None else totals[19]
-    until = filters.until if filters.until is not None else totals[20]
+    since = filters.since if filters.since is not None else totals[21]
+    until = filters.until if filters.until is not None else totals[22]
     doc: dict[str, Any] = {
         "label": LABEL,
         "estimate": ESTIMATE,
@@ -181,5 +189,6 @@ async def latest(ledger: Ledger, limit: int, filters: Filters = Filters()) -> li
     )
     out = [dict(zip(COLUMNS, row, strict=True)) for row in rows]
     for line in out:
-        line["streamed"] = bool(line["streamed"])  # SQLite keeps it as 0 or 1
+        for flag in ("streamed", "estimated"):
+            line[flag] = bool(line[flag])  # SQLite keeps them as 0 or 1
     return out

@@ -14,7 +14,8 @@ LOCAL = "local"
 class Row:
     """``round`` 0 is the first upstream request made for client request ``request_id``; the
     pass-through estimate (``passthrough_*``) is on that row only, None on later rounds. A
-    cost is None when the model has no price."""
+    cost is None when the model has no price. ``estimated``: the counts are the gateway's,
+    the provider reported none."""
 
     ts: float
     request_id: str
@@ -46,6 +47,9 @@ class Row:
     attempts: str = ""
     """The status of every upstream attempt the client request made, retries and fallbacks
     included, in order (``"503,200"``; 0 for no answer); on round 0 only."""
+    estimated: bool = False
+    """The provider reported no usage for this reply: the token counts are the gateway's own
+    (``economics.metered.counted``) and the cost is priced from them; never zeros."""
 
     def values(self) -> tuple[object, ...]:
         values: tuple[object, ...] = _VALUES(self)

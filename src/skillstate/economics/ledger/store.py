@@ -2,7 +2,12 @@
 
 Rows are written in batches, one transaction each, on the database's own thread; reading
 sums them in SQL. A database that fails to write is logged once and the ledger goes on in
-memory (``degraded`` says why), as the state stores do."""
+memory (``degraded`` says why), as the state stores do.
+
+The table grows by columns only: each ``Row`` field is a column, and a field added later
+gives its column a default that the rows written before it take. Opening the ledger on a
+table an older gateway made adds the columns it lacks (``ALTER TABLE ... ADD COLUMN``, in the
+transaction that checks for them), so an upgraded gateway keeps its history and writes on."""
 
 from __future__ import annotations
 
@@ -26,15 +31,20 @@ _TYPES = {
     "passthrough_cost_usd": "REAL",
     "overhead_ms": "REAL",
     "upstream_ms": "REAL",
+    "attempts": "TEXT NOT NULL DEFAULT ''",
+    "cause": "TEXT NOT NULL DEFAULT ''",
+    "estimated": "INTEGER NOT NULL DEFAULT 0",
 }
-_TEXT = {"session", "client_wire", "upstream", "model", "mode", "lanes", "attempts", "cause"}
+_TEXT = {"session", "client_wire", "upstream", "model", "mode", "lanes"}
+
+
+def _declared(name: str) -> str:
+    return _TYPES.get(name, "TEXT NOT NULL" if name in _TEXT else "INTEGER")
+
 
 TABLE = (
     "CREATE TABLE IF NOT EXISTS ledger (id INTEGER PRIMARY KEY, "
-    + ", ".join(
-        f"{name} {_TYPES.get(name, 'TEXT NOT NULL' if name in _TEXT else 'INTEGER')}"
-        for name in COLUMNS
-    )
+    + ", ".join(f"{name} {_declared(name)}" for name in COLUMNS)
     + ")"
 )
 INDEXES = (
@@ -109,6 +119,10 @@ class Ledger:
 def _create(conn: sqlite3.Connection) -> None:
     with transaction(conn):
         conn.execute(TABLE)
+        had = {row[1] for row in conn.execute("PRAGMA table_info(ledger)")}
+        for name in COLUMNS:
+            if name not in had:  # a table an older gateway made: the column came later
+                conn.execute(f"ALTER TABLE ledger ADD COLUMN {name} {_declared(name)}")
         for index in INDEXES:
             conn.execute(index)
 

@@ -44,6 +44,7 @@ ADAPTER = Adapter(
     error_body=error_body,
     decode_error=decode_error,
     response_id=response_id,
+    usage_required=True,
 )
 
 __all__ = [

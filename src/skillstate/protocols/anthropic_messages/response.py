@@ -4,11 +4,16 @@ Identity law: ``encode_response(decode_response(b), None) == b`` for every valid
 Fields the model does not name (``type``, ``role``, ``stop_sequence``, ``container``,
 ``stop_details`` ...) stay in ``extra``; the usage object's fields beyond the token counts
 (``service_tier``, ``server_tool_use``, ``cache_creation`` ...) in ``extra["usage"]``.
+
+This wire requires ``usage``. A body without one (a server that sends none) has no usage
+(``Response.usage`` None) and re-encodes as it came; a reply of unknown usage from another wire
+reaches the encoder with the gateway's own count in it (``Adapter.usage_required``: the round
+loop counts it), so zeros are only what an encoder given nothing writes.
 """
 
 from __future__ import annotations
 
-from skillstate.conversation import Json, Message, Part, Reasoning, Request, Response
+from skillstate.conversation import Json, Message, Part, Reasoning, Request, Response, Usage
 from skillstate.protocols.anthropic_messages.blocks import (
     WIRE,
     decode_blocks,
@@ -33,10 +38,14 @@ _KEYS = ("id", "model", "content", "stop_reason", "usage")
 
 def decode_response(body: Json) -> Response:
     got, extra = split_known(need_object(body, "body"), _KEYS)
-    counts, usage_extra = read_counts(got.get("usage"), "usage")
-    hints: Json = {"usage_keys": list(counts)}
-    if usage_extra:
-        extra["usage"] = usage_extra
+    hints: Json = {}
+    usage = None
+    if "usage" in got:
+        counts, usage_extra = read_counts(got["usage"], "usage")
+        hints["usage_keys"] = list(counts)
+        if usage_extra:
+            extra["usage"] = usage_extra
+        usage = to_usage(counts, usage_extra)
     stop_reason = got.get("stop_reason")
     stop = decode_stop(stop_reason)
     if stop_kept(stop_reason, stop):
@@ -47,7 +56,7 @@ def decode_response(body: Json) -> Response:
         message=Message("assistant", decode_blocks(got.get("content"), "content")),
         source=WIRE,
         stop_reason=stop,
-        usage=to_usage(counts, usage_extra),
+        usage=usage,
         extra=extra,
         hints=hints,
     )
@@ -72,13 +81,15 @@ def encode_response(resp: Response, request: Request | None = None) -> Json:
         raw = resp.hints.get("stop_reason") if native else None
         out["stop_reason"] = encode_stop(resp.stop_reason, raw)
     if not native:
-        out["usage"] = encode_usage(resp.usage, MESSAGE_KEYS)
+        out["usage"] = encode_usage(resp.usage or Usage(), MESSAGE_KEYS)
         return out
     usage_extra = resp.extra.get("usage")
     keys = resp.hints.get("usage_keys", COUNTS)
-    out["usage"] = encode_usage(
-        resp.usage, keys, usage_extra if isinstance(usage_extra, dict) else None
-    )
+    if resp.usage is not None:
+        extra = usage_extra if isinstance(usage_extra, dict) else None
+        out["usage"] = encode_usage(resp.usage, keys, extra)
+    elif "usage" in resp.extra:  # sent as null, kept in extra as such
+        out["usage"] = None
     out.update((key, value) for key, value in resp.extra.items() if key != "usage")
     return out
 

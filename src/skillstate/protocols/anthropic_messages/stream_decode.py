@@ -7,7 +7,9 @@ anywhere and ``error`` ends it. The SSE ``event:`` line names the type (the data
 read where it is missing). A part's index is its block's index.
 
 * Usage: ``message_start`` holds the prompt counts, ``message_delta`` the cumulative output
-  (and sometimes prompt) counts; ``Finish`` carries both merged, later counts winning.
+  (and sometimes prompt) counts; ``Finish`` carries both merged, later counts winning. A
+  stream with no usage object anywhere (a server that sends none) has no usage: ``Start`` and
+  ``Finish`` carry None, never zeros.
 * A tool call opens with empty arguments and grows by ``input_json_delta``; a call whose
   deltas brought nothing is given ``{}`` before it ends, so its arguments are always JSON.
 * A block the model has no part for (``server_tool_use``, ``web_search_tool_result`` ...) is
@@ -37,6 +39,7 @@ from skillstate.conversation import (
     Start,
     Text,
     ToolCall,
+    Usage,
 )
 from skillstate.protocols.anthropic_messages.blocks import WIRE
 from skillstate.protocols.anthropic_messages.errors import failure
@@ -54,7 +57,15 @@ _TOOL_KEYS = ("type", "id", "name", "input")
 
 
 class MessagesStreamDecoder:
-    __slots__ = ("_counts", "_ended", "_opaque", "_started", "_tools_waiting", "_usage_extra")
+    __slots__ = (
+        "_counts",
+        "_ended",
+        "_opaque",
+        "_reported",
+        "_started",
+        "_tools_waiting",
+        "_usage_extra",
+    )
 
     ended_short = False
     """This wire has no end marker apart from its finish events (``StreamDecoder``)."""
@@ -62,6 +73,8 @@ class MessagesStreamDecoder:
     def __init__(self) -> None:
         self._counts: dict[str, int] = {}
         self._usage_extra: Json = {}
+        self._reported = False
+        """Whether any event held a usage object (a stream with none has no usage, not 0)."""
         self._tools_waiting: set[int] = set()
         self._opaque: dict[int, tuple[Json, list[str]]] = {}
         self._started = False
@@ -100,12 +113,14 @@ class MessagesStreamDecoder:
             return []
         self._started = True
         usage = message.get("usage")
+        start_usage = None
         if isinstance(usage, dict):
             self._counts, self._usage_extra = read_counts(usage, "message.usage")
+            self._reported = True
+            start_usage = to_usage(self._counts, self._usage_extra)
         extra = {k: v for k, v in message.items() if k not in _START_KEYS}
         if self._usage_extra:
             extra["usage"] = self._usage_extra
-        start_usage = to_usage(self._counts, self._usage_extra)
         return [Start(_str(message, "id"), _str(message, "model"), WIRE, start_usage, extra=extra)]
 
     def _block_start(self, data: Json) -> list[Event]:
@@ -177,19 +192,24 @@ class MessagesStreamDecoder:
             counts, usage_extra = read_counts(usage, "usage")
             self._counts.update(counts)
             self._usage_extra = {**self._usage_extra, **usage_extra}  # Start's stays as it was
+            self._reported = True
         raw = delta.get("stop_reason")
         stop = decode_stop(raw if isinstance(raw, str) else None)
         extra = {k: v for k, v in delta.items() if k != "stop_reason" or stop_kept(raw, stop)}
         if self._usage_extra:
             extra["usage"] = self._usage_extra
         self._ended = True
-        return [Finish(stop, to_usage(self._counts, self._usage_extra), extra)]
+        return [Finish(stop, self._usage(), extra)]
 
     def _message_stop(self, data: Json) -> list[Event]:
         if self._ended:
             return []
         self._ended = True
-        return [Finish(None, to_usage(self._counts, self._usage_extra))]
+        return [Finish(None, self._usage())]
+
+    def _usage(self) -> Usage | None:
+        """The stream's usage so far; None when no event held one."""
+        return to_usage(self._counts, self._usage_extra) if self._reported else None
 
     def _error(self, data: Json) -> list[Event]:
         return [self._fail(failure(data))]

@@ -12,7 +12,14 @@
   ``thinking_delta`` and gets its signature as one ``signature_delta`` before it stops (the
   SDK replaces the signature on each one, canonical deltas append to it).
 * ``Finish`` without usage (some wires send usage in a later event) waits for the next
-  ``Finish`` or for ``close``; nothing else is held back. ``close`` on a stream that never
+  ``Finish`` or for ``close``; nothing else is held back.
+* This wire requires a usage object in ``message_start``, before any count may be known:
+  there it is what the stream's ``Start`` said, zeros where it said nothing (the API's own
+  start is provisional too: it counts one output token). The counts that stand are
+  ``message_delta``'s, which the SDK's accumulated message takes over: every count the
+  ``Finish`` holds that is not zero (a stream from another wire reports its prompt counts at
+  its end), or, where the upstream reported none, the gateway's own count, which the round
+  loop puts in (``Adapter.usage_required``). ``close`` on a stream that never
   finished sends an ``error`` event, so the client does not take it for a whole answer.
 * A part this wire cannot stream (an image, another wire's opaque item) raises
   ``ProtocolError``; the caller reports it, typically by encoding a ``Failure``.

@@ -7,9 +7,10 @@ the name OpenAI's current models require. ``stop`` may be a string (hint ``stop_
 list. ``reasoning_effort`` is ``Params.effort``; another wire's thinking budget without an
 effort is given the nearest effort level. With ``stream: true`` a request of another wire always
 asks for ``stream_options.include_usage``, so the gateway can account the usage, and so does
-one of this wire that the gateway sends on its own behalf (``ask_usage``); a request of this
-wire that a lane turned to non-streaming loses its ``stream_options``. The answer's format,
-``n`` and log probabilities: see ``outputs``.
+one of this wire whose reply the gateway reads in its round loop (``ask_usage``; never a
+request in mode off, whose bytes go up as the client sent them); a request of this wire that a
+lane or the gateway's own round turned to non-streaming loses its ``stream_options``. The
+answer's format, ``n`` and log probabilities: see ``outputs``.
 """
 
 from __future__ import annotations

@@ -3,14 +3,16 @@
 The first choice is the canonical message. Its other keys (``index``, ``logprobs``) and every
 further choice (``n`` > 1) stay in ``extra["choices"]``: this wire re-emits them, another wire
 sees the first choice only. The original ``finish_reason`` and ``usage`` are kept in hints and
-sent back while they still mean what the canonical fields say.
+sent back while they still mean what the canonical fields say. A body without a usage object
+(``usage`` absent or null) has no usage (``Response.usage`` None), and a reply of unknown usage
+is sent without one (the field is optional on this wire), never with zeros.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from skillstate.conversation import Json, Message, Part, Request, Response, Text, Usage, Wire
+from skillstate.conversation import Json, Message, Part, Request, Response, Text, Wire
 from skillstate.protocols.fields import (
     need_object,
     optional_int,
@@ -70,7 +72,7 @@ def decode_response(body: Any) -> Response:
         message=message,
         source=Wire.CHAT,
         stop_reason=stop,
-        usage=decode_usage(raw.get("usage")),
+        usage=decode_usage(raw["usage"]) if isinstance(raw.get("usage"), dict) else None,
         created=created,
         extra=extra,
         hints=note_nulls(hints, nulls),
@@ -99,12 +101,11 @@ def encode_response(resp: Response, request: Request | None) -> Json:
         elif key not in absent:
             body[key] = _DEFAULTS[key]
     body["choices"] = _choices(resp, native, custom_tool_names(request))
+    usage = resp.usage
     if "usage" in hints:
-        original = hints["usage"]
-        keep_null = original is None and resp.usage == Usage()
-        body["usage"] = None if keep_null else encode_usage(resp.usage, original)
-    elif "usage" not in absent or resp.usage != Usage():
-        body["usage"] = encode_usage(resp.usage)
+        body["usage"] = None if usage is None else encode_usage(usage, hints["usage"])
+    elif usage is not None:
+        body["usage"] = encode_usage(usage)
     return body
 
 

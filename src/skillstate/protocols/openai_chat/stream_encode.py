@@ -5,9 +5,11 @@ The first chunk carries ``delta: {role: "assistant", content: ""}``; text and re
 ``index``, ``id``, ``type`` and name, then argument fragments under the same ``index``. The
 finish chunk has an empty delta and the ``finish_reason``; the usage chunk (``choices: []``)
 follows only when the client asked ``stream_options.include_usage`` (always when the request
-is unknown), and then every chunk before it carries ``"usage": null``; ``data: [DONE]`` ends
-the stream. A ``Failure`` is sent as ``{"error": {...}}``,
-which the OpenAI SDKs raise as an ``APIError``, followed by ``[DONE]``.
+is unknown) and the stream has a usage (a stream whose upstream reported none gets no usage
+chunk, never one of zeros: the SDKs then leave ``usage`` None, as the upstream did), and then
+every chunk before it carries ``"usage": null``; ``data: [DONE]`` ends the stream. A
+``Failure`` is sent as ``{"error": {...}}``, which the OpenAI SDKs raise as an ``APIError``,
+followed by ``[DONE]``.
 
 A stream from a wire with no creation time is dated with the time the client's request was
 received (``Request.received``). Reasoning is sent only on a stream from this wire, under the
@@ -175,8 +177,10 @@ class ChatStreamEncoder:
         out = b"".join(self._part_end(index) for index in list(self._parts))
         original = event.extra.get("finish_reason") if self._native else None
         out += self._chunk({}, finish_reason(event.stop_reason, original) or "stop")
-        if self._with_usage:
-            usage = (self._start_usage or Usage()).updated(event.usage or Usage())
+        usage = self._start_usage
+        if event.usage is not None:
+            usage = (usage or Usage()).updated(event.usage)
+        if self._with_usage and usage is not None:
             out += self._head + b"[]," + b'"usage":' + dumps(encode_usage(usage)) + b"}\n\n"
         self._done = True
         return out + _DONE

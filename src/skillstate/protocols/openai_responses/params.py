@@ -6,7 +6,8 @@ choice the model does not name stay in ``extra``; the answer's format and log pr
 see ``outputs``. Encoding follows the request's hints ``keys`` and ``nulls`` (which modelled
 fields were present, and which of them null) when it came from this wire. A thinking budget
 without an effort becomes the nearest effort; stop sequences, which this wire has none of,
-raise ``ProtocolError``.
+raise ``ProtocolError``. A request of this wire sent without a stream (the gateway's own
+rounds) loses its ``stream_options``, which the API takes only with one.
 """
 
 from __future__ import annotations
@@ -75,6 +76,8 @@ def encode_params(req: Request, body: Json, keys: list[str], nulls: list[str]) -
             body[key] = value
     if params.stream or "stream" in keys:
         body["stream"] = None if not params.stream and "stream" in nulls else params.stream
+    if not params.stream and "stream" in keys:
+        body.pop("stream_options", None)  # a round the gateway reads whole: the API refuses it
     if params.tool_choice is not None:
         kind = req.hints.get("tool_choice_type") if req.source is Wire.RESPONSES else None
         body["tool_choice"] = encode_tool_choice(params.tool_choice, req.tools, kind)

@@ -4,7 +4,8 @@ The ``output`` items are the parts of one assistant message (see ``turns``); ``u
 ``status`` follow ``usage``. Every field the model does not name (``object``, the echoed request
 settings, ``completed_at``...) stays in ``extra``; the raw ``status``, ``incomplete_details``,
 ``error`` and ``usage`` are hints, re-emitted while they still agree with the canonical stop
-reason and usage.
+reason and usage. A body whose ``usage`` is absent or null has no usage (``Response.usage``
+None), and a reply of unknown usage is sent with ``"usage": null``, as the API types it.
 
 From another wire the body has what the SDK's ``Response`` model requires: output items get ids
 derived from the response id, the request settings are echoed from the client's request, and
@@ -74,7 +75,7 @@ def _decode(body: Json) -> Response:
         stop_reason=stop_reason(
             body.get("status"), body.get("incomplete_details"), has_call(output)
         ),
-        usage=decode_usage(body.get("usage")),
+        usage=decode_usage(body["usage"]) if isinstance(body.get("usage"), dict) else None,
         created=created,
         extra=without(body, *_MODELLED),
         hints=hints,
@@ -102,9 +103,20 @@ def encode_response(resp: Response, request: Request | None) -> Json:
     body["output"] = output
     body.update(_outcome(resp, output, hints, keys))
     if "usage" in keys:
-        kept = "usage" in hints and decode_usage(hints["usage"]) == resp.usage
-        body["usage"] = hints["usage"] if kept else encode_usage(resp.usage)
+        body["usage"] = _usage(resp, hints)
     return body
+
+
+def _usage(resp: Response, hints: Json) -> Json | None:
+    """The body's ``usage``: this wire's own while it says the same, null when the usage is
+    unknown (the field is nullable: never zeros the upstream did not send)."""
+    usage = resp.usage
+    if usage is None:
+        return None
+    original = hints.get("usage")
+    if isinstance(original, dict) and decode_usage(original) == usage:
+        return original
+    return encode_usage(usage)
 
 
 def _outcome(resp: Response, output: list[Json], hints: Json, keys: list[str]) -> Json:

@@ -9,7 +9,8 @@ Every event has an ``event:`` line equal to its ``type`` and a ``sequence_number
 echoed from the client's request); the terminal event carries it finished, with every output
 item and the usage. Consecutive text parts share one message item; each call, reasoning part
 and hosted-tool item is its own item. A ``Finish`` without usage waits for a later ``Finish``
-that has it (the Chat wire reports usage after the stop reason) or for ``close``.
+that has it (the Chat wire reports usage after the stop reason) or for ``close``; a stream
+that never had one ends with ``"usage": null``, never zeros it was not sent.
 """
 
 from __future__ import annotations
@@ -147,11 +148,14 @@ class ResponsesStreamEncoder:
     def _terminal(self, finish: Finish) -> Out:
         out = self._end_all()
         self._ended = True
-        usage = (self._usage or Usage()).updated(finish.usage or Usage())
+        usage = self._usage
+        if finish.usage is not None:
+            usage = (usage or Usage()).updated(finish.usage)
         status, incomplete = status_for(finish.stop_reason)
         response: Json = {**(self._base or {}), "status": status}
         response["output"] = [item for item in self._output if item is not None]
-        response.update(usage=encode_usage(usage), incomplete_details=incomplete, error=None)
+        encoded = encode_usage(usage) if usage is not None else None
+        response.update(usage=encoded, incomplete_details=incomplete, error=None)
         if status == "failed":
             error = finish.extra.get("error") if self._own else None
             response["error"] = error if isinstance(error, dict) else FAILED
