@@ -38,6 +38,7 @@ from skillstate.conversation import (
 from skillstate.economics.exchange import Exchange
 from skillstate.economics.metered import Metered, meter
 from skillstate.protocols import adapter
+from skillstate.protocols.diagnosis import one_token_json_form
 from skillstate.protocols.headers import response_headers, upstream_headers
 from skillstate.protocols.profiles import refused_as_invalid
 from skillstate.server.client_stream import ClientGone
@@ -247,17 +248,10 @@ class Forward:
         length) is the client's answer; None when it has none to give (it answers, or fails
         itself), and the empty stream is tried again as any cut reply. It asks for one token:
         a server that can answer it does no more work than that."""
-        try:
-            body = jsonio.loads(outbound.body or b"")
-        except ValueError:
+        form = one_token_json_form(outbound.body, self.wire)
+        if form is None:
             return None
-        if not isinstance(body, dict) or body.get("stream") is not True:
-            return None
-        body["stream"] = False
-        body.pop("stream_options", None)
-        for key in {key for key in LIMIT_KEYS if key in body} | {LIMIT_KEY[self.wire]}:
-            body[key] = 1  # a diagnosis, not an answer: one token is enough to be refused
-        call = dataclasses.replace(outbound, body=jsonio.dumps(body))
+        call = dataclasses.replace(outbound, body=form)
         for _ in range(STALE_TRIES):
             try:
                 raw = await self._call(call, self.gateway.first_byte_timeout)
@@ -482,14 +476,6 @@ class Forward:
             self._reported = True
             notify(self.gateway, self.exchange)
 
-
-LIMIT_KEY = {
-    Wire.CHAT: "max_tokens",
-    Wire.RESPONSES: "max_output_tokens",
-    Wire.MESSAGES: "max_tokens",
-}
-"""The output limit of each wire (Chat's older name: every Chat server knows it)."""
-LIMIT_KEYS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
 
 STALE_TRIES = 3
 """How many pooled connections a diagnostic call may find closed before it gives up."""
