@@ -28,6 +28,9 @@ LLAMA_VERSION = "0.3.36"
 DEFAULT_HOME = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "skillstate"
 CONTEXT = 4096
 """The server's context window, in tokens (``--n_ctx``)."""
+WIDE_CONTEXT = 8192
+"""The window of a server an agent CLI talks to: Codex's first request alone is some 7,400
+tokens (its instructions and tool schemas), and SmolLM2 was trained on 8,192."""
 MODEL = "smollm2"
 """The model's name as the server serves it (``--model_alias``)."""
 
@@ -64,9 +67,9 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def llama_server(python: Path, log: Path) -> Iterator[str]:
+def llama_server(python: Path, log: Path, context: int = CONTEXT) -> Iterator[str]:
     """The server on a port of its own, once its ``/v1/models`` answers; its base URL. What it
-    prints goes to ``log``."""
+    prints goes to ``log``; ``context``: its window, in tokens."""
     port = _free_port()
     command = [
         str(python),
@@ -79,7 +82,7 @@ def llama_server(python: Path, log: Path) -> Iterator[str]:
         "--chat_format",
         "chatml-function-calling",
         "--n_ctx",
-        str(CONTEXT),
+        str(context),
         "--n_threads",
         "1",
         "--host",

@@ -10,17 +10,21 @@ what the model said."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
+from asyncio.subprocess import PIPE
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import aiohttp
 import anthropic
 import openai
 import pytest
-from real_llama import MODEL, Tap
+from e2e_support import base_env
+from real_llama import MODEL, WIDE_CONTEXT, Tap, llama_server, real_python
 
 from skillstate.economics.exchange import Exchange
 from skillstate.gateway import RunningGateway
@@ -335,7 +339,8 @@ async def test_a_validation_error_reported_as_500_is_the_requests_fault(llama: s
     """Defect 10: this server reports a request it cannot validate as HTTP 500. Passed on with
     the server's message, tried once, not counted against the upstream: bad requests never make
     the gateway turn good ones away."""
-    unknown = {"role": "narrator", "content": "Not a role this server knows."}
+    # OpenAI's own role, which the gateway passes on in mode off as the client sent it.
+    unknown = {"role": "developer", "content": "A role this server does not know."}
     bad = {"model": MODEL, "max_tokens": 4, "messages": [unknown]}
     settings = {"retries": 2, "circuit_min_requests": 2}
     async with (
@@ -420,3 +425,60 @@ async def test_a_hybrid_session_goes_past_its_boundaries(llama: str, wire: str) 
     assert all(e.status == 200 for e in exchanges)
     assert all(t.status == 200 for t in tap.posts()), [t.status for t in tap.posts()]
     assert any(e.rounds > 1 for e in exchanges)  # the handover round, hidden from the client
+    # Defect 8: the handover round goes with its own settings (it copied the client's 24
+    # tokens, and came back empty), and this server answers it.
+    handovers = [t for t in tap.posts() if json.loads(t.body).get("max_tokens") != 24]
+    assert handovers, [json.loads(t.body).get("max_tokens") for t in tap.posts()]
+    for handover in handovers:
+        asked = json.loads(handover.body)
+        assert not asked.get("stream") and asked["max_tokens"] > 1000, asked["max_tokens"]
+        assert json.loads(handover.reply)["choices"][0]["message"]["content"], handover.reply
+
+
+CODEX_CONFIG = """\
+model = "{model}"
+model_provider = "gw"
+
+[model_providers.gw]
+name = "gateway"
+base_url = "{base_url}"
+env_key = "GW_API_KEY"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+
+[analytics]
+enabled = false
+"""
+
+
+@pytest.mark.e2e
+async def test_codex_through_the_gateway_to_the_real_server(codex: Path, tmp_path: Path) -> None:
+    """A real agent CLI against the real server: ``codex exec`` (the Responses wire, streamed,
+    its own instructions, ``developer`` item and tool schemas) through the gateway in its
+    default mode, translated to this server's Chat. The turn ends as Codex expects (exit 0),
+    every call reached the server and was answered whole, and the reply that came without
+    usage is in the ledger as an estimate."""
+    python = real_python()
+    with llama_server(python, tmp_path / "server.log", WIDE_CONTEXT) as url:
+        async with Tap(url) as tap, gateway_for(tap.url, wire="openai-chat", profile="auto") as gw:
+            exchanges: list[Exchange] = []
+            gw.context.observers.append(exchanges.append)
+            home, work = tmp_path / "home", tmp_path / "work"
+            (home / "codex").mkdir(parents=True)
+            work.mkdir()
+            config = CODEX_CONFIG.format(model=MODEL, base_url=gw.url + "/v1")
+            (home / "codex" / "config.toml").write_text(config)
+            env = {**base_env(home), "CODEX_HOME": str(home / "codex"), "GW_API_KEY": "sk-x"}
+            argv = [str(codex), "exec", "--skip-git-repo-check", "Say hi."]
+            process = await asyncio.create_subprocess_exec(
+                *argv, cwd=work, env=env, stdout=PIPE, stderr=PIPE
+            )
+            out, err = await asyncio.wait_for(process.communicate(), timeout=400)
+    said = (out + err).decode(errors="replace")[-3000:]
+    assert process.returncode == 0, said
+    assert exchanges and all(e.status == 200 for e in exchanges), said
+    assert all(t.status == 200 and t.finished for t in tap.posts()), said
+    sent = json.loads(tap.posts()[0].body)
+    assert "developer" not in [m["role"] for m in sent["messages"]]
+    assert all(e.metered and any(m.usage is None for m in e.metered) for e in exchanges)
