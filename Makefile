@@ -26,7 +26,7 @@ REAL_STAMP := $(REAL_VENV)/.installed-portable-$(SMOLLM_VERSION)
 # --no-cache-dir: pip's wheel cache would hand back a wheel built with other flags.
 REAL_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_INT8=OFF
 REAL_LOG := $(REAL_HOME)/llama-cpp-$(LLAMA_VERSION).log
-export SKILLSTATE_REAL_PYTHON := $(REAL_VENV)/bin/python
+export REAL_SERVER_PYTHON := $(REAL_VENV)/bin/python
 # The browser test drives the system's Chromium; Playwright must never fetch a browser of its own.
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 

@@ -31,9 +31,9 @@ def claude() -> Path:
 @pytest.fixture(scope="session")
 def llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The real llama.cpp server's base URL (one per test process), or a skip saying why there
-    is none (``real_llama``). ``SKILLSTATE_REAL_URL`` names one already running instead (it
+    is none (``real_llama``). ``REAL_SERVER_URL`` names one already running instead (it
     must serve SmolLM2 as ``real_llama.MODEL`` with a 2,048-token context)."""
-    running = os.environ.get("SKILLSTATE_REAL_URL")
+    running = os.environ.get("REAL_SERVER_URL")
     if running:
         yield running.rstrip("/")
         return

@@ -4,7 +4,7 @@ front of one (issue 25): llama-cpp-python's server (``python -m llama_cpp.server
 package ships.
 
 ``make real-server`` builds it once per machine into a virtual environment outside the clone;
-``SKILLSTATE_REAL_PYTHON`` (the Makefile exports it) names that environment's python. Where
+``REAL_SERVER_PYTHON`` (the Makefile exports it) names that environment's python. Where
 there is none, the tests are skipped and say why (and where the build's log is)."""
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ MODEL = "smollm2"
 
 def real_python() -> Path:
     """The python of the real server's environment, or a skip that says why there is none."""
-    named = os.environ.get("SKILLSTATE_REAL_PYTHON")
+    named = os.environ.get("REAL_SERVER_PYTHON")
     python = Path(named) if named else DEFAULT_HOME / f"llama-cpp-{LLAMA_VERSION}" / "bin/python"
     if python.exists():
         return python
