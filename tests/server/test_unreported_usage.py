@@ -10,6 +10,7 @@ its own upstream wire and another one, JSON and streams, through the official SD
 from __future__ import annotations
 
 import itertools
+import json
 from typing import Any
 
 import aiohttp
@@ -116,3 +117,32 @@ async def test_a_model_without_a_price_and_without_usage_is_unpriced_not_free() 
     assert row["estimated"] is True and row["cost_usd"] is None and row["input"] > 0
     assert (totals["estimated_requests"], totals["unpriced_requests"]) == (1, 1)
     assert totals["cost_usd"] is None
+
+
+@pytest.mark.parametrize("upstream", ["openai-chat", "openai-responses"])
+@pytest.mark.parametrize("mode", ["off", "hybrid"])
+async def test_an_anthropic_stream_opens_with_the_gateways_count_not_zeros(
+    upstream: str, mode: str
+) -> None:
+    """The Anthropic wire requires a usage in ``message_start``, before any count is known:
+    where the upstream's opening had none, the gateway's own count of the prompt (what its
+    ledger counts), never the zeros the upstream did not send."""
+    driver = DRIVERS["anthropic-messages"]
+    async with (
+        ScriptedUpstream(Script([Reply(text="Found it.", usage=False)])) as up,
+        gateway_for(up.url, wire=upstream) as gw,
+    ):
+        body = driver.body("Look up k1.", [], stream=True)
+        headers = {"x-skillstate-session": f"start-{next(_sessions)}", "x-skillstate-mode": mode,
+                   "anthropic-version": "2023-06-01"}  # fmt: skip
+        async with (
+            aiohttp.ClientSession() as http,
+            http.post(gw.url + "/v1/messages", json=body, headers=headers) as reply,
+        ):
+            raw = (await reply.read()).decode()
+        _, rows = await ledger(gw)
+    start = next(line for line in raw.splitlines() if '"message_start"' in line)
+    usage = json.loads(start.removeprefix("data:").strip())["message"]["usage"]
+    assert usage["input_tokens"] > 0, usage
+    assert len(rows) == 1, rows
+    assert rows[0]["estimated"] is True, (rows, raw)

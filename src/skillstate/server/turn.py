@@ -27,11 +27,13 @@ from skillstate.conversation import (
     ProtocolError,
     Request,
     Response,
+    Start,
     ToolCall,
     Usage,
     Wire,
     events_of,
 )
+from skillstate.economics import tokenizer
 from skillstate.economics.metered import Metered, counted, meter
 from skillstate.pipeline.lane import Followup
 from skillstate.protocols import adapter
@@ -224,7 +226,8 @@ class Turn:
         step: Step = rounds.first()
         while not isinstance(step, Done):
             if isinstance(step, Send):
-                await self._stream_round(stream, rounds, await self._outbound(step.request))
+                outbound = await self._outbound(step.request)
+                await self._stream_round(stream, rounds, outbound, step.request)
                 step = rounds.ended()
             else:
                 step = await self._step(step, rounds)
@@ -235,7 +238,9 @@ class Turn:
         self.forward.answered(200, step.response, verdict, rounds=len(rounds.causes))
         return await stream.end()
 
-    async def _stream_round(self, stream: ClientStream, rounds: Rounds, outbound: Outbound) -> None:
+    async def _stream_round(
+        self, stream: ClientStream, rounds: Rounds, outbound: Outbound, sent: Request
+    ) -> None:
         async with self.forward.send(outbound) as reply:
             if not stream.opened:
                 self.headers.update(reply.headers)
@@ -244,7 +249,25 @@ class Turn:
                 await stream.send(_viewed(rounds, events_of(await reply.response())))
                 return
             async for batch in reply.events():
-                await stream.send(_viewed(rounds, batch))
+                shown = _viewed(rounds, batch)  # the rounds see the upstream's own events
+                if not stream.opened:
+                    shown = await self._counted_start(shown, sent)
+                await stream.send(shown)
+
+    async def _counted_start(self, batch: list[Event], sent: Request) -> list[Event]:
+        """The stream's opening with a usage where the client's wire requires one there
+        (``Adapter.usage_required``) and the upstream's opening had none: the gateway's own
+        count of the prompt sent (provisional, as the provider's own is; the final counts come
+        with the finish), never zeros the provider did not send."""
+        if not adapter(self.client.source).usage_required:
+            return batch
+        out = []
+        for event in batch:
+            if isinstance(event, Start) and event.usage is None:
+                prompt = await asyncio.to_thread(tokenizer.count_request, sent)
+                event = dataclasses.replace(event, usage=Usage(input=prompt))
+            out.append(event)
+        return out
 
 
 def _header_safe(text: str) -> str:

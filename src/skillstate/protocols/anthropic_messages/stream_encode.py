@@ -14,8 +14,9 @@
 * ``Finish`` without usage (some wires send usage in a later event) waits for the next
   ``Finish`` or for ``close``; nothing else is held back.
 * This wire requires a usage object in ``message_start``, before any count may be known:
-  there it is what the stream's ``Start`` said, zeros where it said nothing (the API's own
-  start is provisional too: it counts one output token). The counts that stand are
+  there it is what the stream's ``Start`` said (the round loop puts its own count of the
+  prompt in a ``Start`` that said nothing; zeros only where no one counted), provisional as
+  the API's own start is (it counts one output token). The counts that stand are
   ``message_delta``'s, which the SDK's accumulated message takes over: every count the
   ``Finish`` holds that is not zero (a stream from another wire reports its prompt counts at
   its end), or, where the upstream reported none, the gateway's own count, which the round
