@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import socket
 import subprocess
 import time
 import urllib.error
@@ -23,6 +22,8 @@ from pathlib import Path
 import aiohttp
 import pytest
 from aiohttp import web
+
+from skillstate.bench.harness import free_port
 
 LLAMA_VERSION = "0.3.36"
 DEFAULT_HOME = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "skillstate"
@@ -59,18 +60,11 @@ def model_file(python: Path) -> Path:
     return gguf
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @contextlib.contextmanager
 def llama_server(python: Path, log: Path, context: int = CONTEXT) -> Iterator[str]:
     """The server on a port of its own, once its ``/v1/models`` answers; its base URL. What it
     prints goes to ``log``; ``context``: its window, in tokens."""
-    port = _free_port()
+    port = free_port()
     command = [
         str(python),
         "-m",
@@ -151,7 +145,7 @@ class Tap:
         app.router.add_route("*", "/{tail:.*}", self._relay)
         self._runner = web.AppRunner(app)
         await self._runner.setup()
-        port = _free_port()
+        port = free_port()
         await web.TCPSite(self._runner, "127.0.0.1", port).start()
         # A new connection per request: the server may close one (it does after an empty
         # stream) and a reused one would fail as the tap's own error.

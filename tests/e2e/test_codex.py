@@ -28,7 +28,7 @@ PROMPT = "Print the end-to-end marker with your shell tool."
 # Top-level keys must come before any table, or they land inside it. Analytics off saves about
 # 5 s of DNS lookups at exit; no retries, so a broken reply fails the run at once.
 CONFIG = """\
-model = "test-model"
+model = "{model}"
 model_provider = "gw"
 
 [model_providers.gw]
@@ -52,7 +52,9 @@ def codex_exec(binary: Path, home: Path) -> Callable[[str], Invocation]:
         work = home / "work"
         codex_home.mkdir()
         work.mkdir()
-        (codex_home / "config.toml").write_text(CONFIG.format(base_url=gateway + "/v1"))
+        (codex_home / "config.toml").write_text(
+            CONFIG.format(model="test-model", base_url=gateway + "/v1")
+        )
         env = {**base_env(home), "CODEX_HOME": str(codex_home), "GW_API_KEY": "sk-test"}
         return Invocation([str(binary), "exec", "--skip-git-repo-check", PROMPT], env, work)
 

@@ -25,6 +25,7 @@ import openai
 import pytest
 from e2e_support import base_env
 from real_llama import MODEL, WIDE_CONTEXT, Tap, llama_server, real_python
+from test_codex import CONFIG as CODEX_CONFIG
 
 from skillstate.economics.exchange import Exchange
 from skillstate.gateway import RunningGateway
@@ -437,23 +438,6 @@ async def test_a_hybrid_session_goes_past_its_boundaries(llama: str, wire: str) 
         asked = json.loads(handover.body)
         assert not asked.get("stream") and asked["max_tokens"] > 1000, asked["max_tokens"]
         assert json.loads(handover.reply)["choices"][0]["message"]["content"], handover.reply
-
-
-CODEX_CONFIG = """\
-model = "{model}"
-model_provider = "gw"
-
-[model_providers.gw]
-name = "gateway"
-base_url = "{base_url}"
-env_key = "GW_API_KEY"
-wire_api = "responses"
-request_max_retries = 0
-stream_max_retries = 0
-
-[analytics]
-enabled = false
-"""
 
 
 @pytest.mark.e2e
