@@ -36,7 +36,7 @@ from pathlib import Path
 import aiohttp
 
 from skillstate.bench.harness import rss_mb, serving, verdicts
-from skillstate.bench.judge import WIRES, request_body, whole
+from skillstate.bench.judge import WIRES, shoot
 from skillstate.testing import Fault, RecordedRequest, Reply, ScriptedUpstream
 
 KINDS = ("500", "429", "reset", "cut", "hang")
@@ -102,25 +102,17 @@ async def _client(
             headers = {"x-skillstate-session": f"flaky-{seed}"}
             if not direct:
                 headers["x-skillstate-mode"] = rng.choice(["off", "hybrid"])
-            if wire == "messages":
-                headers["anthropic-version"] = "2023-06-01"
-            body = request_body(wire, f"k-{seed}-{n}", stream)
-            try:
-                async with session.post(url + WIRES[wire], json=body, headers=headers) as r:
-                    raw, status = await r.read(), r.status
-            except TimeoutError:
+            shot = await shoot(session, url, wire, f"k-{seed}-{n}", stream, headers)
+            if shot.outcome == "hung":
                 phase.hung += 1
-                continue
-            except aiohttp.ClientError as exc:  # a reset reaching the client
-                phase.failed[type(exc).__name__] += 1
-                continue
-            outcome = whole(wire, status, stream, raw)
-            if outcome == "ok":
+            elif shot.outcome == "broken":  # a reset reaching the client
+                phase.failed[shot.error.partition(":")[0]] += 1
+            elif shot.outcome == "ok":
                 phase.ok += 1
-            elif outcome == "failed":
-                phase.failed[str(status)] += 1
+            elif shot.outcome == "failed":
+                phase.failed[str(shot.status)] += 1
             else:
-                getattr(phase, outcome).append(f"{wire} {status}: {raw[-160:]!r}")
+                getattr(phase, shot.outcome).append(shot.line(160))
 
 
 async def _load(url: str, args: argparse.Namespace, direct: bool, patience: float) -> Phase:

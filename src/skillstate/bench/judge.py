@@ -1,11 +1,16 @@
 """What the fault load tests (``bench/faults.py``, ``bench/flaky.py``) send on each wire and
 how they judge what comes back: a whole reply, a well-formed error of the client's wire, a
-silent truncation (a 200 that is not whole), or a malformed error."""
+silent truncation (a 200 that is not whole), or a malformed error; ``shoot`` sends one request
+and judges it, for both tests' clients."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
+
+import aiohttp
 
 WIRES = {
     "chat": "/v1/chat/completions",
@@ -70,3 +75,43 @@ def _complete(wire: str, body: Any) -> bool:
     if wire == "messages":
         return bool(body.get("stop_reason"))
     return body.get("status") in ("completed", "incomplete")
+
+
+@dataclass(frozen=True, slots=True)
+class Shot:
+    """One request's fate: ``outcome`` is ``whole``'s verdict, or ``hung`` (the client gave up)
+    or ``broken`` (the connection failed under the client, ``error`` says how)."""
+
+    wire: str
+    outcome: str
+    status: int = 0
+    raw: bytes = b""
+    error: str = ""
+
+    def line(self, tail: int = 200) -> str:
+        """The shot as one line of a report: wire, status and the end of the body."""
+        return f"{self.wire} {self.status}: {self.raw[-tail:]!r}"
+
+
+async def shoot(
+    session: aiohttp.ClientSession,
+    url: str,
+    wire: str,
+    key: str,
+    stream: bool,
+    headers: Mapping[str, str],
+) -> Shot:
+    """Send ``request_body(wire, key, stream)`` to the gateway or provider at ``url`` and
+    judge what comes back."""
+    sent = dict(headers)
+    if wire == "messages":
+        sent["anthropic-version"] = "2023-06-01"
+    body = request_body(wire, key, stream)
+    try:
+        async with session.post(url + WIRES[wire], json=body, headers=sent) as reply:
+            raw, status = await reply.read(), reply.status
+    except TimeoutError:
+        return Shot(wire, "hung")
+    except aiohttp.ClientError as exc:
+        return Shot(wire, "broken", error=f"{type(exc).__name__}: {exc}")
+    return Shot(wire, whole(wire, status, stream, raw), status, raw)
