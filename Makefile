@@ -2,6 +2,7 @@
 # make test  — every check: format, lint, types, unit, contract, end-to-end and browser tests
 # make bench-peers — the overhead benchmark against direct and LiteLLM's proxy (installed apart)
 # make test-real — only the tests against a real llama.cpp server (built once per machine)
+# make dist  — the sdist and the wheel into dist/ (pip, pipx and uv tool install either)
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -30,7 +31,7 @@ export REAL_SERVER_PYTHON := $(REAL_VENV)/bin/python
 # The browser test drives the system's Chromium; Playwright must never fetch a browser of its own.
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
-.PHONY: demo test test-real venv clients browser real-server lint typecheck unit bench peers bench-peers clean
+.PHONY: demo test test-real venv clients browser real-server lint typecheck unit bench peers bench-peers dist clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -123,6 +124,12 @@ bench: venv
 
 bench-peers: venv peers
 	$(PY) -m skillstate bench overhead
+
+# Built from the tree as it is (hatchling: the wheel holds src/skillstate whole, its data files
+# too); `pip install dist/skillstate-*.whl` or `pipx install dist/skillstate-*.whl` installs it.
+dist: venv
+	rm -rf dist
+	$(PY) -m build --outdir dist .
 
 clean:
 	rm -rf $(VENV) .cache .pytest_cache .mypy_cache .ruff_cache .hypothesis

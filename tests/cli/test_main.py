@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
+import skillstate
 from skillstate import __version__
-from skillstate.cli.main import cli
+from skillstate.cli.lazy import LazyGroup
+from skillstate.cli.main import COMMANDS, cli
+from skillstate.cli.options import SHOWN_DEFAULTS
 from skillstate.cli.serve import serve_command
+from skillstate.config import Settings, load_settings
+from skillstate.pipeline.switches import lineup, names
 
 
 @pytest.fixture(autouse=True)
@@ -108,3 +117,98 @@ def test_a_config_file_given_before_the_command_applies_to_it(tmp_path: Path) ->
     assert result.exit_code == 0, result.output
     port = next(line for line in result.stdout.splitlines() if line.startswith("port "))
     assert port.split() == ["port", "9003", "config", "file", str(config)]
+
+
+def test_the_command_table_holds_each_commands_own_short_help() -> None:
+    """``skillstate --help`` lists ``COMMANDS``' summaries without importing the commands: each
+    must be the command's own short help, or the list would drift from the commands."""
+    context = click.Context(cli)
+    for name, lazy in COMMANDS.items():
+        command = cli.get_command(context, name)
+        assert command is not None
+        assert command.get_short_help_str(limit=10_000) == lazy.summary, (
+            f"COMMANDS[{name!r}].summary in src/skillstate/cli/main.py should be "
+            f"{command.get_short_help_str(limit=10_000)!r}"
+        )
+
+
+@pytest.mark.parametrize("width", [60, 80, 200])
+def test_the_group_lists_the_commands_as_click_lists_them_imported(width: int) -> None:
+    def fresh() -> LazyGroup:
+        return LazyGroup("skillstate", lazy=COMMANDS, help="A group.")
+
+    unloaded, loaded = fresh(), fresh()
+    for name in COMMANDS:
+        loaded.get_command(click.Context(loaded), name)
+    assert not unloaded.commands and set(loaded.commands) == set(COMMANDS)
+    shown = [
+        group.get_help(click.Context(group, terminal_width=width)) for group in (unloaded, loaded)
+    ]
+    assert shown[0] == shown[1]
+    assert not unloaded.commands  # listing imported none of them
+
+
+FORBIDDEN = ("aiohttp", "pydantic", "pydantic_core")
+"""Packages ``--help`` and ``--version`` must not import; of skillstate itself, only the
+command line's entry modules (``LIGHT``) may load."""
+
+LIGHT = {
+    "skillstate",
+    "skillstate.cli",
+    "skillstate.cli.main",
+    "skillstate.cli.lazy",
+    "skillstate.cli.options",
+}
+
+_PROBE = """
+import json, sys
+from skillstate.cli.main import main
+sys.argv = ["skillstate", *sys.argv[1:]]
+try:
+    main()
+except SystemExit:
+    pass
+print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("args", [["--help"], ["-h"], ["--version"]])
+def test_help_and_version_import_neither_the_gateway_nor_its_settings(args: list[str]) -> None:
+    env = {**os.environ, "PYTHONPATH": str(Path(skillstate.__file__).parents[1])}
+    result = subprocess.run(
+        [sys.executable, "-c", _PROBE, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(("Usage: skillstate", "skillstate "))
+    modules = json.loads(result.stderr.splitlines()[-1])
+    assert [m for m in modules if m.split(".")[0] in FORBIDDEN] == []
+    assert {m for m in modules if m.split(".")[0] == "skillstate"} <= LIGHT
+
+
+def test_the_defaults_the_help_shows_are_the_settings_own() -> None:
+    for key, shown in SHOWN_DEFAULTS.items():
+        default = Settings.model_fields[key].default
+        assert getattr(default, "value", default) == shown, key
+
+
+def test_lanes_help_lists_every_lane_and_the_ones_on_by_default() -> None:
+    result = CliRunner().invoke(cli, ["serve", "--help"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    line = next(line for line in result.stdout.splitlines() if "--lanes" in line)
+    switches = load_settings(environ={}).lanes
+    on = [name for name in names() if switches.enabled(name)]
+    off = [name for name in names() if not switches.enabled(name)]
+    assert on and off  # some lanes are off by default: the help must not call them all on
+    assert f"[on by default: {','.join(on)}; off: {','.join(off)}]" in line
+    assert {spec.name for spec in lineup() if spec.on} == set(on)
+
+
+def test_lanes_help_of_the_bare_group_points_to_serve() -> None:
+    result = CliRunner().invoke(cli, ["--help"], terminal_width=200)
+    line = next(line for line in result.stdout.splitlines() if "--lanes" in line)
+    assert "`skillstate serve --help` lists them and which are on" in line

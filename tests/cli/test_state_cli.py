@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
 import json
 import os
 import re
@@ -165,17 +166,60 @@ def test_list_without_sessions_says_so(served: Served) -> None:
     assert (result.exit_code, result.stdout) == (0, "no sessions\n")
 
 
-def test_show_prints_pretty_json_and_json_prints_it_compact(served: Served) -> None:
+def test_list_shows_when_each_session_was_last_seen_in_local_time_to_the_second(
+    served: Served,
+) -> None:
+    served.steps("timed", "t1")
+    [row] = state("list", "--url", served.url).stdout.splitlines()[1:]
+    [listed] = json.loads(state("list", "--url", served.url, "--json").stdout)["sessions"]
+    local = datetime.datetime.fromtimestamp(listed["last_seen"])
+    assert row.endswith(local.strftime("%Y-%m-%d %H:%M:%S"))
+
+
+def test_show_prints_a_tree_with_local_times_and_json_prints_the_gateways_json(
+    served: Served,
+) -> None:
     served.steps("seen", "s1", "s2")
-    pretty = state("show", "seen", "--url", served.url)
-    assert pretty.exit_code == 0, pretty.output
-    assert pretty.stdout.startswith('{\n  "session": "seen",\n')
-    body = json.loads(pretty.stdout)
-    assert body["step"] == 2 and set(body["state"]["findings"]) >= {"s1", "s2"}
-    assert body["context"]["mode"] == "hybrid" and body["turns"]
+    shown = state("show", "seen", "--url", served.url)
+    assert shown.exit_code == 0, shown.output
     compact = state("show", "seen", "--url", served.url, "--json")
-    assert compact.stdout.count("\n") == 1
-    assert jsonio.loads(compact.stdout) == body
+    assert compact.stdout.count("\n") == 1  # one line of JSON, as the gateway answered
+    body = jsonio.loads(compact.stdout)
+    assert body["step"] == 2 and set(body["state"]["findings"]) >= {"s1", "s2"}
+    lines = shown.stdout.splitlines()
+    assert lines[0] == "session seen"
+    assert f"step 2, version {body['version']}, Σ {body['state_bytes']} B" in lines[1]
+    created, seen = (
+        datetime.datetime.fromtimestamp(body[key]).strftime("%Y-%m-%d %H:%M:%S")
+        for key in ("created", "last_seen")
+    )
+    assert lines[2].endswith(f"created {created}, last seen {seen}")
+    assert not re.search(r"\d{10}\.\d", shown.stdout)  # no Unix timestamps
+    assert any(line.endswith("── s1: seen") for line in lines)
+    context = body["context"]
+    request = (
+        f"── last request: hybrid mode, step 2, {context['messages']} messages in, "
+        f"{context['outbound_messages']} sent upstream"
+    )
+    assert any(line.endswith(request) for line in lines)
+    assert any("epoch: none yet" in line for line in lines)
+
+
+def test_show_says_what_was_collapsed_and_what_is_verbatim(served: Served) -> None:
+    served.steps("cut", "c1", "c2", "c3")
+    state("collapse", "cut", "--url", served.url)
+    served.steps("cut", "c4")
+    body = json.loads(state("show", "cut", "--url", served.url, "--json").stdout)
+    epoch = body["epoch"]
+    [span] = epoch["spans"]
+    text = state("show", "cut", "--url", served.url).stdout
+    assert f"── epoch {epoch['number']}" in text
+    assert f"collapsed: messages {span['first']} to {span['last']} as {span['ref']}" in text
+    assert f"verbatim: messages from {epoch['cut']} on" in text
+    assert f"verbatim window: from message {body['window']['first_message']}" in text
+    collapsed = [t["index"] for t in body["turns"] if t["where"] == "collapsed"]
+    assert f"collapsed: turns {collapsed[0]} to {collapsed[-1]}" in text
+    assert f"── {span['ref']}: turns" in text  # the archive refs
 
 
 def test_list_shows_the_step_sigma_holds(served: Served) -> None:
@@ -193,7 +237,7 @@ def test_collapse_then_the_next_request_carries_the_sigma_message(served: Served
     assert result.stdout == "session long: collapse forced on its next request\n"
     served.steps("long", "l4")
     assert served.sent_sigma()
-    shown = json.loads(state("show", "long", "--url", served.url).stdout)
+    shown = json.loads(state("show", "long", "--url", served.url, "--json").stdout)
     assert shown["epoch"]["number"] == 1 and len(shown["archive"]) == 1
 
 
@@ -225,7 +269,9 @@ def test_the_default_url_comes_from_the_settings(served: Served) -> None:
     by_flag = CliRunner().invoke(cli, ["--port", port, "state", "list"])
     assert by_flag.exit_code == 0, by_flag.output
     assert by_flag.stdout.splitlines()[1].split()[0] == "found"
-    by_env = CliRunner().invoke(cli, ["state", "show", "found"], env={"SKILLSTATE_PORT": port})
+    by_env = CliRunner().invoke(
+        cli, ["state", "show", "found", "--json"], env={"SKILLSTATE_PORT": port}
+    )
     assert by_env.exit_code == 0, by_env.output
     assert json.loads(by_env.stdout)["session"] == "found"
 

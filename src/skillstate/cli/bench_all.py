@@ -1,10 +1,13 @@
-"""``skillstate bench`` with its ``overhead`` command attached (one import for both)."""
+"""``skillstate bench`` with its ``overhead`` and ``startup`` commands attached (one import for
+all)."""
 
 from __future__ import annotations
 
 from skillstate.cli.bench import bench_command
 from skillstate.cli.bench_overhead import overhead_command
+from skillstate.cli.bench_startup import startup_command
 
 bench_command.add_command(overhead_command, "overhead")
+bench_command.add_command(startup_command, "startup")
 
 __all__ = ["bench_command"]

@@ -8,63 +8,101 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from skillstate.config import ConfigError, Settings, load_settings
-from skillstate.pipeline.switches import names
+if TYPE_CHECKING:
+    from skillstate.config import Settings
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 CONFIG_ERROR_EXIT = 2
 
+SHOWN_DEFAULTS: dict[str, object] = {"host": "127.0.0.1", "port": 8789, "mode": "hybrid"}
+"""The defaults the flags' help shows, written here so that ``skillstate --help`` does not
+import the settings (pydantic and every part the settings read); tests/cli/test_main.py keeps
+them equal to ``Settings``' own."""
 
-def _default(attribute: str) -> object:
-    return Settings.model_fields[attribute].default
+_LANES_HELP = "Only these lanes run, comma separated; none: no lane"
+
+
+def lanes_help() -> str:
+    """``--lanes``' help: every lane in order, and which are on by default, from the settings'
+    own default (imports the settings and every lane)."""
+    from skillstate.config import Settings
+    from skillstate.pipeline.switches import names
+
+    switches = Settings.model_fields["lanes"].get_default(call_default_factory=True)
+    on = [name for name in names() if switches.enabled(name)]
+    off = [name for name in names() if not switches.enabled(name)]
+    return f"{_LANES_HELP} [on by default: {','.join(on)}; off: {','.join(off)}]."
 
 
 class _LanesOption(click.Option):
-    """``--lanes``, whose help names every lane: read when the help is shown, not when a
-    command is imported (the lanes' modules take a tenth of a second to import,
-    ``pipeline.switches.lineup``)."""
+    """``--lanes``, whose help names every lane and which are on by default: read when the help
+    is shown, not when a command is imported (the lanes' modules take a tenth of a second to
+    import, ``pipeline.switches.lineup``). ``listed=False`` (the bare group's) points to
+    ``skillstate serve --help`` instead, so that ``skillstate --help`` imports no lane."""
+
+    def __init__(self, *args: Any, listed: bool, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.listed = listed
 
     def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
-        self.help = f"Only these lanes, comma separated; none: no lane [{','.join(names())}]."
+        if self.listed:
+            self.help = lanes_help()
+        else:
+            self.help = f"{_LANES_HELP}; `skillstate serve --help` lists them and which are on."
         return super().get_help_record(ctx)
 
 
-_OPTIONS = (
-    click.option("--config", "config_path", metavar="FILE", help="TOML config file."),
-    click.option("--upstream", metavar="URL", help="Provider base URL, with or without /v1."),
-    click.option(
-        "--upstream-wire",
-        metavar="WIRE",
-        help="auto (the client's own), openai-chat, openai-responses or anthropic-messages.",
-    ),
-    click.option(
-        "--upstream-profile",
-        metavar="PROFILE",
-        help="openai (the wire's own provider) or compatible (llama.cpp, vLLM, Ollama...); "
-        "auto: from the URL.",
-    ),
-    click.option("--host", metavar="HOST", help=f"Address to listen on [{_default('host')}]."),
-    click.option("--port", metavar="PORT", help=f"Port to listen on [{_default('port')}]."),
-    click.option(
-        "--mode", metavar="MODE", help=f"State mode: paper, hybrid or off [{_default('mode')}]."
-    ),
-    click.option("--schema", metavar="KEYS", help="State keys, comma separated: step,notes."),
-    click.option("--lanes", metavar="LANES", cls=_LanesOption),
-    click.option("--data-dir", metavar="DIR", help="Where sessions and the archive are kept."),
-    click.option("-v", "--verbose", is_flag=True, default=None, help="Log more."),
-)
+def _add_options(command: F, *, list_lanes: bool) -> F:
+    """``command`` with the shared flags; ``list_lanes``: ``--lanes``' help lists the lanes."""
+    options = (
+        click.option("--config", "config_path", metavar="FILE", help="TOML config file."),
+        click.option("--upstream", metavar="URL", help="Provider base URL, with or without /v1."),
+        click.option(
+            "--upstream-wire",
+            metavar="WIRE",
+            help="auto (the client's own), openai-chat, openai-responses or anthropic-messages.",
+        ),
+        click.option(
+            "--upstream-profile",
+            metavar="PROFILE",
+            help="openai (the wire's own provider) or compatible (llama.cpp, vLLM, Ollama...); "
+            "auto: from the URL.",
+        ),
+        click.option(
+            "--host", metavar="HOST", help=f"Address to listen on [{SHOWN_DEFAULTS['host']}]."
+        ),
+        click.option(
+            "--port", metavar="PORT", help=f"Port to listen on [{SHOWN_DEFAULTS['port']}]."
+        ),
+        click.option(
+            "--mode",
+            metavar="MODE",
+            help=f"State mode: paper, hybrid or off [{SHOWN_DEFAULTS['mode']}].",
+        ),
+        click.option("--schema", metavar="KEYS", help="State keys, comma separated: step,notes."),
+        click.option("--lanes", metavar="LANES", cls=_LanesOption, listed=list_lanes),
+        click.option("--data-dir", metavar="DIR", help="Where sessions and the archive are kept."),
+        click.option("-v", "--verbose", is_flag=True, default=None, help="Log more."),
+    )
+    for option in reversed(options):
+        command = option(command)
+    return command
 
 
 def settings_options(command: F) -> F:
     """Add the shared flags to a command; they arrive as keyword arguments."""
-    for option in reversed(_OPTIONS):
-        command = option(command)
-    return command
+    return _add_options(command, list_lanes=True)
+
+
+def group_options(command: F) -> F:
+    """The shared flags of the bare ``skillstate`` group, whose ``--help`` imports neither the
+    settings nor the lanes."""
+    return _add_options(command, list_lanes=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +135,8 @@ def command_flags(params: dict[str, Any]) -> Flags:
 
 def load(flags: Flags) -> Settings:
     """Settings for these flags; on a config error, print each problem and exit with 2."""
+    from skillstate.config import ConfigError, load_settings
+
     try:
         return load_settings(cli=flags.values, config_path=flags.config_path)
     except ConfigError as exc:

@@ -9,14 +9,12 @@ environment and flags as ``skillstate`` itself: ``http://127.0.0.1:8789`` by def
 
 from __future__ import annotations
 
-import datetime
-import json
 from typing import Any
 
 import click
 
 from skillstate.cli.client import client_options, print_json, request
-from skillstate.cli.table import byte_size, print_table
+from skillstate.cli.table import byte_size, local_time, print_table
 
 _COLUMNS = ("SESSION", "STEP", "VERSION", "STATE", "LAST SEEN")
 
@@ -46,12 +44,17 @@ def list_command(url: str | None, as_json: bool) -> None:
 @client_options
 def show_command(session: str, url: str | None, as_json: bool) -> None:
     """Show SESSION: Σ, its step, the last request's context and window, the per-turn index,
-    the epoch and the archive refs."""
+    the epoch and the archive refs, as a tree with local times (`--json`: the gateway's JSON,
+    times in seconds since the epoch)."""
     body = request("GET", url, "/state", {"session": session})
     if as_json:
         print_json(body)
-    else:
-        click.echo(json.dumps(body, indent=2, ensure_ascii=False))
+        return
+    from rich.console import Console
+
+    from skillstate.cli.state_tree import session_tree
+
+    Console(highlight=False).print(session_tree(body))
 
 
 @state_command.command("reset")
@@ -86,12 +89,5 @@ def _row(line: dict[str, Any]) -> tuple[str, str, str, str, str]:
         str(line.get("step", "")),
         str(line.get("version", "")),
         byte_size(int(line.get("state_bytes", 0))),
-        _when(line.get("last_seen")),
+        local_time(line.get("last_seen")),
     )
-
-
-def _when(seconds: object) -> str:
-    """Local time, to the second: the gateway and this command share the machine's clock."""
-    if not isinstance(seconds, int | float):
-        return "-"
-    return datetime.datetime.fromtimestamp(seconds).strftime("%Y-%m-%d %H:%M:%S")

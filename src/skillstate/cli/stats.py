@@ -3,11 +3,13 @@ tables: totals, by model, by session, the sessions that saved most and those tha
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
 import click
 
 from skillstate.cli.client import client_options, print_json, request
+from skillstate.cli.table import local_iso
 
 _TOP = 5
 
@@ -16,9 +18,12 @@ _TOP = 5
 @click.option("--session", metavar="ID", help="Only this session's requests.")
 @click.option("--model", metavar="MODEL", help="Only this model's requests.")
 @click.option(
-    "--since", metavar="WHEN", help="Only requests from WHEN on (ISO 8601: 2026-12-01T09:00)."
+    "--since",
+    metavar="WHEN",
+    help="Only requests from WHEN on (ISO 8601: 2026-12-01T09:00; local time unless it names "
+    "a zone, as in 09:00Z).",
 )
-@click.option("--until", metavar="WHEN", help="Only requests before WHEN (ISO 8601).")
+@click.option("--until", metavar="WHEN", help="Only requests before WHEN (ISO 8601, as --since).")
 @client_options
 def stats_command(
     session: str | None,
@@ -30,8 +35,14 @@ def stats_command(
 ) -> None:
     """What the gateway recorded: requests, tokens and cost, and what a pass-through would have
     cost (an estimate). Costs are recorded from the provider's reported usage and the price
-    catalog (`skillstate prices`): not a provider invoice. `--json` prints GET /cost as is."""
-    given = (("session", session), ("model", model), ("since", since), ("until", until))
+    catalog (`skillstate prices`): not a provider invoice. Times are local, to the second;
+    `--json` prints GET /cost as is (times in UTC)."""
+    given = (
+        ("session", session),
+        ("model", model),
+        ("since", _zoned(since)),
+        ("until", _zoned(until)),
+    )
     params = {name: value for name, value in given if value is not None}
     doc = request("GET", url, "/cost", params)
     if as_json:
@@ -40,13 +51,27 @@ def stats_command(
     _show(doc)
 
 
+def _zoned(when: str | None) -> str | None:
+    """``--since`` / ``--until`` as the gateway reads them: a time without a zone is the
+    machine's local time here, as the times this command prints are (the gateway would take it
+    as UTC). Text that is not ISO 8601 goes as it is, for the gateway to say what is wrong."""
+    if when is None:
+        return None
+    try:
+        moment = datetime.datetime.fromisoformat(when.strip())
+    except ValueError:
+        return when
+    return moment.isoformat() if moment.tzinfo else moment.astimezone().isoformat()
+
+
 def _show(doc: dict[str, Any]) -> None:
     from rich.console import Console
+    from rich.markup import escape
 
     console = Console()
     totals = doc.get("totals", {})
-    span = f"{doc.get('since') or '-'} to {doc.get('until') or '-'}"
-    console.print(f"[bold]skillstate ledger[/bold]: {doc.get('label')} ({span})")
+    span = f"{local_iso(doc.get('since'))} to {local_iso(doc.get('until'))}"
+    console.print(f"[bold]skillstate ledger[/bold]: {escape(str(doc.get('label')))} ({span})")
     if not totals.get("requests") and not totals.get("client_requests"):
         console.print("no requests recorded yet")
         return
@@ -64,12 +89,13 @@ def _show(doc: dict[str, Any]) -> None:
     if totals.get("unpriced_requests"):
         console.print(
             f"[yellow]{totals['unpriced_requests']} requests have no price[/yellow]: their "
-            'cost is unknown, not $0 (add one under [prices."MODEL"] in the config)'
+            + escape('cost is unknown, not $0 (add one under [prices."MODEL"] in the config)')
         )
-    console.print(f"[dim]{doc.get('estimate', '')}[/dim]")
+    console.print(f"[dim]{escape(str(doc.get('estimate', '')))}[/dim]")
 
 
 def _table(title: str, rows: list[dict[str, Any]], key: str) -> Any:
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table(title=title, title_justify="left")
@@ -79,7 +105,7 @@ def _table(title: str, rows: list[dict[str, Any]], key: str) -> Any:
     table.add_column("saved*", justify="right")
     for row in rows:
         table.add_row(
-            str(row.get(key, "")),
+            escape(str(row.get(key, ""))),
             f"{row.get('requests', 0):,}",
             f"{row.get('input_tokens', 0):,}",
             f"{row.get('cached_input_tokens', 0):,}",
