@@ -43,6 +43,7 @@ WAIT_MS = 20_000
 """How long the page may take to show its data: other tests may be loading the machine."""
 
 HYBRID, PASSTHROUGH, LOSS = "refactor-auth", "quick-fix", "tiny-script"
+UNPRICED = "qwen-local"
 
 
 def chromium() -> str:
@@ -196,10 +197,33 @@ def _loss(now: float) -> list[Row]:
     return rows
 
 
-def demo_rows(now: float, *, loss: bool = True) -> list[Row]:
-    """The ledger above, its latest row a few minutes before ``now`` (Unix seconds)."""
-    rows = _hybrid(now) + _passthrough_session(now)
-    return rows + _loss(now) if loss else rows
+def unpriced_rows(now: float, number: int) -> list[Row]:
+    """``number`` requests to a model no catalog prices (a local server's): cost unknown."""
+    return [
+        Row(
+            ts=now - 300 + i,
+            request_id=f"{UNPRICED}-{i}",
+            round=0,
+            session=UNPRICED,
+            client_wire="openai-chat",
+            upstream="local-llm",
+            model=UNPRICED,
+            mode="hybrid",
+            lanes="",
+            status=200,
+            streamed=False,
+            input=3_000,
+            output=200,
+        )
+        for i in range(number)
+    ]
+
+
+def demo_rows(now: float, *, loss: bool = True, unpriced: int = 0) -> list[Row]:
+    """The ledger above, its latest row a few minutes before ``now`` (Unix seconds), with
+    ``unpriced`` requests to an unpriced model besides."""
+    rows = _hybrid(now) + _passthrough_session(now) + (_loss(now) if loss else [])
+    return rows + unpriced_rows(now, unpriced)
 
 
 # --- the page's layout ---------------------------------------------------------------------
@@ -271,14 +295,16 @@ LAYOUT = r"""
 
 
 @contextlib.asynccontextmanager
-async def ledger_gateway(*, loss: bool = True) -> AsyncIterator[tuple[str, float]]:
+async def ledger_gateway(
+    *, loss: bool = True, unpriced: int = 0
+) -> AsyncIterator[tuple[str, float]]:
     """A gateway (no upstream behind it) whose ledger holds ``demo_rows``: its URL and the
     ``now`` the rows are dated from."""
     now = time.time()
     async with gateway_for("http://127.0.0.1:9") as gateway:
         recorder = gateway.context.recorder
         assert recorder is not None
-        await recorder.ledger.append(demo_rows(now, loss=loss))
+        await recorder.ledger.append(demo_rows(now, loss=loss, unpriced=unpriced))
         yield gateway.url, now
 
 

@@ -160,8 +160,6 @@ function drawNotices(cost) {
       `price catalog dated ${catalog.date} (${count(catalog.age_days)} days old): prices may ` +
       'be out of date; add [prices."MODEL"] in the config';
   }
-  $("degraded-notice").hidden = !cost.degraded;
-  $("degraded-notice").textContent = cost.degraded ? `ledger kept in memory: ${cost.degraded}` : "";
 }
 
 function drawTotals(cost) {
