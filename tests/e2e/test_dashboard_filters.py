@@ -83,6 +83,26 @@ async def test_a_model_chosen_shows_only_that_models_figures_and_a_reload_keeps_
     assert errors == []
 
 
+async def test_the_choices_stay_put_across_refreshes_and_keep_a_choice_without_rows() -> None:
+    """The periodic refresh leaves the options as they are when they have not changed (a
+    list the user has open is not redrawn under them), and a model named in the address that
+    has no rows stays chosen, with nothing to show."""
+    from playwright.async_api import expect
+
+    errors: list[str] = []
+    async with ledger_gateway() as (url, _), chromium_browser() as browser:
+        page = await open_page(browser, url + "/ui?model=retired-model", 1280, errors)
+        assert await page.input_value("#filter-model") == "retired-model"
+        await expect(page.locator('#measured [data-field="requests"]')).to_have_text("0")
+        await page.evaluate(
+            "() => { window.kept = document.querySelector('#filter-model option:last-child'); }"
+        )
+        status = page.locator("#status")
+        await expect(status).not_to_have_text(await status.text_content() or "", timeout=WAIT_MS)
+        assert await page.evaluate("() => window.kept.isConnected")
+    assert errors == []
+
+
 async def test_a_session_chosen_shows_its_figures_and_pass_through_saves_exactly_nothing() -> None:
     from playwright.async_api import expect
 
@@ -126,7 +146,7 @@ async def test_a_time_range_sends_since_and_until_and_every_figure_follows() -> 
         last_hour = await get_json(ranged[0])
         assert 0 < last_hour["totals"]["requests"] < everything["totals"]["requests"]
         await expect(requests).to_have_text(f"{last_hour['totals']['requests']:,}")
-        assert LOSS not in await page.text_content("#sessions tbody") or ""
+        assert LOSS not in (await page.text_content("#sessions tbody") or "")
         shown = int(await page.get_attribute("#chart-hourly", "data-points") or 0)
         assert shown == len(last_hour["hourly"])
     assert errors == []

@@ -56,9 +56,18 @@ function costQuery(filters, now, parts = ["range", "model", "session"]) {
   return query;
 }
 
+// The options of ``select``: "all" (``none``), then ``values``; the chosen one stays listed
+// even with no rows. Left as they are when unchanged, so that a list a user has open is not
+// redrawn under them by the periodic refresh.
 function setChoices(select, values, chosen, none) {
   const listed = values.filter((value) => value !== "");
-  if (chosen && !listed.includes(chosen)) listed.unshift(chosen); // kept, even with no rows
+  if (chosen && !listed.includes(chosen)) listed.unshift(chosen);
+  const key = JSON.stringify([none, ...listed]);
+  if (select.dataset.choices === key) {
+    if (select.value !== chosen) select.value = chosen;
+    return;
+  }
+  select.dataset.choices = key;
   const options = [el("option", { value: "" }, none)];
   for (const value of listed) options.push(el("option", { value }, value));
   select.replaceChildren(...options);
