@@ -147,7 +147,8 @@ function drawHeadline(t) {
         'not $0; add [prices."MODEL"] in the config',
     );
   }
-  sub.push(`${plural(t.requests, "upstream request")}, ${share(t.cache_hit_share)} of input cached`);
+  const cached = share(t.cache_hit_share);
+  sub.push(`${plural(t.requests, "upstream request")}, ${cached} of input cached`);
   $("cost-sub").textContent = sub.join(". ") + ".";
   const card = $("card-saved");
   card.classList.toggle("is-loss", t.saved_usd < 0);
@@ -223,7 +224,9 @@ function drawSessions(bySession, listed, filters) {
     : [...states.keys(), ...[...costs.keys()].filter((id) => !states.has(id))];
   const body = $("sessions").tBodies[0];
   body.replaceChildren();
-  if (!ids.length) body.append(el("tr", {}, el("td", { colspan: 10 }, "No sessions in this range.")));
+  if (!ids.length) {
+    body.append(el("tr", {}, el("td", { colspan: 10 }, "No sessions in this range.")));
+  }
   for (const id of ids) {
     const c = costs.get(id);
     const s = states.get(id);
@@ -255,7 +258,9 @@ function drawSessions(bySession, listed, filters) {
 function drawRequests(rows) {
   const body = $("requests").tBodies[0];
   body.replaceChildren();
-  if (!rows.length) body.append(el("tr", {}, el("td", { colspan: 12 }, "No requests in this range.")));
+  if (!rows.length) {
+    body.append(el("tr", {}, el("td", { colspan: 12 }, "No requests in this range.")));
+  }
   for (const r of rows) {
     const status = el("span", { class: r.status >= 400 ? "loss" : "" }, String(r.status));
     body.append(
@@ -312,8 +317,8 @@ async function drawDetail(id) {
   $("detail-sigma").textContent = JSON.stringify(state.state, null, 2);
   const tokens = state.context && state.context.tokens;
   $("detail-tokens").textContent = tokens
-    ? `Tokens by where they went: head ${count(tokens.head)}, collapsed ${count(tokens.collapsed)}, ` +
-      `verbatim ${count(tokens.verbatim)} (of ${count(tokens.total)}).`
+    ? `Tokens by where they went: head ${count(tokens.head)}, ` +
+      `collapsed ${count(tokens.collapsed)}, verbatim ${count(tokens.verbatim)} (of ${count(tokens.total)}).`
     : "No per-turn index: the last request was not in hybrid mode.";
   const turns = $("detail-turns").tBodies[0];
   turns.replaceChildren(

@@ -63,7 +63,9 @@ function priced(value, unpriced, words = "unpriced requests") {
   const node = el("span", { class: "priced" });
   if (value === null || value === undefined) {
     node.append(el("span", { class: "unpriced", title: "no price for its model" }, "—"));
-    if (unpriced > 0) node.append(" ", el("span", { class: "plus" }, `(${count(unpriced)} unpriced)`));
+    if (unpriced > 0) {
+      node.append(" ", el("span", { class: "plus" }, `(${count(unpriced)} unpriced)`));
+    }
     return node;
   }
   node.append(el("span", { class: "money" }, (value < 0 ? MINUS : "") + dollars(value)));
