@@ -6,14 +6,12 @@ page and must show what /cost and /state say. A full-page screenshot is kept und
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
+from dashboard_support import WAIT_MS, artifacts, chromium
 
 from skillstate.support import jsonio
 from skillstate.testing import RecordedRequest, Reply, ScriptedCall, ScriptedUpstream
@@ -37,24 +35,6 @@ STEPS = ("List the project.", "Read the config.", "Run the tests.", "Sum up.")
 COLLAPSE = '{"keep_recent_turns": 1}'
 NOTE = "[skillstate]"
 STATE_ANSWER = "State updated"
-WAIT_MS = 20_000
-"""How long the page may take to show its data: other tests may be loading the machine."""
-
-
-def chromium() -> str:
-    """The system's Chromium (Debian's ``chromium``; ``make browser`` installs it), or a
-    skip that says why the test cannot run. Playwright never downloads a browser here."""
-    pytest.importorskip("playwright", reason="Playwright is not installed: run `make browser`")
-    found = shutil.which("chromium")
-    if found is None:
-        pytest.skip("no `chromium` on PATH: run `make browser` (as root it installs Debian's)")
-    return found
-
-
-def artifacts() -> Path:
-    folder = Path(os.environ.get("SKILLSTATE_ARTIFACTS") or Path(__file__).parents[1] / "artifacts")
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
 
 
 def model(request: RecordedRequest) -> Reply:
@@ -147,15 +127,17 @@ async def test_the_dashboard_shows_the_ledger_and_opens_a_session() -> None:
                 totals = cost["totals"]
                 shown_requests = await page.text_content('#measured [data-field="requests"]')
                 assert shown_requests == f"{totals['requests']:,}"
-                recorded = await page.text_content('#measured [data-field="cost_usd"]')
+                recorded = await page.text_content('#cost-figure[data-field="cost_usd"]')
                 if totals["cost_usd"] is None:  # no price: said so, never $0
-                    assert recorded == "unpriced"
+                    unpriced = totals["unpriced_requests"]
+                    assert recorded == f"— ({unpriced:,} unpriced)"
                 else:
                     assert recorded is not None and recorded.startswith("$")
                 # Until every model has a price there is no saving to show: the page's own
                 # formatters say how one would look.
                 shapes = await page.evaluate(
-                    "[saved(0.25), saved(-0.5), saved(null), money(null), money(0)]"
+                    "[saved(0.25), saved(-0.5), saved(null), money(null), money(0),"
+                    " priced(1.2, 3), priced(1234.5, 1), priced(null, 0)]"
                     ".map((node) => [node.className, node.textContent])"
                 )
                 assert shapes == [
@@ -164,6 +146,9 @@ async def test_the_dashboard_shows_the_ledger_and_opens_a_session() -> None:
                     ["unpriced", "—"],
                     ["unpriced", "unpriced"],
                     ["money", "$0.0000"],
+                    ["priced", "$1.20 + 3 unpriced requests"],
+                    ["priced", "$1,234.50 + 1 unpriced request"],
+                    ["priced", "—"],
                 ]
                 for chart in ("#chart-models", "#chart-hourly"):
                     points = int(await page.get_attribute(chart, "data-points") or 0)

@@ -1,6 +1,7 @@
 """GET /ui: the dashboard, on the gateway's own port (docs/ui.md says what it shows).
 
-The page, its script, its style sheet and its icon are the package's own files
+The page, its scripts (``format.js``, ``charts.js``, ``app.js``, in that order), its style
+sheet and its icon are the package's own files
 (``server/ui/``), read once when the routes are registered; nothing comes from another host,
 so the page works with no network. The page reads the gateway's JSON routes (/cost,
 /cost/requests, /state) from its own origin.
@@ -23,6 +24,8 @@ PATH = "/ui"
 #: The files under ``server/ui/`` and the routes that serve them, with their media types.
 FILES = {
     PATH: ("index.html", "text/html"),
+    f"{PATH}/format.js": ("format.js", "text/javascript"),
+    f"{PATH}/charts.js": ("charts.js", "text/javascript"),
     f"{PATH}/app.js": ("app.js", "text/javascript"),
     f"{PATH}/app.css": ("app.css", "text/css"),
     f"{PATH}/icon.svg": ("icon.svg", "image/svg+xml"),

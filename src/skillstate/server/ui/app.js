@@ -1,78 +1,105 @@
 // The skillstate dashboard: reads /cost, /cost/requests and /state from the gateway that
-// serves it and draws them, every 5 seconds. Vanilla JS, no build step, no other host.
+// serves it and draws them, every 5 seconds, under the filters chosen at the top (a time
+// range, a model, a session), which the page's address keeps: a reload shows the same.
+// Vanilla JS, no build step, no other host (format.js and charts.js are loaded first).
 // Everything shown is set as text (textContent, attributes): a session id or a model name
 // that looks like markup stays text.
 "use strict";
 
 const REFRESH_MS = 5000;
 const LATEST = 20;
-const SVG_NS = "http://www.w3.org/2000/svg";
-const MINUS = "\u2212";
+
+//: The time ranges offered, in seconds back from now (null: all the ledger keeps).
+const RANGES = {
+  all: { name: "All", seconds: null },
+  "1h": { name: "Last hour", seconds: 3600 },
+  "24h": { name: "Last 24 hours", seconds: 86400 },
+  "7d": { name: "Last 7 days", seconds: 7 * 86400 },
+  "30d": { name: "Last 30 days", seconds: 30 * 86400 },
+};
 
 let openSession = null; // the session whose detail is shown, or null
+let generation = 0; // each refresh's number: an older one that ends late draws nothing
+let timer = null;
 
-// --- building nodes ---------------------------------------------------------------------
+// --- the filters, kept in the page's address ------------------------------------------
 
-function el(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  setAttributes(node, attrs);
-  node.append(...children.filter((child) => child !== null && child !== undefined));
-  return node;
+function readFilters() {
+  const query = new URLSearchParams(window.location.search);
+  const range = query.get("range");
+  return {
+    range: Object.hasOwn(RANGES, range) ? range : "all",
+    model: query.get("model") || "",
+    session: query.get("session") || "",
+  };
 }
 
-function svgEl(tag, attrs = {}, ...children) {
-  const node = document.createElementNS(SVG_NS, tag);
-  setAttributes(node, attrs);
-  node.append(...children);
-  return node;
+function writeFilters(filters) {
+  const query = new URLSearchParams();
+  if (filters.range !== "all") query.set("range", filters.range);
+  if (filters.model) query.set("model", filters.model);
+  if (filters.session) query.set("session", filters.session);
+  const text = query.toString();
+  window.history.replaceState(null, "", window.location.pathname + (text ? "?" + text : ""));
 }
 
-function setAttributes(node, attrs) {
-  for (const [name, value] of Object.entries(attrs)) {
-    if (value !== null && value !== undefined) node.setAttribute(name, String(value));
+// The query of /cost for the filters (``parts`` picks which apply), at ``now``.
+function costQuery(filters, now, parts = ["range", "model", "session"]) {
+  const query = new URLSearchParams();
+  const span = RANGES[filters.range].seconds;
+  if (parts.includes("range") && span !== null) {
+    query.set("since", isoUtc(now - span));
+    query.set("until", isoUtc(now + 1)); // until is exclusive: this second's rows count
   }
+  if (parts.includes("model") && filters.model) query.set("model", filters.model);
+  if (parts.includes("session") && filters.session) query.set("session", filters.session);
+  return query;
 }
 
-const $ = (id) => document.getElementById(id);
-
-// --- formatting -------------------------------------------------------------------------
-
-function count(n) {
-  return n === null || n === undefined ? "—" : Number(n).toLocaleString("en-US");
-}
-
-function share(fraction) {
-  return fraction === null || fraction === undefined ? "—" : `${(fraction * 100).toFixed(1)} %`;
-}
-
-function dollars(value) {
-  const size = Math.abs(value);
-  return "$" + (size >= 1 ? size.toFixed(2) : size.toFixed(4));
-}
-
-// A recorded or estimated cost: a number, or "unpriced" (never $0) when a price is missing.
-function money(value) {
-  if (value === null || value === undefined) return el("span", { class: "unpriced" }, "unpriced");
-  return el("span", { class: "money" }, (value < 0 ? MINUS : "") + dollars(value));
-}
-
-// What a pass-through would have cost less what was recorded: a saving, or a loss (minus).
-function saved(value) {
-  if (value === null || value === undefined) {
-    return el("span", { class: "unpriced", title: "needs a price for every request" }, "—");
+// The options of ``select``: "all" (``none``), then ``values``; the chosen one stays listed
+// even with no rows. Left as they are when unchanged, so that a list a user has open is not
+// redrawn under them by the periodic refresh.
+function setChoices(select, values, chosen, none) {
+  const listed = values.filter((value) => value !== "");
+  if (chosen && !listed.includes(chosen)) listed.unshift(chosen);
+  const key = JSON.stringify([none, ...listed]);
+  if (select.dataset.choices === key) {
+    if (select.value !== chosen) select.value = chosen;
+    return;
   }
-  if (value > 0) return el("span", { class: "saving" }, dollars(value) + " saved");
-  if (value < 0) return el("span", { class: "loss" }, MINUS + dollars(value) + " lost");
-  return el("span", { class: "money" }, dollars(0));
+  select.dataset.choices = key;
+  const options = [el("option", { value: "" }, none)];
+  for (const value of listed) options.push(el("option", { value }, value));
+  select.replaceChildren(...options);
+  select.value = chosen;
 }
 
-function utc(seconds) {
-  if (seconds === null || seconds === undefined) return "—";
-  return new Date(seconds * 1000).toISOString().replace("T", " ").slice(0, 19);
-}
-
-function hourLabel(iso) {
-  return iso.slice(11, 16);
+function setupFilters() {
+  const filters = readFilters();
+  const range = $("filter-range");
+  range.replaceChildren(
+    ...Object.entries(RANGES).map(([key, r]) => el("option", { value: key }, r.name)),
+  );
+  range.value = filters.range;
+  setChoices($("filter-model"), [], filters.model, "All models");
+  setChoices($("filter-session"), [], filters.session, "All sessions");
+  for (const id of ["filter-range", "filter-model", "filter-session"]) {
+    $(id).addEventListener("change", () => {
+      writeFilters({
+        range: $("filter-range").value,
+        model: $("filter-model").value,
+        session: $("filter-session").value,
+      });
+      refresh();
+    });
+  }
+  $("filter-reset").addEventListener("click", () => {
+    writeFilters({ range: "all", model: "", session: "" });
+    $("filter-range").value = "all";
+    setChoices($("filter-model"), [], "", "All models");
+    setChoices($("filter-session"), [], "", "All sessions");
+    refresh();
+  });
 }
 
 // --- reading the gateway ----------------------------------------------------------------
@@ -90,6 +117,11 @@ async function getJson(path) {
   return body;
 }
 
+function withQuery(path, query) {
+  const text = query.toString();
+  return text ? `${path}?${text}` : path;
+}
+
 // /state answers 503 on a gateway without a state engine: no sessions to list then.
 async function stateList() {
   try {
@@ -100,23 +132,56 @@ async function stateList() {
   }
 }
 
-// --- totals -----------------------------------------------------------------------------
+// --- the headline and the totals --------------------------------------------------------
 
 function figure(dl, field, name, value, hint) {
   dl.append(el("dt", {}, name), el("dd", { "data-field": field, title: hint }, value));
 }
 
+function drawHeadline(t) {
+  $("cost-figure").replaceChildren(priced(t.cost_usd, t.unpriced_requests));
+  const sub = [];
+  if (t.unpriced_requests > 0) {
+    sub.push(
+      `${plural(t.unpriced_requests, "request")} without a price: their cost is unknown, ` +
+        'not $0; add [prices."MODEL"] in the config',
+    );
+  }
+  const cached = share(t.cache_hit_share);
+  sub.push(`${plural(t.requests, "upstream request")}, ${cached} of input cached`);
+  $("cost-sub").textContent = sub.join(". ") + ".";
+  const card = $("card-saved");
+  card.classList.toggle("is-loss", t.saved_usd < 0);
+  card.classList.toggle("is-saving", t.saved_usd > 0);
+  $("saved-figure").replaceChildren(saved(t.saved_usd));
+  $("saved-sub").textContent =
+    t.saved_usd === null || t.saved_usd === undefined
+      ? "Needs a price for the requests' models."
+      : savedShare(t.saved_usd, t.passthrough_cost_usd) +
+        (t.unpriced_requests > 0 ? "; priced requests only." : ".");
+}
+
+function drawNotices(cost) {
+  const catalog = cost.catalog;
+  const notice = $("catalog-notice");
+  notice.hidden = !(catalog && catalog.stale);
+  if (!notice.hidden) {
+    notice.textContent =
+      `price catalog dated ${catalog.date} (${count(catalog.age_days)} days old): prices may ` +
+      'be out of date; add [prices."MODEL"] in the config';
+  }
+}
+
 function drawTotals(cost) {
   const t = cost.totals;
   $("label").textContent = cost.label;
-  $("span").textContent = cost.since ? `${cost.since} to ${cost.until}` : "";
+  $("span").textContent = cost.since
+    ? `${localTime(isoSeconds(cost.since))} to ${localTime(isoSeconds(cost.until))} (${zoneName()})`
+    : "no requests in this range";
+  drawHeadline(t);
+  drawNotices(cost);
   const measured = $("measured");
   measured.replaceChildren();
-  figure(measured, "cost_usd", "Recorded cost", money(t.cost_usd), "the sum of each row's cost");
-  if (t.unpriced_requests > 0) {
-    const note = `${count(t.unpriced_requests)} without a price: their cost is unknown, not $0`;
-    figure(measured, "unpriced_requests", "Unpriced requests", el("strong", { class: "unpriced" }, note));
-  }
   figure(measured, "requests", "Upstream requests", count(t.requests));
   figure(measured, "client_requests", "Client requests", count(t.client_requests));
   figure(measured, "failed_requests", "Failed", count(t.failed_requests), "status 400 or more");
@@ -132,95 +197,11 @@ function drawTotals(cost) {
   $("estimate-note").textContent = cost.estimate;
   const estimated = $("estimated");
   estimated.replaceChildren();
-  figure(estimated, "passthrough_cost_usd", "Pass-through cost", money(t.passthrough_cost_usd));
-  figure(estimated, "saved_usd", "Saved", saved(t.saved_usd), "pass-through less recorded");
+  const ptCost = priced(t.passthrough_cost_usd, t.unpriced_requests);
+  figure(estimated, "passthrough_cost_usd", "Pass-through cost", ptCost);
   figure(estimated, "passthrough_input_tokens", "Input tokens", count(t.passthrough_input_tokens));
   const ptCached = count(t.passthrough_cached_input_tokens);
   figure(estimated, "passthrough_cached_input_tokens", "Cached input tokens", ptCached);
-}
-
-// --- charts -----------------------------------------------------------------------------
-
-// Cost when every row is priced, else tokens (input + output): never a $0 bar for "unknown".
-function measure(rows) {
-  const priced = rows.length > 0 && rows.every((row) => row.cost_usd !== null);
-  if (priced) return { name: "recorded cost", of: (row) => row.cost_usd, show: dollars };
-  return {
-    name: "tokens (input + output; costs unpriced)",
-    of: (row) => row.input_tokens + row.output_tokens,
-    show: (n) => `${count(n)} tokens`,
-  };
-}
-
-function summary(items, show) {
-  const shown = items.slice(0, 6).map((item) => `${item.label} ${show(item.value)}`);
-  const more = items.length > 6 ? `, and ${items.length - 6} more` : "";
-  return shown.join(", ") + more;
-}
-
-function drawModels(rows) {
-  const chart = $("chart-models");
-  const m = measure(rows);
-  const items = rows.map((row) => ({ label: row.model || "(none)", value: m.of(row) }));
-  const top = Math.max(...items.map((item) => item.value), 0) || 1;
-  const rowHeight = 28;
-  const height = Math.max(items.length, 1) * rowHeight + 8;
-  chart.replaceChildren();
-  setAttributes(chart, { viewBox: `0 0 640 ${height}`, "data-points": items.length });
-  items.forEach((item, i) => {
-    const y = 4 + i * rowHeight;
-    const width = Math.max(1, (item.value / top) * 360);
-    chart.append(
-      svgEl("text", { x: 170, y: y + 17, class: "axis", "text-anchor": "end" }, item.label),
-      svgEl(
-        "rect",
-        { x: 180, y: y + 3, width, height: rowHeight - 8, class: "bar" },
-        svgEl("title", {}, `${item.label}: ${m.show(item.value)}`),
-      ),
-      svgEl("text", { x: 186 + width, y: y + 17, class: "value" }, m.show(item.value)),
-    );
-  });
-  $("chart-models-text").textContent = items.length
-    ? `By model, ${m.name}: ${summary(items, m.show)}.`
-    : "No requests yet.";
-}
-
-function drawHourly(rows) {
-  const chart = $("chart-hourly");
-  const m = measure(rows);
-  const items = rows.map((row) => ({ label: hourLabel(row.hour), hour: row.hour, value: m.of(row) }));
-  const top = Math.max(...items.map((item) => item.value), 0) || 1;
-  const [width, height, left, bottom, plot] = [640, 200, 50, 24, 160];
-  const step = (width - left - 10) / Math.max(items.length, 1);
-  const bar = Math.min(40, step * 0.8);
-  chart.replaceChildren();
-  setAttributes(chart, { viewBox: `0 0 ${width} ${height}`, "data-points": items.length });
-  const base = height - bottom;
-  chart.append(
-    svgEl("line", { x1: left, y1: base, x2: width - 10, y2: base, class: "baseline" }),
-    svgEl("text", { x: left - 6, y: base - plot + 4, class: "axis", "text-anchor": "end" },
-      m.show(top).replace(" tokens", "")),
-    svgEl("text", { x: left - 6, y: base + 4, class: "axis", "text-anchor": "end" }, "0"),
-  );
-  const labelEvery = Math.ceil(items.length / 12);
-  items.forEach((item, i) => {
-    const x = left + i * step + (step - bar) / 2;
-    const h = Math.max(1, (item.value / top) * plot);
-    chart.append(
-      svgEl(
-        "rect",
-        { x, y: base - h, width: bar, height: h, class: "bar" },
-        svgEl("title", {}, `${item.hour}: ${m.show(item.value)}`),
-      ),
-    );
-    if (i % labelEvery === 0) {
-      const at = { x: x + bar / 2, y: base + 16, class: "axis", "text-anchor": "middle" };
-      chart.append(svgEl("text", at, item.label));
-    }
-  });
-  $("chart-hourly-text").textContent = items.length
-    ? `By hour (UTC), ${m.name}: ${summary(items, m.show)}.`
-    : "No requests yet.";
 }
 
 // --- tables -----------------------------------------------------------------------------
@@ -230,17 +211,23 @@ function cell(content, numeric = false) {
 }
 
 function timeCell(seconds) {
-  return el("td", { class: "time" }, utc(seconds));
+  return el("td", { class: "time" }, localTime(seconds));
 }
 
-function drawSessions(bySession, listed) {
+function drawSessions(bySession, listed, filters) {
   const costs = new Map(bySession.map((row) => [row.session, row]));
+  // Under a filter, only the sessions with rows in it; else every session /state lists too.
+  const filtered = filters.range !== "all" || filters.model || filters.session;
   const states = new Map(listed.map((line) => [line.session, line]));
-  const order = [...states.keys(), ...[...costs.keys()].filter((id) => !states.has(id))];
+  const ids = filtered
+    ? [...costs.keys()]
+    : [...states.keys(), ...[...costs.keys()].filter((id) => !states.has(id))];
   const body = $("sessions").tBodies[0];
   body.replaceChildren();
-  if (!order.length) body.append(el("tr", {}, el("td", { colspan: 10 }, "No sessions yet.")));
-  for (const id of order) {
+  if (!ids.length) {
+    body.append(el("tr", {}, el("td", { colspan: 10 }, "No sessions in this range.")));
+  }
+  for (const id of ids) {
     const c = costs.get(id);
     const s = states.get(id);
     const row = el("tr", { "data-session": id });
@@ -253,7 +240,7 @@ function drawSessions(bySession, listed) {
       cell(c ? count(c.input_tokens) : "—", true),
       cell(c ? count(c.output_tokens) : "—", true),
       cell(c ? share(c.cache_hit_share) : "—", true),
-      cell(c ? money(c.cost_usd) : "—", true),
+      cell(c ? priced(c.cost_usd, c.unpriced_requests, "unpriced") : "—", true),
       cell(c ? saved(c.saved_usd) : "—", true),
       cell(s ? count(s.step) : "—", true),
       cell(s ? count(s.state_bytes) : "—", true),
@@ -271,7 +258,9 @@ function drawSessions(bySession, listed) {
 function drawRequests(rows) {
   const body = $("requests").tBodies[0];
   body.replaceChildren();
-  if (!rows.length) body.append(el("tr", {}, el("td", { colspan: 12 }, "No requests yet.")));
+  if (!rows.length) {
+    body.append(el("tr", {}, el("td", { colspan: 12 }, "No requests in this range.")));
+  }
   for (const r of rows) {
     const status = el("span", { class: r.status >= 400 ? "loss" : "" }, String(r.status));
     body.append(
@@ -309,10 +298,11 @@ async function showSession(id) {
 }
 
 async function drawDetail(id) {
-  const query = "?session=" + encodeURIComponent(id);
+  const query = costQuery(readFilters(), Date.now() / 1000, ["range", "model"]);
+  query.set("session", id);
   const [cost, state] = await Promise.all([
-    getJson("/cost" + query),
-    getJson("/state" + query).catch((error) => {
+    getJson(withQuery("/cost", query)),
+    getJson("/state?session=" + encodeURIComponent(id)).catch((error) => {
       if (error instanceof Missing) return null;
       throw error;
     }),
@@ -327,8 +317,8 @@ async function drawDetail(id) {
   $("detail-sigma").textContent = JSON.stringify(state.state, null, 2);
   const tokens = state.context && state.context.tokens;
   $("detail-tokens").textContent = tokens
-    ? `Tokens by where they went: head ${count(tokens.head)}, collapsed ${count(tokens.collapsed)}, ` +
-      `verbatim ${count(tokens.verbatim)} (of ${count(tokens.total)}).`
+    ? `Tokens by where they went: head ${count(tokens.head)}, ` +
+      `collapsed ${count(tokens.collapsed)}, verbatim ${count(tokens.verbatim)} (of ${count(tokens.total)}).`
     : "No per-turn index: the last request was not in hybrid mode.";
   const turns = $("detail-turns").tBodies[0];
   turns.replaceChildren(
@@ -366,7 +356,7 @@ function drawCostLine(t) {
     `${count(t.requests)} upstream requests, ${count(t.input_tokens)} input tokens ` +
       `(${share(t.cache_hit_share)} cached), ${count(t.output_tokens)} output tokens; ` +
       "recorded cost ",
-    money(t.cost_usd),
+    priced(t.cost_usd, t.unpriced_requests),
     "; pass-through ",
     money(t.passthrough_cost_usd),
     ", ",
@@ -392,27 +382,49 @@ function failed(error) {
   $("status").classList.add("failed");
 }
 
+// Read everything under the current filters and draw it; then again in REFRESH_MS. A
+// refresh started while one runs (a filter changed) supersedes it.
 async function refresh() {
+  clearTimeout(timer);
+  const mine = ++generation;
   const status = $("status");
+  const filters = readFilters();
+  const now = Date.now() / 1000;
+  const query = costQuery(filters, now);
+  const latestQuery = costQuery(filters, now);
+  latestQuery.set("limit", String(LATEST));
+  // The choices of model and session: every one with rows in the time range.
+  const narrowed = filters.model || filters.session;
   try {
-    const [cost, listed, latest] = await Promise.all([
-      getJson("/cost"),
+    const [cost, choices, listed, latest] = await Promise.all([
+      getJson(withQuery("/cost", query)),
+      narrowed ? getJson(withQuery("/cost", costQuery(filters, now, ["range"]))) : null,
       stateList(),
-      getJson(`/cost/requests?limit=${LATEST}`),
+      getJson(withQuery("/cost/requests", latestQuery)),
     ]);
+    if (mine !== generation) return;
+    const all = choices || cost;
+    setChoices($("filter-model"), all.by_model.map((row) => row.model), filters.model,
+      "All models");
+    setChoices($("filter-session"), all.by_session.map((row) => row.session), filters.session,
+      "All sessions");
     drawTotals(cost);
     drawModels(cost.by_model);
     drawHourly(cost.hourly);
-    drawSessions(cost.by_session, listed);
+    drawSessions(cost.by_session, listed, filters);
     drawRequests(latest.requests);
     if (openSession !== null) await drawDetail(openSession);
-    status.textContent = `updated ${utc(Date.now() / 1000)} UTC`;
+    status.textContent = `updated ${localTime(Date.now() / 1000).slice(11)}`;
     status.classList.remove("failed");
   } catch (error) {
-    failed(error);
+    if (mine === generation) failed(error);
   } finally {
-    setTimeout(refresh, REFRESH_MS);
+    if (mine === generation) timer = setTimeout(refresh, REFRESH_MS);
   }
 }
 
-document.addEventListener("DOMContentLoaded", refresh);
+document.addEventListener("DOMContentLoaded", () => {
+  setupFilters();
+  for (const node of document.querySelectorAll(".zone")) node.textContent = zoneName();
+  refresh();
+});
