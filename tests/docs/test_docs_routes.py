@@ -138,6 +138,19 @@ async def test_a_page_allows_its_own_inline_scripts_and_no_other(built: Path) ->
     assert policy(b"<p>no script</p>").startswith("script-src 'self';")
 
 
+def test_a_pages_style_attributes_are_allowed_by_their_digests_only() -> None:
+    """Markdown tables align columns with style attributes: those values, and no <style>."""
+    page = b"<td style=\"text-align: right;\">1</td><td style='color:&quot;red&quot;'>2</td>"
+    directives = dict(d.split(" ", 1) for d in policy(page).split("; "))
+    digests = sorted(
+        "'sha256-" + base64.b64encode(hashlib.sha256(value).digest()).decode() + "'"
+        for value in (b"text-align: right;", b'color:"red"')
+    )
+    assert directives["style-src-attr"] == " ".join(["'unsafe-hashes'", *digests])
+    assert directives["style-src"] == "'self'"
+    assert "style-src-attr" not in policy(b"<p>plain</p>")
+
+
 @pytest.mark.parametrize(
     "path",
     ["/docs/missing.html", "/docs/assets/", "/docs/empty/", "/docs/.hidden", "/docs/sub/x/"],
