@@ -72,6 +72,12 @@ _DEFAULTS: dict[str, str] = {
 """Defaults that are not one value: unset keys, tables, and the data directory (from HOME)."""
 
 _HEADER = f"""\
+---
+# The key table has five columns: the site gives it the width of the table of contents.
+hide:
+  - toc
+---
+
 # Configuration reference
 
 <!-- Generated from src/skillstate/config/settings.py by `make docs` (python -m
