@@ -1,6 +1,7 @@
 # make demo  — run the gateway in front of the scripted upstream and show a session
 # make test  — every check: format, lint, types, unit, contract, end-to-end and browser tests
 # make bench-peers — the overhead benchmark against direct and LiteLLM's proxy (installed apart)
+# make docs — the documentation site from docs/ (offline), served by the gateway at /docs
 # make test-real — only the tests against a real llama.cpp server (built once per machine)
 # make dist  — the sdist and the wheel into dist/ (pip, pipx and uv tool install either)
 PYTHON ?= python3
@@ -31,7 +32,7 @@ export REAL_SERVER_PYTHON := $(REAL_VENV)/bin/python
 # The browser test drives the system's Chromium; Playwright must never fetch a browser of its own.
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
-.PHONY: demo test test-real venv clients browser real-server lint typecheck unit bench peers bench-peers dist clean
+.PHONY: demo docs test test-real venv clients browser real-server lint typecheck unit bench peers bench-peers dist clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -110,11 +111,18 @@ typecheck: venv
 unit: venv
 	$(VENV)/bin/pytest -q -n 2
 
-test: venv clients browser real-server lint typecheck unit
+test: venv clients browser real-server docs lint typecheck unit
 
 # Only the tests against the real local server (tests/e2e/test_real_llama.py).
 test-real: venv real-server
 	$(VENV)/bin/pytest -q -n 2 -m real
+
+# docs/configuration.md is written from the typed settings first (a test holds the committed page
+# to it); then mkdocs builds the site into the package (mkdocs.yml's site_dir, git-ignored), where
+# the gateway serves it at /docs. --strict: a broken link or anchor fails the build.
+docs: venv
+	$(PY) -m skillstate.cli.reference docs/configuration.md
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
 demo: venv
 	$(PY) -m skillstate.testing.demo
@@ -127,7 +135,7 @@ bench-peers: venv peers
 
 # Built from the tree as it is (hatchling: the wheel holds src/skillstate whole, its data files
 # too); `pip install dist/skillstate-*.whl` or `pipx install dist/skillstate-*.whl` installs it.
-dist: venv
+dist: venv docs
 	rm -rf dist
 	$(PY) -m build --outdir dist .
 

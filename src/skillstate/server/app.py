@@ -14,6 +14,7 @@ from skillstate.server.client_stream import PREPARED
 from skillstate.server.compact_route import handle_compact
 from skillstate.server.context import GATEWAY, GatewayContext
 from skillstate.server.cost_routes import add_cost_routes
+from skillstate.server.docs_routes import add_docs_routes
 from skillstate.server.errors import error_response, guess_wire
 from skillstate.server.guard import Guard, add_cors_headers, guard_middleware
 from skillstate.server.mcp_route import MCP_PATH, handle_mcp
@@ -53,6 +54,7 @@ def build_app(gateway: GatewayContext, guard: Guard | None = None) -> web.Applic
     add_state_routes(app.router)
     add_cost_routes(app.router)
     add_ui_routes(app.router)
+    add_docs_routes(app.router)
     app.router.add_get("/", info.root)  # aiohttp answers HEAD for GET routes too
 
     async def start(_: web.Application) -> None:
