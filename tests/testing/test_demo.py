@@ -1,31 +1,97 @@
-"""`make demo`'s main job, run small: the long session through both arms, and its measure."""
+"""`make demo`, run small (30 reads instead of 60): both arms against the billing scripted
+upstream, what it prints at 80 columns and on a wide terminal, and whether what it says is
+what the run did."""
 
 from __future__ import annotations
 
 import io
+import re
 
+import pytest
 from rich.console import Console
 
-from skillstate.testing.demo import long_session_demo, translation_demo
-from skillstate.testing.long_session import _common_prefix
+from skillstate.support.eventloop import new_loop
+from skillstate.testing.demo import both_arms, show_session, translation_demo
+from skillstate.testing.demo_arms import Arm
+
+pytestmark = pytest.mark.slow
+
+FILES = 30
+WIDTHS = (80, 200)
+_DOLLARS = re.compile(r"-?\$(\d[\d,]*\.\d+)")
 
 
-async def test_long_session_shows_savings_and_state() -> None:
+@pytest.fixture(scope="module")
+def arms() -> tuple[Arm, Arm]:
+    loop = new_loop()
+    try:
+        return loop.run_until_complete(both_arms(FILES))
+    finally:
+        loop.close()
+
+
+def _shown(arms: tuple[Arm, Arm], width: int) -> tuple[bool, list[str]]:
     out = io.StringIO()
-    assert await long_session_demo(Console(file=out, width=120), files=30)
-    text = out.getvalue()
-    assert "tokens sent upstream: passthrough" in text
-    assert "cache-weighted input tokens" in text
-    assert '"findings"' in text  # the Σ kept is shown
-    assert "epochs: 0" not in text  # collapse happened
+    ok = show_session(Console(file=out, width=width), *arms, FILES)
+    return ok, out.getvalue().splitlines()
 
 
-async def test_translation_demo_passes() -> None:
-    assert await translation_demo(Console(file=io.StringIO(), width=120))
+@pytest.mark.parametrize("width", WIDTHS)
+def test_every_line_fits_80_columns(arms: tuple[Arm, Arm], width: int) -> None:
+    ok, lines = _shown(arms, width)
+    assert ok
+    assert max(len(line) for line in lines) <= 80, "\n".join(lines)
 
 
-def test_common_prefix() -> None:
-    assert _common_prefix(b"abcdef", b"abcxyz") == 3
-    assert _common_prefix(b"", b"abc") == 0
-    assert _common_prefix(b"same", b"same") == 4
-    assert _common_prefix(b"ab", b"abc") == 2
+def _figures(lines: list[str], label: str) -> list[float]:
+    (row,) = [line for line in lines if line.startswith(f"  {label}")]
+    return [float(found.replace(",", "")) for found in _DOLLARS.findall(row)]
+
+
+def test_each_arm_has_a_cost_and_the_saving_is_their_difference(arms: tuple[Arm, Arm]) -> None:
+    off, hybrid = arms
+    _, lines = _shown(arms, 80)
+    (off_cost,) = _figures(lines, "pass-through (off)")
+    hybrid_cost, saved = _figures(lines, "hybrid")
+    assert saved == pytest.approx(off_cost - hybrid_cost, abs=1e-9)
+    assert saved > 0
+    # The figures are the ledgers' own (GET /cost), as skillstate stats shows them.
+    assert off_cost == pytest.approx(off.totals["cost_usd"], abs=0.005)
+    assert hybrid_cost == pytest.approx(hybrid.totals["cost_usd"], abs=0.005)
+    assert "gpt-4.1" in " ".join(lines) and "price catalog of 20" in " ".join(lines)
+
+
+def test_the_sentence_names_the_boundary_the_run_had(arms: tuple[Arm, Arm]) -> None:
+    off, hybrid = arms
+    # What the client saw: the x-skillstate-lanes header of each reply, in request order.
+    first = next(n for n, lanes in enumerate(hybrid.transcript.lanes, 1) if "epoch" in lanes)
+    assert not any("epoch" in lanes for lanes in off.transcript.lanes)
+    _, lines = _shown(arms, 80)
+    text = " ".join(lines)
+    assert f"Hybrid sent requests 1–{first - 1} as the agent sent them" in text
+    assert f"at request {first} collapsing" in text
+    assert "read module_000.py's finding back from the archive with recall" in text
+    assert "both arms gave the same answer" in text
+
+
+def test_hybrid_recalled_what_it_collapsed_and_answered_as_the_passthrough(
+    arms: tuple[Arm, Arm],
+) -> None:
+    off, hybrid = arms
+    assert not off.recalled
+    assert any("FINDING 0: field_0" in text for text in hybrid.recalled)
+    assert off.transcript.answer == hybrid.transcript.answer
+    assert "field_0 is used without a bounds check" in hybrid.transcript.answer
+    assert hybrid.notes and hybrid.state["state"]["findings"]  # Σ kept what it noted
+    assert off.totals["saved_usd"] == 0  # a pass-through neither saves nor loses
+    causes = [row["cause"] for row in hybrid.rows]
+    assert causes.count("handover") == 1 and causes.count("state") == 1
+    assert hybrid.totals["requests"] == hybrid.totals["client_requests"] + 2
+
+
+async def test_the_translation_lines_fit_a_wide_terminal() -> None:
+    out = io.StringIO()
+    assert await translation_demo(Console(file=out, width=200))
+    lines = out.getvalue().splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert sum(line.startswith("  ok  ") for line in lines) == 3

@@ -1,11 +1,11 @@
-"""``make demo``: the gateway in front of the scripted upstream.
+"""``make demo``: the gateway in front of the scripted upstream, nothing leaving 127.0.0.1.
 
-First a short agent session on each client wire, some served by an upstream of another wire
-(one line per upstream request: the wire the upstream heard, what was sent). Then the main
-job: a long coding-agent session run twice, passed through (state lane off) and in hybrid
-mode, side by side: per request, the size of what went upstream and how much of it repeats
-the previous request's prefix (what a provider's prefix cache would serve), and the Σ kept.
-Nothing leaves 127.0.0.1.
+The main job: one coding-agent session (60 file reads, full transcript each turn) run twice,
+through a gateway in pass-through (mode ``off``) and through one in ``hybrid`` mode, each in
+front of a scripted provider that bills as OpenAI does (prompt cache included); then what each
+gateway's own ledger recorded, in dollars at a named model's list price, and one sentence on
+what hybrid did. Then a short check that any of the three client SDKs reaches an upstream of
+another wire. Every line fits 80 columns (``demo_report.WIDTH``).
 """
 
 from __future__ import annotations
@@ -16,11 +16,12 @@ from typing import Any
 import anthropic
 import openai
 from rich.console import Console
-from rich.table import Table
 
+from skillstate.economics.prices import builtin_catalog
 from skillstate.support.eventloop import new_loop
+from skillstate.testing import demo_report
+from skillstate.testing.demo_arms import MODEL, Arm, run_arm
 from skillstate.testing.gateway import gateway_for
-from skillstate.testing.long_session import DemoModel, measure, run_session
 from skillstate.testing.policies import Script
 from skillstate.testing.replies import Reply, ScriptedCall
 from skillstate.testing.upstream import ScriptedUpstream
@@ -110,77 +111,52 @@ SESSIONS = {
     "openai-responses": _responses_session,
 }
 PLAN = [
-    ("Chat Completions SDK, same wire", "openai-chat", "auto"),
-    ("Anthropic SDK (streaming) on an OpenAI Chat upstream", "anthropic-messages", "openai-chat"),
-    (
-        "Responses SDK (streaming) on an Anthropic upstream",
-        "openai-responses",
-        "anthropic-messages",
-    ),
+    ("OpenAI Chat SDK", "openai-chat", "auto"),
+    ("Anthropic SDK, streaming", "anthropic-messages", "openai-chat"),
+    ("OpenAI Responses SDK, streaming", "openai-responses", "anthropic-messages"),
 ]
 
 
-async def demo(console: Console) -> bool:
-    ok = await translation_demo(console)
-    return await long_session_demo(console) and ok
+INTRODUCTION = (
+    "skillstate demo: agent sessions through the gateway, against a scripted provider on "
+    "127.0.0.1 (nothing leaves this machine)."
+)
 
 
-async def long_session_demo(console: Console, files: int = 60) -> bool:
-    console.print(
-        f"[bold]A {files}-turn coding-agent session, passed through and in hybrid mode[/bold]"
-    )
-    results = {}
-    for mode in ("off", "hybrid"):
-        model = DemoModel(files)
-        async with (
-            ScriptedUpstream(model) as up,
-            gateway_for(up.url, settings={"mode": mode}) as gw,
-        ):
-            answer = await run_session(gw.url, files, session=f"demo-{mode}")
-            engine = gw.context.engine
-            described = (await engine.describe(f"demo-{mode}") if engine else None) or {}
-            results[mode] = (measure(up.requests), answer, described)
-    off, hybrid = results["off"][0], results["hybrid"][0]
-    table = Table(title="per upstream request", title_justify="left", box=None)
-    for column in ("#", "passthrough bytes", "prefix repeat", "hybrid bytes", "prefix repeat"):
-        table.add_column(column, justify="right")
-    table.add_column("")
-    for a, b in zip(off.rows, hybrid.rows, strict=False):
-        boundary = (
-            "new epoch: older turns collapsed into Σ" if b.repeated < 0.5 < a.repeated else ""
-        )
-        table.add_row(
-            str(a.index),
-            f"{a.bytes:,}",
-            f"{a.repeated:.0%}",
-            f"{b.bytes:,}",
-            f"{b.repeated:.0%}",
-            boundary,
-        )
-    console.print(table)
-    state = results["hybrid"][2].get("state", {})
-    epoch = results["hybrid"][2].get("epoch") or {}
-    console.print(
-        f"  tokens sent upstream: passthrough {off.tokens:,}, hybrid {hybrid.tokens:,} "
-        f"({hybrid.tokens / off.tokens:.0%} of passthrough)"
-    )
-    console.print(
-        f"  served by a prefix cache: passthrough {off.cached_share:.0%}, "
-        f"hybrid {hybrid.cached_share:.0%}; epochs: {epoch.get('number', 0)}, "
-        f"archived spans: {len(epoch.get('spans', []))}"
-    )
-    console.print(
-        f"  cache-weighted input tokens (cached at 0.1x): passthrough {off.weighted():,.0f}, "
-        f"hybrid {hybrid.weighted():,.0f} ({hybrid.weighted() / off.weighted():.0%})"
-    )
-    console.print(f"  Σ kept: {json.dumps(state, ensure_ascii=False)[:400]}")
-    console.print(
-        f"  answers: passthrough {results['off'][1]!r}; hybrid {results['hybrid'][1]!r}\n"
-    )
-    return bool(state) and hybrid.tokens < off.tokens and results["hybrid"][1].startswith("Audited")
+async def demo(console: Console, files: int = 60) -> bool:
+    """Everything ``make demo`` prints; True when every part came out as it should."""
+    _say(console, INTRODUCTION)
+    console.print()
+    off, hybrid = await both_arms(files)
+    ok = show_session(console, off, hybrid, files)
+    return await translation_demo(console) and ok
+
+
+async def both_arms(files: int) -> tuple[Arm, Arm]:
+    """The session of ``files`` reads through a pass-through gateway, then a hybrid one."""
+    return await run_arm("off", files), await run_arm("hybrid", files)
+
+
+def show_session(console: Console, off: Arm, hybrid: Arm, files: int) -> bool:
+    """The table and the sentence; True when hybrid cost less and answered as the
+    pass-through did."""
+    _say(console, demo_report.introduction(builtin_catalog(), MODEL, files))
+    console.print()
+    for line in demo_report.table(off, hybrid):
+        console.print(line, markup=False, highlight=False)
+    console.print()
+    _say(console, demo_report.story(off, hybrid))
+    console.print()
+    _say(console, demo_report.ledger_check(off, hybrid))
+    console.print()
+    gain = demo_report.saved(off, hybrid)
+    same = off.transcript.answer == hybrid.transcript.answer != ""
+    return same and gain is not None and gain > 0
 
 
 async def translation_demo(console: Console) -> bool:
+    """Each client SDK against an upstream of another wire, one line each."""
+    _say(console, "Any client SDK, any provider: the gateway translates between wires.")
     ok = True
     for title, client_wire, upstream_wire in PLAN:
         async with (
@@ -188,40 +164,29 @@ async def translation_demo(console: Console) -> bool:
             gateway_for(up.url, wire=upstream_wire) as gw,
         ):
             steps, answer = await SESSIONS[client_wire](gw.url)
-            table = Table(title=title, title_justify="left")
-            for column in ("#", "upstream heard", "bytes sent", "stream", "last item sent"):
-                table.add_column(column)
-            for record in up.requests:
-                table.add_row(
-                    str(record.index + 1),
-                    f"{record.wire.value if record.wire else '?'} {record.path}",
-                    f"{len(record.body):,}",
-                    "yes" if record.stream else "no",
-                    _last_item(record.json),
-                )
-            console.print(table)
-            console.print(f"  {steps} model requests; final answer: [bold]{answer}[/bold]\n")
-            ok = ok and answer.startswith("Yes") and not up.errors
+        heard = {record.wire.value for record in up.requests if record.wire}
+        right = answer.startswith("Yes") and not up.errors
+        ok = ok and right
+        line = (
+            f"  {'ok' if right else 'FAILED'}  {title:<31} -> {'/'.join(sorted(heard)):<18} "
+            f"upstream, {_plural(steps, 'request')}"
+        )
+        console.print(line, markup=False, highlight=False)
+    console.print()
     return ok
 
 
-def _last_item(body: Any) -> str:
-    if not isinstance(body, dict):
-        return "?"
-    items = body.get("messages") or body.get("input") or []
-    if not isinstance(items, list) or not items:
-        return str(items)[:40]
-    last = items[-1]
-    text = json.dumps(last, ensure_ascii=False)
-    return text if len(text) <= 60 else text[:57] + "..."
+def _say(console: Console, text: str) -> None:
+    for line in demo_report.wrap(text):
+        console.print(line, markup=False, highlight=False)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word if n == 1 else word + 's'}"
 
 
 def main() -> None:
     console = Console()
-    console.print(
-        "[bold]skillstate demo[/bold]: an agent session through the gateway, "
-        "against the scripted upstream on 127.0.0.1\n"
-    )
     loop = new_loop()
     try:
         ok = loop.run_until_complete(demo(console))
