@@ -1,8 +1,11 @@
 """The pass-through estimate is honest: the same scripted coding session, run once with
 ``--mode off`` (what pass-through actually costs) and once in hybrid mode, against an upstream
 that bills with a simulated prompt cache (``skillstate.testing.Billing``, independent of the
-gateway's own code). The hybrid gateway's ``passthrough_cost_usd`` lies within 10% of the cost
-the off run recorded; both runs' recorded costs are what the upstream billed."""
+gateway's own code), and against one that has no cache at all (issue 26: many
+OpenAI-compatible servers report 0 cached tokens on every request). The hybrid gateway's
+``passthrough_cost_usd`` lies within 10% of the cost the off run recorded; both runs'
+recorded costs are what the upstream billed; and the off run, a pass-through, saves exactly 0
+in its totals and every group."""
 
 from __future__ import annotations
 
@@ -108,11 +111,14 @@ WIRES = {
 }
 
 
-async def _run(wire: str, mode: str, stream: bool = False) -> tuple[dict[str, Any], float]:
-    """The session through a gateway in ``mode``: its /cost totals and what the upstream
-    billed for it, priced at the same rates."""
+async def _run(
+    wire: str, mode: str, stream: bool = False, caching: bool = True
+) -> tuple[dict[str, Any], float]:
+    """The session through a gateway in ``mode``, against a provider with its wire's cache
+    or (``caching=False``) none: its /cost document and what the upstream billed for it,
+    priced at the same rates."""
     path, body_of = WIRES[wire]
-    billing = Billing()
+    billing = Billing(caching=caching)
     async with (
         ScriptedUpstream(_policy, billing=billing) as up,
         gateway_for(up.url, settings={"mode": mode, "prices": PRICES}) as gw,
@@ -127,24 +133,42 @@ async def _run(wire: str, mode: str, stream: bool = False) -> tuple[dict[str, An
                 assert reply.status == 200, await reply.text()
                 await reply.read()
         async with session.get(gw.url + "/cost") as reply:
-            doc = await reply.json()
-    return doc["totals"], billing.bill().cost(BILLED_AT)
+            doc: dict[str, Any] = await reply.json()
+    return doc, billing.bill().cost(BILLED_AT)
 
 
+def _groups(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The totals and every group of a /cost document."""
+    keys = ("by_model", "by_session", "by_lane", "hourly")
+    return [doc["totals"], *(group for key in keys for group in doc[key])]
+
+
+@pytest.mark.parametrize("caching", [True, False], ids=["cache", "no-cache"])
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
 @pytest.mark.parametrize("wire", list(WIRES))
 async def test_the_hybrid_estimate_of_pass_through_is_within_10_percent_of_pass_through(
-    wire: str, stream: bool
+    wire: str, stream: bool, caching: bool
 ) -> None:
-    off, off_billed = await _run(wire, "off", stream)
-    hybrid, hybrid_billed = await _run(wire, "hybrid", stream)
+    off_doc, off_billed = await _run(wire, "off", stream, caching)
+    hybrid_doc, hybrid_billed = await _run(wire, "hybrid", stream, caching)
+    off, hybrid = off_doc["totals"], hybrid_doc["totals"]
     # What each gateway recorded is what its upstream billed.
     assert off["cost_usd"] == pytest.approx(off_billed, abs=2e-6)
     assert hybrid["cost_usd"] == pytest.approx(hybrid_billed, abs=2e-6)
-    assert off["cached_input_tokens"] > 0  # the session did use the provider's cache
+    # The session did use the provider's cache where there was one, and none where not.
+    assert (off["cached_input_tokens"] > 0) is caching
     assert hybrid["input_tokens"] != off["input_tokens"]  # and the state lane did rewrite it
     # The estimate of a pass-through, made by the hybrid gateway, against the real thing.
     estimate = hybrid["passthrough_cost_usd"]
     assert estimate == pytest.approx(off["cost_usd"], rel=0.10), (estimate, off["cost_usd"])
-    # And in the off run, the estimate is the recorded cost itself, near enough.
-    assert off["passthrough_cost_usd"] == pytest.approx(off["cost_usd"], rel=0.10)
+    # Past its first requests, the hybrid gateway says which cache it assumed.
+    bases = hybrid["estimate_basis"]
+    if caching:
+        assert bases["no-cache"] == 0
+    else:
+        assert bases["no-cache"] > bases["automatic"] + bases["explicit"] + bases["observed"]
+    # The off run is a pass-through: its estimate is what it recorded, so it saves exactly 0.
+    assert off["estimate_basis"]["recorded"] == off["client_requests"] == TURNS + 1
+    for group in _groups(off_doc):
+        assert group["passthrough_cost_usd"] == group["cost_usd"] > 0
+        assert group["saved_usd"] == 0

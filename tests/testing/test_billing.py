@@ -262,6 +262,23 @@ def test_anthropic_more_than_four_breakpoints_are_refused(billing: Billing) -> N
     assert billing.refusal(Wire.MESSAGES, token_view(Wire.MESSAGES, four)) is None
 
 
+# A provider without a prompt cache
+
+
+def test_without_caching_nothing_is_ever_read_or_written(clock: Clock) -> None:
+    """Issue 26: many OpenAI-compatible servers and local models cache nothing and say so
+    (0 cached tokens on every request); ``caching=False`` is such a provider."""
+    billing = Billing(clock=clock, caching=False)
+    chat_body = chat(words(1500), "What now?")
+    marks = {f"turn{i}": EPHEMERAL for i in range(4)}
+    marked = messages(words(1500), "a", "b", "c", "d", system_mark=EPHEMERAL, **marks)
+    for _ in range(3):
+        assert billing.charge(Wire.CHAT, chat_body).tokens == Tokens(size(Wire.CHAT, chat_body))
+        billed = billing.charge(Wire.MESSAGES, marked).tokens
+        assert billed == Tokens(size(Wire.MESSAGES, marked))
+    assert billing.refusal(Wire.MESSAGES, token_view(Wire.MESSAGES, marked)) is None
+
+
 # The bill
 
 

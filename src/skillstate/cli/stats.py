@@ -89,7 +89,10 @@ def _show(doc: dict[str, Any]) -> None:
     if totals.get("unpriced_requests"):
         console.print(
             f"[yellow]{totals['unpriced_requests']} requests have no price[/yellow]: their "
-            + escape('cost is unknown, not $0 (add one under [prices."MODEL"] in the config)')
+            + escape(
+                "cost is unknown, not $0, and left out of the costs above (add one under "
+                '[prices."MODEL"] in the config)'
+            )
         )
     console.print(f"[dim]{escape(str(doc.get('estimate', '')))}[/dim]")
 
@@ -111,11 +114,20 @@ def _table(title: str, rows: list[dict[str, Any]], key: str) -> Any:
             f"{row.get('cached_input_tokens', 0):,}",
             f"{row.get('cache_write_tokens', 0):,}",
             f"{row.get('output_tokens', 0):,}",
-            _usd(row.get("cost_usd")),
+            _cost(row),
             _usd(row.get("passthrough_cost_usd")),
             _saved(row.get("saved_usd")),
         )
     return table
+
+
+def _cost(row: dict[str, Any]) -> str:
+    """The priced rows' cost, with the unpriced requests beside it ("$1.2000 + 3 unpriced
+    requests")."""
+    cost, unpriced = _usd(row.get("cost_usd")), row.get("unpriced_requests") or 0
+    if not unpriced or cost == "unpriced":
+        return cost
+    return f"{cost} + {unpriced:,} unpriced request{'s' if unpriced > 1 else ''}"
 
 
 def _usd(value: object) -> str:

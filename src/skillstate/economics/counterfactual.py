@@ -57,14 +57,17 @@ class Blocks:
         return self.ends[-1] if self.ends else 0
 
 
-def blocks_of(request: Request) -> Blocks:
+def blocks_of(request: Request, memo: PrefixMemo[Blocks] | None = None) -> Blocks:
     """``request``'s blocks; a breakpoint inside a message counts at the message's end. The
     blocks of messages an earlier request of the conversation had (the same objects) are
-    taken from it (``conversation.prefixes``), when its head was the same."""
+    taken from it (``conversation.prefixes``), when its head was the same. ``memo`` keeps
+    them (None: the one for clients' requests; the requests the gateway sent keep theirs in
+    another, so that the two never push each other out)."""
+    memo = _earlier if memo is None else memo
     running = hash(("head", request.model))
     head, head_marks = tokenizer.head(request)
     running = hash((running, *head))
-    found = _earlier.find(request.messages)
+    found = memo.find(request.messages)
     marks: list[tuple[int, float]] = [(0, _ttl(head_marks))] if head_marks else []
     if found is not None and found[1].chain[0] == running:
         covered, earlier = found
@@ -82,7 +85,7 @@ def blocks_of(request: Request) -> Blocks:
         if placed:
             marks.append((len(chain) - 1, _ttl(placed)))
     blocks = Blocks(chain, ends, tuple(marks))
-    _earlier.keep(request.messages, blocks)
+    memo.keep(request.messages, blocks)
     return blocks
 
 

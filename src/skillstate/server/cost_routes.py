@@ -13,8 +13,10 @@ from collections.abc import Mapping
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST
 
+from skillstate.economics.catalog_age import catalog_age
 from skillstate.economics.ledger import Filters, report
 from skillstate.economics.ledger.report import LABEL, LATEST_LIMIT, latest, parse_time
+from skillstate.economics.prices import builtin_catalog
 from skillstate.server.context import GATEWAY
 from skillstate.server.state_routes import error_json
 from skillstate.support import jsonio
@@ -35,7 +37,8 @@ async def cost(request: web.Request) -> web.Response:
     except ValueError as exc:
         return error_json(400, str(exc))
     await recorder.flush()
-    body = await report(recorder.ledger, filters)
+    catalog = catalog_age(builtin_catalog().as_of, recorder.today())
+    body = await report(recorder.ledger, filters, catalog=catalog)
     return web.Response(body=jsonio.dumps(body), content_type="application/json")
 
 

@@ -8,7 +8,9 @@ answers (a stream cut short included; not an error reply or a fault before the a
   messages, in that order; see ``token_view``);
 * the cache is OpenAI's automatic one (``AutomaticCache``) on the Chat and Responses routes,
   Anthropic's ``cache_control`` one (``ExplicitCache``) on the Messages route, or the one
-  ``style`` names on every route;
+  ``style`` names on every route; with ``caching=False`` there is none, as on many
+  OpenAI-compatible servers and local models: all input is billed uncached and the usage
+  reports 0 cache reads and writes;
 * the reply's usage says so in the wire's own fields: Chat's ``prompt_tokens`` (all input) and
   ``prompt_tokens_details.cached_tokens``; Responses' ``input_tokens`` (all input) and
   ``input_tokens_details.cached_tokens``; Anthropic's ``input_tokens`` (uncached only),
@@ -127,7 +129,8 @@ class Billing:
     ``style`` picks one cache for every route (None: by route); ``clock`` gives the time in
     seconds (``time.monotonic`` unless a test injects one); ``ttl`` is OpenAI's cache lifetime
     (Anthropic's are the marks' own, five minutes or an hour); ``minimum`` gives Anthropic's
-    shortest cacheable prefix for a model."""
+    shortest cacheable prefix for a model; ``caching=False`` is a provider without a prompt
+    cache (nothing is ever read from or written to one, and no breakpoint is refused)."""
 
     def __init__(
         self,
@@ -136,8 +139,10 @@ class Billing:
         clock: Callable[[], float] = time.monotonic,
         ttl: float = FIVE_MINUTES,
         minimum: Callable[[str], int] = anthropic_minimum,
+        caching: bool = True,
     ) -> None:
         self.style = style
+        self.caching = caching
         self.billed: list[Charge] = []
         self._clock = clock
         self._minimum = minimum
@@ -152,7 +157,7 @@ class Billing:
     def refusal(self, wire: Wire, view: TokenView) -> str | None:
         """Why the provider refuses the request, or None."""
         marks = len(view.breakpoints)
-        if self.style_for(wire) == "anthropic" and marks > MAX_BREAKPOINTS:
+        if self.caching and self.style_for(wire) == "anthropic" and marks > MAX_BREAKPOINTS:
             return (
                 f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. "
                 f"Found {marks}."
@@ -177,7 +182,9 @@ class Billing:
         model = body.get("model")
         model = model if isinstance(model, str) else ""
         now = self._clock()
-        if style == "openai":
+        if not self.caching:
+            tokens = Tokens(len(view), output=output)
+        elif style == "openai":
             key = model
             if isinstance(body.get("prompt_cache_key"), str):
                 key += "\x00" + body["prompt_cache_key"]

@@ -3,11 +3,13 @@ null (never $0), losses as negative savings, retention, and the same on disk and
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from skillstate.economics.catalog_age import catalog_age
 from skillstate.economics.ledger import Filters, Ledger, report
 from skillstate.economics.ledger.report import latest, parse_time
 from skillstate.economics.ledger.row import Row
@@ -84,17 +86,105 @@ async def test_totals_are_the_sums_of_the_rows(ledger: Ledger) -> None:
     assert doc["since"] == "2026-12-01T10:01:00Z" and doc["until"] == "2026-12-01T10:02:00Z"
 
 
-async def test_an_unpriced_request_makes_its_groups_cost_null_not_zero(ledger: Ledger) -> None:
+async def test_an_unpriced_request_is_counted_beside_the_priced_sums(ledger: Ledger) -> None:
+    """Issue 26: one request of a model without a price no longer hides every total; the
+    totals are the priced rows' sums, the unpriced rows counted beside them."""
     await ledger.append(
-        [_row(1), _row(2, model="mystery", cost_usd=None, passthrough_cost_usd=None)]
+        [
+            _row(1),
+            _row(2, model="mystery", cost_usd=None, passthrough_cost_usd=None),
+            _row(3, model="mystery", cost_usd=None, passthrough_cost_usd=None),
+        ]
     )
     doc = await report(ledger)
-    assert doc["totals"]["cost_usd"] is None and doc["totals"]["saved_usd"] is None
-    assert doc["totals"]["unpriced_requests"] == 1
+    totals = doc["totals"]
+    assert totals["cost_usd"] == pytest.approx(0.01)
+    assert totals["passthrough_cost_usd"] == pytest.approx(0.015)
+    assert totals["saved_usd"] == pytest.approx(0.005)
+    assert totals["state_overhead_cost_usd"] == 0 and totals["estimated_cost_usd"] == 0
+    assert totals["unpriced_requests"] == 2 and totals["requests"] == 3
     models = {group["model"]: group for group in doc["by_model"]}
     assert models["gpt-4o"]["cost_usd"] == pytest.approx(0.01)
+    assert models["mystery"]["unpriced_requests"] == 2
+    # A group without one priced row has no cost: unknown, never $0.
     assert models["mystery"]["cost_usd"] is None
     assert models["mystery"]["passthrough_cost_usd"] is None
+    assert models["mystery"]["saved_usd"] is None
+    for group in (*doc["by_session"], *doc["hourly"], *doc["by_lane"]):
+        assert group["cost_usd"] == pytest.approx(0.01) and group["unpriced_requests"] == 2
+
+
+async def test_saved_is_taken_over_the_requests_priced_both_ways(ledger: Ledger) -> None:
+    """A request whose estimate has no price (or whose cost has none) takes no part in the
+    saving: its recorded cost is not set against a missing estimate."""
+    await ledger.append(
+        [
+            _row(1),
+            _row(2, passthrough_cost_usd=None),
+            _row(3, cost_usd=None),
+            _row(3, round=1, passthrough_input=None, passthrough_cost_usd=None, cost_usd=None),
+        ]
+    )
+    totals = (await report(ledger))["totals"]
+    assert totals["cost_usd"] == pytest.approx(0.02)
+    assert totals["passthrough_cost_usd"] == pytest.approx(0.03)
+    assert totals["saved_usd"] == pytest.approx(0.005)
+
+
+async def test_the_rounds_of_a_request_count_against_its_saving(ledger: Ledger) -> None:
+    await ledger.append(
+        [
+            _row(1),
+            _row(1, round=1, passthrough_input=None, passthrough_cost_usd=None, cost_usd=0.002),
+        ]
+    )
+    assert (await report(ledger))["totals"]["saved_usd"] == pytest.approx(0.003)
+
+
+async def test_costs_are_null_only_where_no_row_is_priced(ledger: Ledger) -> None:
+    await ledger.append([_row(1, model="mystery", cost_usd=None, passthrough_cost_usd=None)])
+    totals = (await report(ledger))["totals"]
+    assert totals["unpriced_requests"] == 1
+    for name in ("cost_usd", "passthrough_cost_usd", "saved_usd", "estimated_cost_usd"):
+        assert totals[name] is None, name
+
+
+async def test_an_empty_ledger_costs_zero(ledger: Ledger) -> None:
+    totals = (await report(ledger))["totals"]
+    assert (totals["cost_usd"], totals["passthrough_cost_usd"], totals["saved_usd"]) == (0, 0, 0)
+    assert totals["unpriced_requests"] == 0
+
+
+async def test_client_requests_are_counted_by_the_basis_of_their_estimate(
+    ledger: Ledger,
+) -> None:
+    await ledger.append(
+        [
+            _row(1, estimate_basis="recorded"),
+            _row(2, estimate_basis="no-cache"),
+            _row(3, estimate_basis="no-cache"),
+            _row(3, round=1, passthrough_input=None, passthrough_cost_usd=None),
+        ]
+    )
+    doc = await report(ledger)
+    assert doc["totals"]["estimate_basis"] == {
+        "recorded": 1,
+        "automatic": 0,
+        "explicit": 0,
+        "observed": 0,
+        "no-cache": 2,
+    }
+    rows = {(row["request_id"], row["round"]): row for row in await latest(ledger, 10)}
+    assert (
+        rows[("r2", 0)]["estimate_basis"] == "no-cache" and rows[("r3", 1)]["estimate_basis"] == ""
+    )
+
+
+async def test_the_catalog_age_is_carried_when_given(ledger: Ledger) -> None:
+    age = catalog_age(date(2025, 11, 24), date(2026, 12, 3))
+    doc = await report(ledger, catalog=age)
+    assert doc["catalog"] == {"date": "2025-11-24", "age_days": 374, "stale": True}
+    assert "catalog" not in await report(ledger)
 
 
 async def test_a_loss_is_a_negative_saving(ledger: Ledger) -> None:
@@ -194,6 +284,7 @@ async def test_an_estimated_row_of_an_unpriced_model_is_unpriced_too(ledger: Led
     totals = (await report(ledger))["totals"]
     assert (totals["estimated_requests"], totals["unpriced_requests"]) == (1, 1)
     assert totals["cost_usd"] is None and totals["estimated_cost_usd"] is None
+    # (no row of the ledger is priced: a sum of none is unknown)
 
 
 OLD_TABLE = (
@@ -227,6 +318,7 @@ async def test_a_table_an_older_gateway_made_gets_the_columns_it_lacks(tmp_path:
     await ledger.append([_row(1, estimated=True, cause="state", attempts="200")])
     rows = {row["request_id"]: row for row in await latest(ledger, 10)}
     assert rows["r0"]["estimated"] is False and rows["r0"]["cause"] == ""
+    assert rows["r0"]["estimate_basis"] == ""
     assert rows["r1"]["estimated"] is True and rows["r1"]["cause"] == "state"
     assert (await report(ledger))["totals"]["requests"] == 2
     await ledger.close()

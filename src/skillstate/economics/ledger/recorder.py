@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import datetime
 import logging
 import re
 import time
@@ -18,8 +19,11 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from skillstate.conversation import Usage, Wire
-from skillstate.economics import tokenizer
+from skillstate.conversation.prefixes import PrefixMemo
+from skillstate.economics.cache_evidence import CacheEvidence
+from skillstate.economics.catalog_age import utc_day
 from skillstate.economics.counterfactual import (
+    Blocks,
     PassThroughCache,
     blocks_of,
     calibration,
@@ -42,6 +46,8 @@ _LINGER_S = 0.05
 of that window (a commit and its trip to the database thread cost a few hundred microseconds,
 as much as the rest of a short request's handling)."""
 _SWEEP_EVERY = 3_600.0
+_SENT: PrefixMemo[Blocks] = PrefixMemo()
+"""The blocks of the requests the gateway sent, apart from the clients' own."""
 _EPOCH = re.compile(r"(?:^|; )state=[^;]*:epoch(\d+)")
 
 
@@ -63,12 +69,20 @@ class Recorder:
         self._retention = retention_days * DAY
         self._clock = clock
         self._cache = PassThroughCache(clock=clock)
+        """The cache a pass-through's requests would have had, per session."""
+        self._sent = PassThroughCache(clock=clock)
+        """The same rule over the requests the gateway sent, per upstream and session."""
+        self._evidence = CacheEvidence()
         self._queue: asyncio.Queue[Exchange | None] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self._hurry = asyncio.Event()
         """Set while someone waits for the queue to be written (``flush``, ``close``)."""
         self._epochs: OrderedDict[str, int] = OrderedDict()
         self._swept = 0.0
+
+    def today(self) -> datetime.date:
+        """The UTC day it is by the ledger's clock (the price catalog's age is told by it)."""
+        return utc_day(self._clock())
 
     # --- the observer ---------------------------------------------------------------------
 
@@ -201,22 +215,30 @@ class Recorder:
 
     def _with_estimate(self, row: Row, exchange: Exchange, counts: list[tuple[Usage, bool]]) -> Row:
         """``row`` with what a pass-through would have sent and paid for the client request
-        (``counts``: each round's usage, and whether it is the gateway's own count)."""
+        (``counts``: each round's usage, and whether it is the gateway's own count).
+
+        A request that went up as the client sent it, in one round, is its own pass-through:
+        the estimate is what was recorded (basis ``recorded``), so it saves exactly 0. Any
+        other is the wire's cache rule for the client's request, as the provider's own usage
+        so far supports it (``cache_evidence``)."""
         usages = [usage for usage, _ in counts]
-        blocks = blocks_of(exchange.request)
+        request = exchange.request
+        blocks = blocks_of(request)
         sent = exchange.sent
-        # Where the client's own request went upstream, its blocks already hold its count.
-        if sent is None or sent is exchange.request:
-            local_sent = blocks.total
-        else:
-            local_sent = tokenizer.count_request(sent)
+        own = sent is None or sent is request
+        # Where the client's own request went upstream, its blocks are those of what was sent.
+        sent_blocks = blocks if own or sent is None else blocks_of(sent, _SENT)
         main = _main_round(exchange.causes)
         # Without a reply to the client's own round (it failed after a handover), or with one
         # whose provider reported no usage, there is nothing to calibrate the local count by.
         reported = main < len(counts) and not counts[main][1]
-        ratio = calibration(usages[main].input, local_sent) if reported else 1.0
+        ratio = calibration(usages[main].input, sent_blocks.total) if reported else 1.0
         explicit = exchange.upstream_wire is Wire.MESSAGES
-        cached = self._cache.estimate(exchange.session, blocks, explicit=explicit, ratio=ratio)
+        self._learn(exchange, counts, main, sent_blocks, explicit=explicit, ratio=ratio)
+        rule = self._cache.estimate(exchange.session, blocks, explicit=explicit, ratio=ratio)
+        cached, basis = self._evidence.follow(
+            exchange.upstream, request.model, rule, explicit=explicit
+        )
         answer = usages[-1]  # what the client got: a pass-through makes that call alone
         usage = Usage(
             input=cached.input,
@@ -227,18 +249,52 @@ class Recorder:
             cache_write_1h=cached.written_1h,
         )
         failed = exchange.status >= 400 and not exchange.metered
-        cost = 0.0 if failed else self._cost(row.model, usage)
         overhead = exchange.overhead_s * 1000 if exchange.overhead_s is not None else None
-        return dataclasses.replace(
+        timing = dataclasses.replace(
             row,
-            passthrough_input=0 if failed else cached.input,
-            passthrough_cached_input=0 if failed else cached.cached,
-            passthrough_cache_write=0 if failed else cached.written,
-            passthrough_cost_usd=cost,
             overhead_ms=overhead,
             upstream_ms=exchange.upstream_s * 1000 if exchange.upstream != LOCAL else 0.0,
             attempts=",".join(str(status) for status in exchange.attempts),
         )
+        if (exchange.forwarded_original and len(counts) == 1) or failed:
+            return dataclasses.replace(
+                timing,
+                passthrough_input=row.input,
+                passthrough_cached_input=row.cached_input,
+                passthrough_cache_write=row.cache_write,
+                passthrough_cost_usd=row.cost_usd,
+                estimate_basis="recorded",
+            )
+        return dataclasses.replace(
+            timing,
+            passthrough_input=cached.input,
+            passthrough_cached_input=cached.cached,
+            passthrough_cache_write=cached.written,
+            passthrough_cost_usd=self._cost(row.model, usage),
+            estimate_basis=basis,
+        )
+
+    def _learn(
+        self,
+        exchange: Exchange,
+        counts: list[tuple[Usage, bool]],
+        main: int,
+        sent: Blocks,
+        *,
+        explicit: bool,
+        ratio: float,
+    ) -> None:
+        """What the provider's cache did with the requests the gateway sent, as evidence for
+        the upstream and model: the round that sent ``sent`` against what the wire's rule
+        predicts for it, the other rounds' reported cache tokens as they are."""
+        key = f"{exchange.upstream}\x00{exchange.session}"
+        predicted = self._sent.estimate(key, sent, explicit=explicit, ratio=ratio)
+        model = exchange.request.model
+        for number, (usage, estimated) in enumerate(counts):
+            if estimated or not exchange.metered:
+                continue  # the gateway's own count, or no reply: no word from the provider
+            expected = predicted if number == main else None
+            self._evidence.observe(exchange.upstream, model, usage, expected)
 
     def _count_collapse(self, exchange: Exchange) -> None:
         found = _EPOCH.search(exchange.lanes)

@@ -1,9 +1,13 @@
 """GET /cost's document: the ledger summed in total, by model, by session, by lane and by
 hour, over the rows the filters keep.
 
-Each group carries the same fields as the totals. A cost is a number, or None when a row in
-the group has no price (``unpriced_requests`` counts them): an unknown price is never $0.
-``saved_usd`` is the pass-through estimate less what was recorded; it is negative for a loss.
+Each group carries the same fields as the totals. A cost is the sum of the group's priced
+rows, with ``unpriced_requests`` counting the rows without a price beside it (an unknown price
+is never $0, and never hides the priced rest); it is None only where the group has rows and
+not one is priced, and 0 for no rows at all. ``saved_usd`` is the pass-through estimate less
+what was recorded, over the rows where both are priced; it is negative for a loss.
+``estimate_basis`` counts the client requests by the assumption their pass-through estimate
+was made on (``cache_evidence.Basis``).
 An unknown usage is never $0 either: ``estimated_requests`` counts the rows whose provider
 reported no usage, which the gateway counted itself; their tokens are in the token totals and
 their cost (priced from those counts where the model has a price) in ``cost_usd``, and
@@ -15,6 +19,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from skillstate.economics.cache_evidence import BASES
+from skillstate.economics.catalog_age import CatalogAge
 from skillstate.economics.ledger.row import COLUMNS, LOCAL
 from skillstate.economics.ledger.store import Ledger
 
@@ -22,8 +28,10 @@ LABEL = "recorded cost, not a provider invoice"
 ESTIMATE = (
     "passthrough_* figures are estimates: the client's own requests, counted locally, "
     "calibrated by what the provider reported, priced with the cache a pass-through would "
-    "have had; estimated_requests are replies whose provider reported no usage, counted "
-    "locally (estimated_cost_usd of cost_usd is theirs)"
+    "have had as the provider's reported usage showed it (estimate_basis says which); a "
+    "request sent as the client sent it is its own pass-through (recorded: it saves 0); "
+    "estimated_requests are replies whose provider reported no usage, counted locally "
+    "(estimated_cost_usd of cost_usd is theirs)"
 )
 _LIMIT = 200
 """Rows at most in by_session (the most expensive first) and in hourly (the latest)."""
@@ -70,60 +78,89 @@ def iso(seconds: float) -> str:
     return datetime.fromtimestamp(seconds, UTC).isoformat().replace("+00:00", "Z")
 
 
-_SUMS = f"""
-    SUM(upstream != '{LOCAL}'),
-    COUNT(DISTINCT request_id),
-    SUM(status >= 400),
-    TOTAL(input), TOTAL(cached_input), TOTAL(cache_write), TOTAL(output), TOTAL(reasoning),
-    SUM(cost_usd IS NULL), TOTAL(cost_usd),
-    TOTAL(passthrough_input), TOTAL(passthrough_cached_input),
-    SUM(round = 0 AND passthrough_cost_usd IS NULL), TOTAL(passthrough_cost_usd),
-    TOTAL(overhead_ms), SUM(overhead_ms IS NOT NULL),
-    SUM(cause IN ('state', 'handover')),
-    TOTAL(CASE WHEN cause IN ('state', 'handover') THEN cost_usd END),
-    TOTAL(CASE WHEN cause IN ('state', 'handover') THEN input END),
-    SUM(estimated), TOTAL(CASE WHEN estimated THEN cost_usd END)
-"""
+_SAVED = "cost_usd IS NOT NULL AND (round > 0 OR passthrough_cost_usd IS NOT NULL)"
+"""The rows ``saved_usd`` is taken over: a recorded cost and, on round 0, an estimate, both
+priced (a request's rounds share its model, so they are priced or not together)."""
+_STATE = "cause IN ('state', 'handover')"
+_SUMS = {
+    "requests": f"SUM(upstream != '{LOCAL}')",
+    "clients": "COUNT(DISTINCT request_id)",
+    "failed": "SUM(status >= 400)",
+    "rows": "COUNT(*)",
+    "input": "TOTAL(input)",
+    "cached": "TOTAL(cached_input)",
+    "written": "TOTAL(cache_write)",
+    "output": "TOTAL(output)",
+    "reasoning": "TOTAL(reasoning)",
+    "unpriced": "SUM(cost_usd IS NULL)",
+    "cost": "TOTAL(cost_usd)",
+    "pt_input": "TOTAL(passthrough_input)",
+    "pt_cached": "TOTAL(passthrough_cached_input)",
+    "pt_rows": "SUM(round = 0)",
+    "pt_priced": "SUM(round = 0 AND passthrough_cost_usd IS NOT NULL)",
+    "pt_cost": "TOTAL(passthrough_cost_usd)",
+    "saved_rows": f"SUM({_SAVED})",
+    "saved": f"TOTAL(CASE WHEN {_SAVED} THEN COALESCE(passthrough_cost_usd, 0) - cost_usd END)",
+    "overhead": "TOTAL(overhead_ms)",
+    "timed": "SUM(overhead_ms IS NOT NULL)",
+    "state_requests": f"SUM({_STATE})",
+    "state_cost": f"TOTAL(CASE WHEN {_STATE} THEN cost_usd END)",
+    "state_input": f"TOTAL(CASE WHEN {_STATE} THEN input END)",
+    "estimated": "SUM(estimated)",
+    "estimated_cost": "TOTAL(CASE WHEN estimated THEN cost_usd END)",
+    **{f"basis:{basis}": f"SUM(round = 0 AND estimate_basis = '{basis}')" for basis in BASES},
+}
+_SELECT = ", ".join(_SUMS.values())
+
+
+def _usd(total: float, priced: int | None, rows: int | None) -> float | None:
+    """A sum of priced costs: None only where there are rows and not one of them is priced
+    (an empty group costs 0: nothing was recorded)."""
+    if rows and not priced:
+        return None
+    return round(total, 6)
 
 
 def _fields(row: tuple[Any, ...]) -> dict[str, Any]:
-    (requests, clients, failed, inp, cached, written, out, reasoning) = row[:8]
-    unpriced, cost, pt_input, pt_cached, pt_unpriced, pt_cost, overhead, timed = row[8:16]
-    state_requests, state_cost, state_input, estimated, estimated_cost = row[16:21]
-    actual = None if unpriced else round(cost, 6)
-    passthrough = None if pt_unpriced else round(pt_cost, 6)
-    saved = None if actual is None or passthrough is None else round(passthrough - actual, 6)
+    v = dict(zip(_SUMS, row, strict=False))
+    rows = v["rows"] or 0
+    priced = rows - (v["unpriced"] or 0)
+    inp = v["input"]
     return {
-        "requests": requests or 0,
-        "client_requests": clients or 0,
-        "failed_requests": failed or 0,
+        "requests": v["requests"] or 0,
+        "client_requests": v["clients"] or 0,
+        "failed_requests": v["failed"] or 0,
         "input_tokens": int(inp),
-        "cached_input_tokens": int(cached),
-        "cache_write_tokens": int(written),
-        "output_tokens": int(out),
-        "reasoning_tokens": int(reasoning),
-        "cache_hit_share": round(cached / inp, 4) if inp else None,
-        "cost_usd": actual,
-        "unpriced_requests": unpriced or 0,
-        "estimated_requests": estimated or 0,
-        "estimated_cost_usd": None if unpriced else round(estimated_cost, 6),
-        "passthrough_input_tokens": int(pt_input),
-        "passthrough_cached_input_tokens": int(pt_cached),
-        "passthrough_cost_usd": passthrough,
-        "saved_usd": saved,
-        "overhead_ms_mean": round(overhead / timed, 3) if timed else None,
-        "state_overhead_requests": state_requests or 0,
-        "state_overhead_input_tokens": int(state_input),
-        "state_overhead_cost_usd": None if unpriced else round(state_cost, 6),
+        "cached_input_tokens": int(v["cached"]),
+        "cache_write_tokens": int(v["written"]),
+        "output_tokens": int(v["output"]),
+        "reasoning_tokens": int(v["reasoning"]),
+        "cache_hit_share": round(v["cached"] / inp, 4) if inp else None,
+        "cost_usd": _usd(v["cost"], priced, rows),
+        "unpriced_requests": v["unpriced"] or 0,
+        "estimated_requests": v["estimated"] or 0,
+        "estimated_cost_usd": _usd(v["estimated_cost"], priced, rows),
+        "passthrough_input_tokens": int(v["pt_input"]),
+        "passthrough_cached_input_tokens": int(v["pt_cached"]),
+        "passthrough_cost_usd": _usd(v["pt_cost"], v["pt_priced"], v["pt_rows"]),
+        "saved_usd": _usd(v["saved"], v["saved_rows"], rows),
+        "estimate_basis": {basis: v[f"basis:{basis}"] or 0 for basis in BASES},
+        "overhead_ms_mean": round(v["overhead"] / v["timed"], 3) if v["timed"] else None,
+        "state_overhead_requests": v["state_requests"] or 0,
+        "state_overhead_input_tokens": int(v["state_input"]),
+        "state_overhead_cost_usd": _usd(v["state_cost"], priced, rows),
     }
 
 
-async def report(ledger: Ledger, filters: Filters = Filters()) -> dict[str, Any]:
-    """The /cost document for the rows ``filters`` keep."""
+async def report(
+    ledger: Ledger, filters: Filters = Filters(), *, catalog: CatalogAge | None = None
+) -> dict[str, Any]:
+    """The /cost document for the rows ``filters`` keep; with ``catalog``, its age as
+    ``catalog`` (``{"date", "age_days", "stale"}``)."""
     where, params = filters.where()
-    (totals,) = await ledger.query(f"SELECT {_SUMS}, MIN(ts), MAX(ts) FROM ledger{where}", params)
-    since = filters.since if filters.since is not None else totals[21]
-    until = filters.until if filters.until is not None else totals[22]
+    (totals,) = await ledger.query(f"SELECT {_SELECT}, MIN(ts), MAX(ts) FROM ledger{where}", params)
+    since = filters.since if filters.since is not None else totals[-2]
+    until = filters.until if filters.until is not None else totals[-1]
     doc: dict[str, Any] = {
         "label": LABEL,
         "estimate": ESTIMATE,
@@ -132,13 +169,15 @@ async def report(ledger: Ledger, filters: Filters = Filters()) -> dict[str, Any]
         "currency": "USD",
         "totals": _fields(totals),
     }
+    if catalog is not None:
+        doc["catalog"] = catalog.as_json()
     doc["by_model"] = await _groups(ledger, "model", where, params, "COUNT(*) DESC")
     doc["by_session"] = await _groups(
         ledger, "session", where, params, "TOTAL(cost_usd) DESC", _LIMIT
     )
     doc["by_lane"] = await _by_lane(ledger, where, params)
     hours = await ledger.query(
-        f"SELECT CAST(ts / 3600 AS INTEGER) AS hour, {_SUMS} FROM ledger{where} "
+        f"SELECT CAST(ts / 3600 AS INTEGER) AS hour, {_SELECT} FROM ledger{where} "
         f"GROUP BY hour ORDER BY hour DESC LIMIT {_LIMIT}",
         params,
     )
@@ -158,7 +197,7 @@ async def _groups(
 ) -> list[dict[str, Any]]:
     tail = f" LIMIT {limit}" if limit else ""
     rows = await ledger.query(
-        f"SELECT {key}, {_SUMS} FROM ledger{where} GROUP BY {key} ORDER BY {order}{tail}", params
+        f"SELECT {key}, {_SELECT} FROM ledger{where} GROUP BY {key} ORDER BY {order}{tail}", params
     )
     return [{key: row[0], **_fields(row[1:])} for row in rows]
 
@@ -174,7 +213,9 @@ async def _by_lane(ledger: Ledger, where: str, params: list[Any]) -> list[dict[s
     for name in names:
         clause = "instr('; ' || lanes, ?) > 0"
         scoped = f"{where} AND {clause}" if where else f" WHERE {clause}"
-        (row,) = await ledger.query(f"SELECT {_SUMS} FROM ledger{scoped}", [*params, f"; {name}="])
+        (row,) = await ledger.query(
+            f"SELECT {_SELECT} FROM ledger{scoped}", [*params, f"; {name}="]
+        )
         out.append({"lane": name, **_fields(row)})
     return out
 

@@ -50,6 +50,11 @@ class Row:
     estimated: bool = False
     """The provider reported no usage for this reply: the token counts are the gateway's own
     (``economics.metered.counted``) and the cost is priced from them; never zeros."""
+    estimate_basis: str = ""
+    """On round 0, the assumption the pass-through estimate was made on
+    (``economics.cache_evidence.Basis``): ``recorded`` (the request went up as the client sent
+    it: the estimate is what was recorded), ``automatic``, ``explicit``, ``observed`` or
+    ``no-cache``; empty on later rounds."""
 
     def values(self) -> tuple[object, ...]:
         values: tuple[object, ...] = _VALUES(self)

@@ -34,6 +34,7 @@ _TYPES = {
     "attempts": "TEXT NOT NULL DEFAULT ''",
     "cause": "TEXT NOT NULL DEFAULT ''",
     "estimated": "INTEGER NOT NULL DEFAULT 0",
+    "estimate_basis": "TEXT NOT NULL DEFAULT ''",
 }
 _TEXT = {"session", "client_wire", "upstream", "model", "mode", "lanes"}
 
