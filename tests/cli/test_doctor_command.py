@@ -102,6 +102,7 @@ async def test_json_output(tmp_path: Path) -> None:
         "integration opencode",
         "integration claude",
         "shell hook",
+        "price catalog",
     ]
     for check in report["checks"]:
         assert set(check) == {"name", "ok", "detail", "fix"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 from pathlib import Path
@@ -10,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from skillstate.cli.main import cli
+from skillstate.economics.catalog_age import catalog_age
 from skillstate.economics.prices import builtin_catalog
 
 CONFIG = """
@@ -78,8 +80,10 @@ def test_json_output(config: Path) -> None:
     result = CliRunner().invoke(cli, ["prices", "--json", "--config", str(config)])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
-    assert list(report) == ["as_of", "currency", "unit", "models"]
+    assert list(report) == ["as_of", "currency", "unit", "models", "catalog"]
     assert report["as_of"] == builtin_catalog().as_of.isoformat()
+    age = catalog_age(builtin_catalog().as_of, datetime.date.today())
+    assert report["catalog"] == age.as_json()
     assert (report["currency"], report["unit"]) == ("USD", "per million tokens")
     models = {entry["model"]: entry for entry in report["models"]}
     assert list(models) == [*builtin_catalog().prices, "my-model"]
@@ -128,6 +132,22 @@ def test_a_bad_table_is_a_config_error(tmp_path: Path) -> None:
         f"config error: prices.'gpt-4o'.input must not be negative, not -2 "
         f"(from config file {config})\n"
     )
+
+
+def test_a_catalog_older_than_six_months_is_named_stale_with_a_warning() -> None:
+    """Issue 26: the table says so below the sources (the day is today's: the catalog's own
+    date decides, as ``catalog_age`` does for any day)."""
+    result = CliRunner().invoke(cli, ["prices"], env={"COLUMNS": "400"})
+    assert result.exit_code == 0, result.output
+    age = catalog_age(builtin_catalog().as_of, datetime.date.today())
+    lines = [line for line in result.stdout.splitlines() if line.startswith("warning: ")]
+    if not age.stale:
+        assert lines == []
+        return
+    (line,) = lines
+    assert line == f"warning: {age.warning()}"
+    assert f"of {age.date.isoformat()}, {age.age_days} days old" in line
+    assert '[prices."MODEL"]' in line
 
 
 def test_help_explains_the_rates_the_date_and_overrides() -> None:

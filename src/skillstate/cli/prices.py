@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 from decimal import Decimal
 from typing import Any
@@ -9,10 +10,12 @@ from typing import Any
 import click
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.measure import Measurement
 from rich.table import Table
 
 from skillstate.cli.options import command_flags, load, settings_options
+from skillstate.economics.catalog_age import catalog_age
 from skillstate.economics.prices import Catalog, Price, builtin_catalog
 
 _MISSING = "-"
@@ -25,7 +28,8 @@ _WIDEST = 10_000
     "--json",
     "as_json",
     is_flag=True,
-    help='Print JSON: {"as_of", "currency", "unit", "models": [{"model", "input", ...}]}.',
+    help='Print JSON: {"as_of", "currency", "unit", "models": [{"model", "input", ...}], '
+    '"catalog": {"date", "age_days", "stale"}}.',
 )
 def prices_command(as_json: bool, **params: Any) -> None:
     """Print the price catalog: each model's rates in USD per million tokens.
@@ -40,13 +44,15 @@ def prices_command(as_json: bool, **params: Any) -> None:
     model with a [prices."model-name"] table in the config file; such models are
     marked. Dated snapshots and aliases are priced as their model
     (gpt-4o-2024-08-06 as gpt-4o). A model not listed has no price: its usage is
-    counted as unpriced, never as free.
+    counted as unpriced, never as free. A catalog older than six months is
+    named stale, with a warning.
     """
     settings = load(command_flags(params))
     listed = builtin_catalog()
     catalog = listed.merged(settings.prices, source=settings.sources["prices"])
+    age = catalog_age(listed.as_of, datetime.date.today())
     if as_json:
-        click.echo(json.dumps(catalog.as_json(), indent=2))
+        click.echo(json.dumps({**catalog.as_json(), "catalog": age.as_json()}, indent=2))
         return
     console = Console(highlight=False)
     table = _table(catalog, listed)
@@ -59,6 +65,9 @@ def prices_command(as_json: bool, **params: Any) -> None:
         console.print(f"{provider}: {url}", soft_wrap=True)
     if settings.prices.models:
         console.print(f"override, added: from {settings.sources['prices']}", soft_wrap=True)
+    warning = age.warning()
+    if warning is not None:
+        console.print(f"[yellow]warning[/yellow]: {escape(warning)}", soft_wrap=True)
 
 
 def _table(catalog: Catalog, listed: Catalog) -> Table:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import datetime
 import socket
 from pathlib import Path
 
 from skillstate.cli.doctor import Surroundings, examine, healthy
 from skillstate.config import load_settings
+from skillstate.economics.prices import builtin_catalog
 
 
 def closed_port() -> int:
@@ -25,6 +27,7 @@ async def test_every_check_in_order_with_given_probes(tmp_path: Path) -> None:
         integrations={"codex": lambda: ("installed", "wire_api is chat")},
         shell_hook=lambda: (True, "~/.bashrc"),
         clis=("codex",),
+        today=lambda: builtin_catalog().as_of + datetime.timedelta(days=30),
     )
     checks = await examine(settings, around)
     assert [check.name for check in checks] == [
@@ -35,6 +38,7 @@ async def test_every_check_in_order_with_given_probes(tmp_path: Path) -> None:
         "cli codex",
         "integration codex",
         "shell hook",
+        "price catalog",
     ]
-    assert [check.ok for check in checks] == [False, None, False, None, None, False, True]
+    assert [check.ok for check in checks] == [False, None, False, None, None, False, True, True]
     assert not healthy(checks)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from skillstate.economics.catalog_age import catalog_age
-from skillstate.economics.ledger import Filters, Ledger, report
+from skillstate.economics.ledger import Filters, Ledger, Recorder, report
 from skillstate.economics.ledger.report import latest, parse_time
 from skillstate.economics.ledger.row import Row
 from skillstate.storage.sqlite import SQLiteDatabase
@@ -323,3 +323,11 @@ async def test_a_table_an_older_gateway_made_gets_the_columns_it_lacks(tmp_path:
     assert (await report(ledger))["totals"]["requests"] == 2
     await ledger.close()
     await db.close()
+
+
+async def test_the_recorders_day_is_told_by_its_clock() -> None:
+    """/cost tells the catalog's age by the ledger's clock, which a test gives."""
+    recorder = Recorder(await Ledger.memory(), lambda model, usage: None, clock=lambda: 1.7646e9)
+    assert recorder.today() == date(2025, 12, 1)
+    await recorder.close()
+    await recorder.ledger.close()

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+import datetime
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from skillstate.cli.doctor import hosts, machine, network
+from skillstate.cli.doctor import catalog, hosts, machine, network
 from skillstate.cli.doctor.check import Check
 from skillstate.config import Settings
 
@@ -16,18 +17,21 @@ from skillstate.config import Settings
 class Surroundings:
     """What the checks look at besides the settings: the ``PATH`` the CLIs are looked up on
     and the integrate and shell-hook probes (``None``: those of ``integrations.probes``), and the
-    config file the settings came from, for the command that starts the gateway."""
+    config file the settings came from, for the command that starts the gateway; ``today``
+    tells the price catalog's age."""
 
     environ: Mapping[str, str] | None = None
     integrations: Mapping[str, hosts.IntegrationProbe] | None = None
     shell_hook: hosts.ShellHookProbe | None = None
     clis: tuple[str, ...] = field(default=machine.CLIS)
     config_path: str | None = None
+    today: Callable[[], datetime.date] = datetime.date.today
 
 
 async def examine(settings: Settings, around: Surroundings | None = None) -> list[Check]:
     """Run every check: the gateway (and its upstreams' circuits), the upstreams, the data
-    directory, the CLIs, the integrations and the shell hook. Network checks run together."""
+    directory, the CLIs, the integrations, the shell hook and the price catalog's age. Network
+    checks run together."""
     around = around or Surroundings()
     gateway, circuits, upstreams, clis = await asyncio.gather(
         network.check_gateway(settings, around.config_path),
@@ -45,4 +49,5 @@ async def examine(settings: Settings, around: Surroundings | None = None) -> lis
         *clis,
         *hosts.check_integrations(integrations),
         hosts.check_shell_hook(shell_hook),
+        catalog.check_catalog(around.today()),
     ]
