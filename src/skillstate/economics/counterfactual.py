@@ -19,6 +19,10 @@ figures, so the totals agree). The cache a pass-through would have had, per sess
 
 Local counts become provider counts by one ratio per request (``calibration``): what the
 provider reported for the first upstream call over the local count of what was sent in it.
+
+These are the wires' documented rules; whether a provider really follows its wire's is told
+by ``cache_evidence``, which the recorder feeds with the same rule applied to what the gateway
+sent and with what the provider reported.
 """
 
 from __future__ import annotations
