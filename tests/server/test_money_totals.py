@@ -40,13 +40,16 @@ def _body(model: str, turn: int) -> dict[str, Any]:
     return {"model": model, "messages": messages}
 
 
-async def _session(caching: bool, mode: str) -> tuple[dict[str, Any], str, float]:
-    """Four requests of a priced model and three of an unpriced one: /cost, what ``skillstate
-    stats`` prints, and what the upstream billed for the priced model."""
+async def _session(
+    caching: bool, mode: str, wire: str = "auto"
+) -> tuple[dict[str, Any], str, float]:
+    """Four requests of a priced model and three of an unpriced one, from a Chat client to an
+    upstream of ``wire``: /cost, what ``skillstate stats`` prints, and what the upstream billed
+    for the priced model."""
     billing = Billing(caching=caching)
     async with (
         ScriptedUpstream(_policy, billing=billing) as up,
-        gateway_for(up.url, settings={"mode": mode, "prices": PRICED}) as gw,
+        gateway_for(up.url, wire=wire, settings={"mode": mode, "prices": PRICED}) as gw,
         aiohttp.ClientSession() as session,
     ):
         for model, turns in (("priced-model", 4), ("mystery-model", 3)):
@@ -87,6 +90,19 @@ async def test_one_unpriced_model_leaves_the_totals_priced_and_counts_it(
     # config words survive the console's markup.
     assert f"${totals['cost_usd']:,.4f} + 3 unpriced requests" in printed
     assert '[prices."MODEL"]' in printed
+
+
+@pytest.mark.parametrize("caching", [True, False], ids=["cache", "no-cache"])
+async def test_a_translated_pass_through_saves_exactly_nothing(caching: bool) -> None:
+    """Mode off from a Chat client to an Anthropic upstream: the gateway translates, and
+    changes nothing else; what it sent is the only pass-through there is."""
+    doc, _, billed = await _session(caching, "off", wire="anthropic-messages")
+    totals = doc["totals"]
+    assert totals["cost_usd"] == pytest.approx(billed, abs=2e-6)
+    assert totals["estimate_basis"]["recorded"] == totals["client_requests"] == 7
+    for group in (totals, *doc["by_model"], *doc["by_session"], *doc["hourly"]):
+        assert group["passthrough_cost_usd"] == group["cost_usd"]
+        assert group["saved_usd"] in (0, None)  # None: the unpriced model's own groups
 
 
 async def test_cost_says_how_old_the_price_catalog_is() -> None:

@@ -132,3 +132,14 @@ async def test_a_provider_that_caches_less_is_estimated_by_the_share_it_served()
     for whole, part in zip(full[1:], half[1:], strict=True):
         assert part.passthrough_cached_input is not None and whole.passthrough_cached_input
         assert 0.4 < part.passthrough_cached_input / whole.passthrough_cached_input < 0.6
+
+
+async def test_a_reply_the_gateway_made_itself_keeps_the_saving_of_the_call_it_spared() -> None:
+    """Nothing went upstream (host compaction answered from the state): a pass-through would
+    have made the call, so the estimate is the rule's, not the recorded $0."""
+    local = _exchange(
+        _request(3), None, upstream="skillstate", rounds=0, metered=[], forwarded_original=False
+    )
+    row = _first((await _recorder()).rows(local))
+    assert row.cost_usd == 0.0 and row.estimate_basis == "automatic"
+    assert row.passthrough_cost_usd and row.passthrough_cost_usd > 0

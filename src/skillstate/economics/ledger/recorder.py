@@ -217,10 +217,11 @@ class Recorder:
         """``row`` with what a pass-through would have sent and paid for the client request
         (``counts``: each round's usage, and whether it is the gateway's own count).
 
-        A request that went up as the client sent it, in one round, is its own pass-through:
-        the estimate is what was recorded (basis ``recorded``), so it saves exactly 0. Any
-        other is the wire's cache rule for the client's request, as the provider's own usage
-        so far supports it (``cache_evidence``)."""
+        A request that went upstream as the client sent it (its bytes, or its request no lane
+        changed, in the upstream's wire), in one round, is its own pass-through: the estimate
+        is what was recorded (basis ``recorded``), so it saves exactly 0; so is a request that
+        got no reply (nothing billed). Any other is the wire's cache rule for the client's
+        request, as the provider's own usage so far supports it (``cache_evidence``)."""
         usages = [usage for usage, _ in counts]
         request = exchange.request
         blocks = blocks_of(request)
@@ -256,7 +257,8 @@ class Recorder:
             upstream_ms=exchange.upstream_s * 1000 if exchange.upstream != LOCAL else 0.0,
             attempts=",".join(str(status) for status in exchange.attempts),
         )
-        if (exchange.forwarded_original and len(counts) == 1) or failed:
+        as_sent = exchange.forwarded_original or (own and exchange.rounds > 0)
+        if (as_sent and len(counts) == 1) or failed:
             return dataclasses.replace(
                 timing,
                 passthrough_input=row.input,
