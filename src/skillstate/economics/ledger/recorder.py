@@ -20,10 +20,11 @@ from collections.abc import Callable
 
 from skillstate.conversation import Usage, Wire
 from skillstate.conversation.prefixes import PrefixMemo
-from skillstate.economics.cache_evidence import CacheEvidence
+from skillstate.economics.cache_evidence import Basis, CacheEvidence
 from skillstate.economics.catalog_age import utc_day
 from skillstate.economics.counterfactual import (
     Blocks,
+    Cached,
     PassThroughCache,
     blocks_of,
     calibration,
@@ -222,25 +223,29 @@ class Recorder:
         is what was recorded (basis ``recorded``), so it saves exactly 0; so is a request that
         got no reply (nothing billed). Any other is the wire's cache rule for the client's
         request, as the provider's own usage so far supports it (``cache_evidence``)."""
-        usages = [usage for usage, _ in counts]
-        request = exchange.request
-        blocks = blocks_of(request)
-        sent = exchange.sent
-        own = sent is None or sent is request
-        # Where the client's own request went upstream, its blocks are those of what was sent.
-        sent_blocks = blocks if own or sent is None else blocks_of(sent, _SENT)
-        main = _main_round(exchange.causes)
-        # Without a reply to the client's own round (it failed after a handover), or with one
-        # whose provider reported no usage, there is nothing to calibrate the local count by.
-        reported = main < len(counts) and not counts[main][1]
-        ratio = calibration(usages[main].input, sent_blocks.total) if reported else 1.0
-        explicit = exchange.upstream_wire is Wire.MESSAGES
-        self._learn(exchange, counts, main, sent_blocks, explicit=explicit, ratio=ratio)
-        rule = self._cache.estimate(exchange.session, blocks, explicit=explicit, ratio=ratio)
-        cached, basis = self._evidence.follow(
-            exchange.upstream, request.model, rule, explicit=explicit
+        overhead = exchange.overhead_s * 1000 if exchange.overhead_s is not None else None
+        row = dataclasses.replace(
+            row,
+            overhead_ms=overhead,
+            upstream_ms=exchange.upstream_s * 1000 if exchange.upstream != LOCAL else 0.0,
+            attempts=",".join(str(status) for status in exchange.attempts),
         )
-        answer = usages[-1]  # what the client got: a pass-through makes that call alone
+        # Estimated whatever comes next: the session's caches and the evidence follow every
+        # request, so that the next one is estimated against this one.
+        cached, basis = self._pass_through(exchange, counts)
+        own = exchange.sent is None or exchange.sent is exchange.request
+        as_sent = exchange.forwarded_original or (own and exchange.rounds > 0)
+        failed = exchange.status >= 400 and not exchange.metered
+        if (as_sent and len(counts) == 1) or failed:
+            return dataclasses.replace(
+                row,
+                passthrough_input=row.input,
+                passthrough_cached_input=row.cached_input,
+                passthrough_cache_write=row.cache_write,
+                passthrough_cost_usd=row.cost_usd,
+                estimate_basis="recorded",
+            )
+        answer = counts[-1][0]  # what the client got: a pass-through makes that call alone
         usage = Usage(
             input=cached.input,
             output=answer.output,
@@ -249,32 +254,35 @@ class Recorder:
             reasoning=answer.reasoning,
             cache_write_1h=cached.written_1h,
         )
-        failed = exchange.status >= 400 and not exchange.metered
-        overhead = exchange.overhead_s * 1000 if exchange.overhead_s is not None else None
-        timing = dataclasses.replace(
-            row,
-            overhead_ms=overhead,
-            upstream_ms=exchange.upstream_s * 1000 if exchange.upstream != LOCAL else 0.0,
-            attempts=",".join(str(status) for status in exchange.attempts),
-        )
-        as_sent = exchange.forwarded_original or (own and exchange.rounds > 0)
-        if (as_sent and len(counts) == 1) or failed:
-            return dataclasses.replace(
-                timing,
-                passthrough_input=row.input,
-                passthrough_cached_input=row.cached_input,
-                passthrough_cache_write=row.cache_write,
-                passthrough_cost_usd=row.cost_usd,
-                estimate_basis="recorded",
-            )
         return dataclasses.replace(
-            timing,
+            row,
             passthrough_input=cached.input,
             passthrough_cached_input=cached.cached,
             passthrough_cache_write=cached.written,
             passthrough_cost_usd=self._cost(row.model, usage),
             estimate_basis=basis,
         )
+
+    def _pass_through(
+        self, exchange: Exchange, counts: list[tuple[Usage, bool]]
+    ) -> tuple[Cached, Basis]:
+        """The input a pass-through of the client's request would have sent, as the provider
+        would have billed it, and the basis of that estimate; this exchange's evidence is
+        learnt first."""
+        request = exchange.request
+        blocks = blocks_of(request)
+        sent = exchange.sent
+        # Where the client's own request went upstream, its blocks are those of what was sent.
+        sent_blocks = blocks if sent is None or sent is request else blocks_of(sent, _SENT)
+        main = _main_round(exchange.causes)
+        # Without a reply to the client's own round (it failed after a handover), or with one
+        # whose provider reported no usage, there is nothing to calibrate the local count by.
+        reported = main < len(counts) and not counts[main][1]
+        ratio = calibration(counts[main][0].input, sent_blocks.total) if reported else 1.0
+        explicit = exchange.upstream_wire is Wire.MESSAGES
+        self._learn(exchange, counts, main, sent_blocks, explicit=explicit, ratio=ratio)
+        rule = self._cache.estimate(exchange.session, blocks, explicit=explicit, ratio=ratio)
+        return self._evidence.follow(exchange.upstream, request.model, rule, explicit=explicit)
 
     def _learn(
         self,
