@@ -22,7 +22,7 @@ PROBLEM_EXIT = 1
 def doctor_command(as_json: bool, **params: Any) -> None:
     """Check that everything is in place: the gateway (reachable, and its version), each
     upstream (reachable; no credential is sent), the data directory's permissions, the agent
-    CLIs on PATH, each integration, the shell hook and the price catalog's age.
+    CLIs on PATH, each integration and the shell hook.
 
     The flags are the gateway's, so this checks the gateway `skillstate` with the same flags
     would run. Exits 1 when a check fails; information (a CLI not installed) is no failure.
