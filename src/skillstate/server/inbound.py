@@ -62,7 +62,11 @@ async def read_inbound(request: web.Request, wire: Wire) -> Inbound:
             raw = await request.read()
     except web.HTTPRequestEntityTooLarge as exc:
         limit = gateway.max_body_bytes
-        raise Refusal(413, f"request body is over the limit of {limit:,} bytes") from exc
+        message = (
+            f"request body is over this gateway's limit of {limit:,} bytes (max_body_bytes); "
+            "raise max_body_bytes (SKILLSTATE_MAX_BODY_BYTES) to accept larger bodies"
+        )
+        raise Refusal(413, message, ErrorKind.TOO_LARGE) from exc
     except TimeoutError as exc:
         # A body that trickles in holds a connection and a buffer: a denial of service.
         message = f"request body did not arrive within {gateway.body_timeout:g} s"
