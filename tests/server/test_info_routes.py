@@ -106,3 +106,32 @@ async def test_merged_model_lists_keep_each_entry_whole(tmp_path: Path) -> None:
                 data = (await r.json())["data"]
     assert [m["id"] for m in data] == ["alpha", "beta"]
     assert all(m["lifecycle"] == "active" for m in data)
+
+
+async def test_config_shows_the_running_configuration_with_secrets_masked() -> None:
+    """``GET /config``: each upstream as the gateway routes to it, with its circuit, and the
+    settings as ``skillstate config --json`` reports them; no key, token or header value
+    appears whole, and without the token nothing is told."""
+    key = "sk-proj-0123456789abcdefSECRET"
+    token = "config-route-token-0123456789"
+    settings = {"api_key": key, "auth_token": token}
+    async with (
+        ScriptedUpstream() as up,
+        gateway_for(up.url, settings=settings) as gw,
+        aiohttp.ClientSession() as s,
+    ):
+        async with s.get(gw.url + "/config") as r:
+            assert r.status == 401
+            assert token not in await r.text()
+        async with s.get(gw.url + "/config", headers={"x-skillstate-token": token}) as r:
+            assert r.status == 200
+            raw = await r.text()
+            body = await r.json()
+    assert key not in raw and "SECRET" not in raw and token not in raw
+    assert body["name"] == "skillstate"
+    (upstream,) = body["upstreams"]
+    assert upstream["name"] == "default" and upstream["base_url"] == up.url
+    assert upstream["wire"] == "auto" and upstream["profile"] == "openai"
+    assert upstream["api_key"] == "sk-…CRET" and upstream["circuit"] == "closed"
+    assert body["config"]["upstream"] == {"value": up.url, "source": "command line --upstream"}
+    assert body["config"]["auth_token"]["value"] == "config-…6789"

@@ -12,6 +12,7 @@ from skillstate.conversation import ErrorKind, Wire
 from skillstate.server import info
 from skillstate.server.client_stream import PREPARED
 from skillstate.server.compact_route import handle_compact
+from skillstate.server.config_route import CONFIG_PATH, gateway_config
 from skillstate.server.context import GATEWAY, GatewayContext
 from skillstate.server.cost_routes import add_cost_routes
 from skillstate.server.errors import error_response, guess_wire
@@ -49,6 +50,7 @@ def build_app(gateway: GatewayContext, guard: Guard | None = None) -> web.Applic
         app.router.add_post(prefix + "/responses/compact", handle_compact)
         app.router.add_get(prefix + "/models", info.models)
     app.router.add_get("/health", info.health)
+    app.router.add_get(CONFIG_PATH, gateway_config)
     app.router.add_route("*", MCP_PATH, handle_mcp)
     add_state_routes(app.router)
     add_cost_routes(app.router)
