@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import aiohttp
@@ -135,3 +136,44 @@ async def test_config_shows_the_running_configuration_with_secrets_masked() -> N
     assert upstream["api_key"] == "sk-…CRET" and upstream["circuit"] == "closed"
     assert body["config"]["upstream"] == {"value": up.url, "source": "command line --upstream"}
     assert body["config"]["auth_token"]["value"] == "config-…6789"
+
+
+async def test_only_models_some_upstream_serves_are_listed(tmp_path: Path) -> None:
+    """An upstream reports models its ``models`` patterns do not take (or another upstream's
+    patterns claim first): those would be refused or sent elsewhere, so they are not listed;
+    every model listed, asked for, is served by the upstream that listed it."""
+    async with (
+        ScriptedUpstream(models=["alpha", "alpha-2", "gamma"]) as one,
+        ScriptedUpstream(models=["alpha-2", "beta", "delta"]) as two,
+    ):
+        config = tmp_path / "skillstate.toml"
+        config.write_text(
+            f'[[upstreams]]\nname = "one"\nbase_url = "{one.url}"\nmodels = ["alpha*"]\n'
+            f'[[upstreams]]\nname = "two"\nbase_url = "{two.url}"\nmodels = ["beta", "alpha-2"]\n'
+        )
+        async with gateway_for(config_path=str(config)) as gw, aiohttp.ClientSession() as s:
+            for headers in ({}, {"anthropic-version": "2023-06-01"}):
+                async with s.get(gw.url + "/v1/models", headers=headers) as r:
+                    listed = [m["id"] for m in (await r.json())["data"]]
+                assert listed == ["alpha", "alpha-2", "beta"]
+            for model in listed:
+                body = json.dumps({"model": model, "messages": [{"role": "user", "content": "x"}]})
+                async with s.post(
+                    gw.url + "/v1/chat/completions", data=body, headers=JSON_TYPE
+                ) as r:
+                    assert r.status == 200, (model, await r.text())
+                    assert r.headers["x-skillstate-upstream"] == (
+                        "two" if model == "beta" else "one"
+                    )
+
+
+async def test_one_upstream_with_patterns_lists_only_what_they_take() -> None:
+    async with (
+        ScriptedUpstream(models=["m-one", "m-two"]) as up,
+        gateway_for(
+            None, settings={"upstreams": [{"name": "u", "base_url": up.url, "models": ["m-one"]}]}
+        ) as gw,
+        aiohttp.ClientSession() as s,
+    ):
+        async with s.get(gw.url + "/v1/models") as r:
+            assert [m["id"] for m in (await r.json())["data"]] == ["m-one"]

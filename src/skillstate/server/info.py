@@ -24,6 +24,8 @@ from skillstate.upstream.routing import Upstream
 
 PROBE_TIMEOUT_S = 5.0
 MODELS = "/v1/models"
+ANY_MODEL = "*"
+"""The ``models`` pattern that matches every name."""
 
 
 async def root(request: web.Request) -> web.Response:
@@ -81,15 +83,22 @@ def circuit_report(gateway: GatewayContext, upstream: str) -> dict[str, Any]:
 
 
 async def models(request: web.Request) -> web.StreamResponse:
-    """The upstreams' models in the shape the caller reads (Anthropic's when it sent
-    ``anthropic-version``, OpenAI's otherwise). One upstream of the caller's wire family: its
-    reply as it came. Several: their entries merged, each kept whole (first upstream wins a
-    duplicate id); an entry crosses into the other family's shape only when it must."""
+    """The models some upstream serves, in the shape the caller reads (Anthropic's when it sent
+    ``anthropic-version``, OpenAI's otherwise): of each upstream's list, the entries the
+    routing sends to that upstream (a model its ``models`` patterns do not match, or that an
+    earlier upstream's patterns claim, would be refused or served elsewhere, so it is left
+    out). One upstream that takes every model, of the caller's wire family: its reply as it
+    came. Else the entries merged, each kept whole, in upstream order; an entry crosses into
+    the other family's shape only when it must."""
     gateway = request.app[GATEWAY]
     anthropic = "anthropic-version" in request.headers
     client_wire = Wire.MESSAGES if anthropic else Wire.CHAT
     upstreams = gateway.router.upstreams
-    if len(upstreams) == 1 and _family(upstreams[0].wire_for(client_wire)) == anthropic:
+    if (
+        len(upstreams) == 1
+        and ANY_MODEL in upstreams[0].models
+        and _family(upstreams[0].wire_for(client_wire)) == anthropic
+    ):
         only = upstreams[0]
         forward = Forward(gateway, request, only, client_wire, only.wire_for(client_wire))
         try:
@@ -105,10 +114,13 @@ async def models(request: web.Request) -> web.StreamResponse:
         *(_list_models(gateway, up, request, client_wire) for up in upstreams)
     )
     seen: dict[str, dict[str, Any]] = {}
-    for anthropic_entries, found in lists:
+    for upstream, (anthropic_entries, found) in zip(upstreams, lists, strict=True):
         for model in found:
+            name = str(model.get("id"))
+            if gateway.router.route(name) is not upstream:
+                continue
             entry = model if anthropic_entries == anthropic else _crossed(model, anthropic)
-            seen.setdefault(str(model.get("id")), entry)
+            seen.setdefault(name, entry)
     return web.json_response(_model_list(list(seen.values()), anthropic))
 
 
