@@ -17,6 +17,7 @@ from skillstate.server.context import GATEWAY, GatewayContext
 from skillstate.server.cost_routes import add_cost_routes
 from skillstate.server.errors import error_response, guess_wire
 from skillstate.server.guard import Guard, add_cors_headers, guard_middleware
+from skillstate.server.local_answers import answered, reason_for
 from skillstate.server.mcp_route import MCP_PATH, handle_mcp
 from skillstate.server.proxy import handle_generation
 from skillstate.server.state_routes import add_state_routes
@@ -95,7 +96,8 @@ async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
             message = f"{request.method} is not allowed on {request.path}"
         else:
             message = exc.reason
-        return error_response(wire, exc.status, message, kind=kind)
+        out = error_response(wire, exc.status, message, kind=kind)
+        return answered(request, out, reason_for(exc.status, kind), message)
     except ConnectionResetError:
         # The client left while its reply was being written: nothing to answer, nothing
         # wrong with the gateway. The reply in progress is handed back for aiohttp to close.
@@ -114,4 +116,5 @@ async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
             # Never a second response inside a body already on its way: close the stream.
             return prepared
         wire = guess_wire(request.path, request.headers)
-        return error_response(wire, 500, "internal gateway error; see the gateway's log")
+        out = error_response(wire, 500, "internal gateway error; see the gateway's log")
+        return answered(request, out, "internal_error")

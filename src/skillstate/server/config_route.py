@@ -34,6 +34,7 @@ from skillstate import __version__
 from skillstate.config import UpstreamSettings, describe_json, mask_secret
 from skillstate.server.context import GATEWAY, GatewayContext
 from skillstate.server.info import circuit_report
+from skillstate.server.local_answers import answered
 from skillstate.support import jsonio
 from skillstate.upstream.routing import Upstream
 
@@ -52,7 +53,8 @@ async def gateway_config(request: web.Request) -> web.Response:
         ],
         "config": describe_json(settings) if settings is not None else {},
     }
-    return web.Response(body=jsonio.dumps(body), content_type="application/json")
+    out = web.Response(body=jsonio.dumps(body), content_type="application/json")
+    return answered(request, out, "config")
 
 
 def _upstream(

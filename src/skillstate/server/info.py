@@ -18,19 +18,22 @@ from skillstate.server.context import GATEWAY, GatewayContext
 from skillstate.server.errors import error_response, failure_response
 from skillstate.server.forward import Forward, Outbound
 from skillstate.server.inbound import Refusal, read_inbound, session_headers
+from skillstate.server.local_answers import answered
 from skillstate.server.replies import UpstreamFailure
 from skillstate.support import jsonio
 from skillstate.upstream.routing import Upstream
 
 PROBE_TIMEOUT_S = 5.0
 MODELS = "/v1/models"
+MODELS_LISTED = "models_listed"
 ANY_MODEL = "*"
 """The ``models`` pattern that matches every name."""
 
 
 async def root(request: web.Request) -> web.Response:
     """Claude Code sends ``HEAD /`` before anything else; any 200 will do."""
-    return web.json_response({"name": "skillstate", "version": __version__, "status": "ok"})
+    body = {"name": "skillstate", "version": __version__, "status": "ok"}
+    return answered(request, web.json_response(body), "root")
 
 
 async def health(request: web.Request) -> web.Response:
@@ -38,7 +41,7 @@ async def health(request: web.Request) -> web.Response:
     checks = await asyncio.gather(*(_probe(request, up) for up in gateway.router.upstreams))
     ok = all(check["ok"] for check in checks)
     body = {"status": "ok" if ok else "degraded", "version": __version__, "upstreams": checks}
-    return web.json_response(body, status=200)
+    return answered(request, web.json_response(body, status=200), "health")
 
 
 async def _probe(request: web.Request, upstream: Upstream) -> dict[str, Any]:
@@ -109,7 +112,7 @@ async def models(request: web.Request) -> web.StreamResponse:
             return failure_response(client_wire, failure, {})
         out = web.Response(status=reply.status, body=body, headers=headers)
         out.content_type = reply.raw.content_type or "application/json"
-        return out
+        return answered(request, out, MODELS_LISTED)
     lists = await asyncio.gather(
         *(_list_models(gateway, up, request, client_wire) for up in upstreams)
     )
@@ -121,7 +124,8 @@ async def models(request: web.Request) -> web.StreamResponse:
                 continue
             entry = model if anthropic_entries == anthropic else _crossed(model, anthropic)
             seen.setdefault(name, entry)
-    return web.json_response(_model_list(list(seen.values()), anthropic))
+    listed = web.json_response(_model_list(list(seen.values()), anthropic))
+    return answered(request, listed, MODELS_LISTED)
 
 
 def _family(wire: Wire) -> bool:
@@ -175,7 +179,8 @@ async def count_tokens(request: web.Request) -> web.StreamResponse:
     try:
         inbound = await read_inbound(request, Wire.MESSAGES)
     except Refusal as refusal:
-        return error_response(Wire.MESSAGES, refusal.status, refusal.message, kind=refusal.kind)
+        out = error_response(Wire.MESSAGES, refusal.status, refusal.message, kind=refusal.kind)
+        return answered(request, out, refusal.reason, refusal.message)
     upstream = gateway.router.route(inbound.request.model)
     ours = session_headers(inbound, upstream)
     if upstream is not None and upstream.wire_for(Wire.MESSAGES) is Wire.MESSAGES:
@@ -192,4 +197,5 @@ async def count_tokens(request: web.Request) -> web.StreamResponse:
             # an unreachable upstream still gets a local count below
     ours["x-skillstate-token-count"] = "local-o200k"
     await prime(inbound.request.messages)  # counted off the event loop
-    return web.json_response(count_tokens_body(count_request(inbound.request)), headers=ours)
+    counted = web.json_response(count_tokens_body(count_request(inbound.request)), headers=ours)
+    return answered(request, counted, "tokens_counted")
