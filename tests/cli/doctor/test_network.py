@@ -214,8 +214,9 @@ async def test_the_running_gateway_is_asked_with_the_token(tmp_path: Path) -> No
         (refused,) = await check_upstreams(settings(tmp_path, port=port))
     assert asked.ok is True and f"from the running gateway at {gw.url}" in asked.detail
     # Refused our token: the gateway's configuration is not ours to read; our own settings
-    # (none here) are checked, and the gateway line says why.
-    assert refused.ok is False and "this command's settings" in refused.detail
+    # (none here) are checked, saying why.
+    assert refused.ok is False
+    assert f"this command's settings (the gateway on {gw.url} refuses our token)" in refused.detail
 
 
 async def test_an_upstream_whose_circuit_is_open_is_a_problem() -> None:
@@ -227,3 +228,15 @@ async def test_an_upstream_whose_circuit_is_open_is_a_problem() -> None:
     assert check.ok is False and "circuit open" in check.detail
     assert check.fix is not None and "add fallbacks" in check.fix
     assert closed.ok is True
+
+
+async def test_something_else_on_the_port_leaves_our_own_settings(tmp_path: Path) -> None:
+    async def other(request: web.Request) -> web.Response:
+        return web.json_response({"name": "not-skillstate"})
+
+    async with server(other) as (url, _), ScriptedUpstream() as up:
+        (check,) = await check_upstreams(settings(tmp_path, port=port_of(url), upstream=up.url))
+    assert check.ok is True and check.name == "upstream default"
+    assert check.detail.endswith(
+        f"; from this command's settings ({url} does not tell its configuration (HTTP 200))"
+    )

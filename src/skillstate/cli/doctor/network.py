@@ -185,10 +185,10 @@ class Running:
     upstreams: list[UpstreamFacts]
 
 
-async def running_upstreams(settings: Settings) -> Running | None:
-    """The upstreams of the gateway on the configured address (its ``GET /config``); None
-    when no skillstate gateway answers there with its configuration (nothing listens, it
-    refuses the token, or it is a version without the route)."""
+async def running_upstreams(settings: Settings) -> Running | str:
+    """The upstreams of the gateway on the configured address (its ``GET /config``), or why
+    none were told: nothing listens, it refuses our token, or it is no skillstate gateway (or a
+    version without the route)."""
     url = gateway_url(settings)
     timeout = aiohttp.ClientTimeout(total=GATEWAY_TIMEOUT_S)
     try:
@@ -198,14 +198,19 @@ async def running_upstreams(settings: Settings) -> Running | None:
                 url + CONFIG_PATH, headers=_token_headers(settings), allow_redirects=False
             ) as reply,
         ):
-            body = _json_or_none(await reply.read()) if reply.status == 200 else None
+            status = reply.status
+            body = _json_or_none(await reply.read()) if status == 200 else None
     except (TimeoutError, aiohttp.ClientError):
-        return None
-    if not isinstance(body, dict) or body.get("name") != "skillstate":
-        return None
-    entries = body.get("upstreams")
-    if not isinstance(entries, list):
-        return None
+        return f"no gateway answers on {url}"
+    if status in (401, 403):
+        return f"the gateway on {url} refuses our token"
+    entries = body.get("upstreams") if isinstance(body, dict) else None
+    if (
+        not isinstance(body, dict)
+        or body.get("name") != "skillstate"
+        or not isinstance(entries, list)
+    ):
+        return f"{url} does not tell its configuration (HTTP {status})"
     facts = [UpstreamFacts.of_gateway(entry) for entry in entries if isinstance(entry, dict)]
     return Running(url, facts)
 
@@ -213,13 +218,13 @@ async def running_upstreams(settings: Settings) -> Running | None:
 async def check_upstreams(settings: Settings) -> list[Check]:
     """One check per upstream, run together: those of the gateway running on the configured
     address when one answers (what it routes to is what matters), else those this command's
-    settings configure. A problem when there is none."""
+    settings configure, saying why. A problem when there is none."""
     running = await running_upstreams(settings)
-    if running is not None:
+    if isinstance(running, Running):
         source = f"the running gateway at {running.url}"
         upstreams = running.upstreams
     else:
-        source = f"this command's settings (no gateway answers on {gateway_url(settings)})"
+        source = f"this command's settings ({running})"
         upstreams = [UpstreamFacts.of_settings(up) for up in settings.resolved_upstreams()]
     if not upstreams:
         fix = "skillstate --upstream https://api.openai.com/v1 (or skillstate config --init)"
