@@ -69,6 +69,7 @@ def build_context(settings: Settings) -> GatewayContext:
     return GatewayContext(
         router=Router(upstreams),
         client=client,
+        settings=settings,
         max_body_bytes=settings.max_body_bytes,
         max_messages=settings.max_messages,
         max_parts=settings.max_parts,

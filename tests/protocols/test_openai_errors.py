@@ -31,7 +31,7 @@ OPENAI: dict[ErrorKind, tuple[int, str, str | None]] = {
     ErrorKind.AUTHENTICATION: (401, "invalid_request_error", "invalid_api_key"),
     ErrorKind.PERMISSION: (403, "request_forbidden", None),
     ErrorKind.NOT_FOUND: (404, "invalid_request_error", "model_not_found"),
-    ErrorKind.TOO_LARGE: (413, "invalid_request_error", "context_length_exceeded"),
+    ErrorKind.TOO_LARGE: (413, "invalid_request_error", "request_too_large"),
     ErrorKind.RATE_LIMIT: (429, "requests", "rate_limit_exceeded"),
     ErrorKind.UPSTREAM: (500, "server_error", None),
     ErrorKind.OVERLOADED: (503, "server_error", "server_is_overloaded"),
@@ -70,6 +70,16 @@ def test_every_kind_round_trips_on_both_wires(wire: Wire, kind: ErrorKind) -> No
     body = wire_adapter.error_body(STATUS[kind], kind, "went wrong")
     assert body == error_body(STATUS[kind], kind, "went wrong")
     assert wire_adapter.decode_error(STATUS[kind], body) == (kind, "went wrong")
+
+
+def test_too_large_is_a_size_limit_unless_a_context_overflow() -> None:
+    """A body over a size limit (413) is request_too_large; a prompt over the model's window
+    (an upstream's 400 context_length_exceeded, crossing wires) keeps its code."""
+    assert error_body(413, ErrorKind.TOO_LARGE, "m")["error"]["code"] == "request_too_large"
+    assert error_body(431, ErrorKind.TOO_LARGE, "m")["error"]["code"] == "request_too_large"
+    context = error_body(400, ErrorKind.TOO_LARGE, "m")["error"]
+    assert context["code"] == "context_length_exceeded"
+    assert decode_error(400, {"error": context}) == (ErrorKind.TOO_LARGE, "m")
 
 
 def test_an_unknown_kind_follows_the_status() -> None:

@@ -85,16 +85,35 @@ async def test_wrong_types_name_the_field(route: str) -> None:
         assert ("messages" if route != "responses" else "input") in _message(route, body)
 
 
-async def test_body_over_the_limit_is_413_in_wire_shape() -> None:
+@pytest.mark.parametrize("route", list(ROUTES))
+async def test_body_over_the_limit_is_413_request_too_large(route: str) -> None:
+    """A body over ``max_body_bytes`` is no context window's overflow: each wire labels it
+    request_too_large (OpenAI's code, Anthropic's type), and the message names the key."""
     big = json.dumps({"model": "m", "messages": [{"role": "user", "content": "x" * 5000}]})
     settings = {"max_body_bytes": 2048}
     async with ScriptedUpstream() as up, gateway_for(up.url, settings=settings) as gw:
-        got, body = await _post(gw.url + ROUTES["chat"], big.encode())
+        got, body = await _post(gw.url + ROUTES[route], big.encode())
         assert got == 413
-        assert "limit" in _openai_error(body)
-        got, body = await _post(gw.url + ROUTES["messages"], big.encode())
-        assert got == 413
-        _anthropic_error(body)
+        message = _message(route, body)
+        assert "2,048 bytes" in message and "max_body_bytes" in message
+        if route == "messages":
+            assert body["error"]["type"] == "request_too_large"
+        else:
+            assert body["error"]["type"] == "invalid_request_error"
+            assert body["error"]["code"] == "request_too_large"
+        assert up.requests == []
+
+
+async def test_responses_input_names_both_forms() -> None:
+    """The Responses API's input is a string or an array of input items: a wrong type says
+    both, and a string is served."""
+    async with ScriptedUpstream() as up, gateway_for(up.url) as gw:
+        url = gw.url + ROUTES["responses"]
+        got, body = await _post(url, json.dumps({"model": "m", "input": 42}).encode())
+        assert got == 400
+        assert "input must be a string or an array of input items" in _openai_error(body)
+        got, body = await _post(url, json.dumps({"model": "m", "input": "hello"}).encode())
+        assert got == 200, body
 
 
 async def test_unknown_route_and_wrong_method() -> None:

@@ -203,6 +203,7 @@ async def test_json_with_a_charset_is_json() -> None:
         ("DELETE", "/state?session=s"),
         ("POST", "/state/collapse?session=s"),
         ("GET", "/health"),
+        ("GET", "/config"),
         ("GET", "/v1/models"),
         ("HEAD", "/"),
         ("GET", "/v1/nothing-here"),

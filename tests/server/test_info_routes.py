@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import aiohttp
@@ -106,3 +107,73 @@ async def test_merged_model_lists_keep_each_entry_whole(tmp_path: Path) -> None:
                 data = (await r.json())["data"]
     assert [m["id"] for m in data] == ["alpha", "beta"]
     assert all(m["lifecycle"] == "active" for m in data)
+
+
+async def test_config_shows_the_running_configuration_with_secrets_masked() -> None:
+    """``GET /config``: each upstream as the gateway routes to it, with its circuit, and the
+    settings as ``skillstate config --json`` reports them; no key, token or header value
+    appears whole, and without the token nothing is told."""
+    key = "sk-proj-0123456789abcdefSECRET"
+    token = "config-route-token-0123456789"
+    settings = {"api_key": key, "auth_token": token}
+    async with (
+        ScriptedUpstream() as up,
+        gateway_for(up.url, settings=settings) as gw,
+        aiohttp.ClientSession() as s,
+    ):
+        async with s.get(gw.url + "/config") as r:
+            assert r.status == 401
+            assert token not in await r.text()
+        async with s.get(gw.url + "/config", headers={"x-skillstate-token": token}) as r:
+            assert r.status == 200
+            raw = await r.text()
+            body = await r.json()
+    assert key not in raw and "SECRET" not in raw and token not in raw
+    assert body["name"] == "skillstate"
+    (upstream,) = body["upstreams"]
+    assert upstream["name"] == "default" and upstream["base_url"] == up.url
+    assert upstream["wire"] == "auto" and upstream["profile"] == "openai"
+    assert upstream["api_key"] == "sk-…CRET" and upstream["circuit"] == "closed"
+    assert body["config"]["upstream"] == {"value": up.url, "source": "command line --upstream"}
+    assert body["config"]["auth_token"]["value"] == "config-…6789"
+
+
+async def test_only_models_some_upstream_serves_are_listed(tmp_path: Path) -> None:
+    """An upstream reports models its ``models`` patterns do not take (or another upstream's
+    patterns claim first): those would be refused or sent elsewhere, so they are not listed;
+    every model listed, asked for, is served by the upstream that listed it."""
+    async with (
+        ScriptedUpstream(models=["alpha", "alpha-2", "gamma"]) as one,
+        ScriptedUpstream(models=["alpha-2", "beta", "delta"]) as two,
+    ):
+        config = tmp_path / "skillstate.toml"
+        config.write_text(
+            f'[[upstreams]]\nname = "one"\nbase_url = "{one.url}"\nmodels = ["alpha*"]\n'
+            f'[[upstreams]]\nname = "two"\nbase_url = "{two.url}"\nmodels = ["beta", "alpha-2"]\n'
+        )
+        async with gateway_for(config_path=str(config)) as gw, aiohttp.ClientSession() as s:
+            for headers in ({}, {"anthropic-version": "2023-06-01"}):
+                async with s.get(gw.url + "/v1/models", headers=headers) as r:
+                    listed = [m["id"] for m in (await r.json())["data"]]
+                assert listed == ["alpha", "alpha-2", "beta"]
+            for model in listed:
+                body = json.dumps({"model": model, "messages": [{"role": "user", "content": "x"}]})
+                async with s.post(
+                    gw.url + "/v1/chat/completions", data=body, headers=JSON_TYPE
+                ) as r:
+                    assert r.status == 200, (model, await r.text())
+                    assert r.headers["x-skillstate-upstream"] == (
+                        "two" if model == "beta" else "one"
+                    )
+
+
+async def test_one_upstream_with_patterns_lists_only_what_they_take() -> None:
+    async with (
+        ScriptedUpstream(models=["m-one", "m-two"]) as up,
+        gateway_for(
+            None, settings={"upstreams": [{"name": "u", "base_url": up.url, "models": ["m-one"]}]}
+        ) as gw,
+        aiohttp.ClientSession() as s,
+    ):
+        async with s.get(gw.url + "/v1/models") as r:
+            assert [m["id"] for m in (await r.json())["data"]] == ["m-one"]

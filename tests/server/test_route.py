@@ -112,10 +112,11 @@ def test_only_a_readable_request_with_an_upstream_and_its_history_runs_lanes(
     assert isinstance(plan, RunLanes) == runs
     if arrival.refused is not None:
         refused = arrival.refused
-        assert plan == Refuse(refused.status, refused.message, refused.kind, {})
+        assert plan == Refuse(refused.status, refused.message, refused.kind, {}, refused.reason)
     elif arrival.target is None:
         assert isinstance(plan, Refuse)
         assert plan.status == (404 if arrival.configured else 502)
+        assert plan.reason == ("model_not_served" if arrival.configured else "no_upstream")
         assert "x-skillstate-upstream" not in plan.headers
     elif arrival.unknown is not None:
         assert plan == Unknown(arrival.unknown, plan.headers)

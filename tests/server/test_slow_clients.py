@@ -158,6 +158,11 @@ async def test_past_max_connections_a_connection_is_refused_with_503() -> None:
                 body = json.dumps(CHAT).encode()
                 writer.write(_head(gw.url, "/v1/chat/completions", len(body)) + body)
                 assert (await reader.readline()).startswith(b"HTTP/1.1 200")
+        # The refusal is counted like the gateway's others (local_answers).
+        assert gw.context.recorder is not None
+        metrics = gw.context.recorder.metrics.text().decode()
+        expected = 'skillstate_refused_total{reason="too_many_connections",status="503"} 1.0'
+        assert expected in metrics
 
 
 async def test_a_storm_of_idle_connections_is_capped_and_cleared() -> None:

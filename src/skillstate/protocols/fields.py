@@ -50,6 +50,14 @@ def need_list(value: Any, path: str) -> list[Any]:
     return value
 
 
+def need_text_or_list(value: Any, path: str, items: str) -> list[Any]:
+    """The array of a field that may also be a string (read as a string before this): any
+    other value fails naming both forms, ``must be a string or an array of {items}``."""
+    if not isinstance(value, list):
+        raise fail(path, f"must be a string or an array of {items}")
+    return value
+
+
 def need_str(value: Any, path: str) -> str:
     if not isinstance(value, str):
         raise fail(path, "must be a string")

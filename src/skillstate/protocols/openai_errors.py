@@ -36,7 +36,7 @@ PAIRS: dict[ErrorKind, tuple[str, str | None]] = {
     ErrorKind.PERMISSION: ("request_forbidden", None),
     ErrorKind.NOT_FOUND: ("invalid_request_error", "model_not_found"),
     ErrorKind.NO_ROUTE: ("invalid_request_error", "unknown_url"),
-    ErrorKind.TOO_LARGE: ("invalid_request_error", "context_length_exceeded"),
+    ErrorKind.TOO_LARGE: ("invalid_request_error", "request_too_large"),
     ErrorKind.RATE_LIMIT: ("requests", "rate_limit_exceeded"),
     ErrorKind.UPSTREAM: ("server_error", None),
     ErrorKind.OVERLOADED: ("server_error", "server_is_overloaded"),
@@ -93,11 +93,20 @@ def error_object(kind: ErrorKind, message: str, param: str | None = None) -> Jso
     return {"message": message, "type": error_type, "param": param, "code": code}
 
 
+_CONTEXT_CODE = "context_length_exceeded"
+"""OpenAI's code for a prompt over the model's context window, answered with 400; a body over
+a size limit (413, 431) is ``request_too_large``, as Anthropic names it."""
+
+
 def error_body(status: int, kind: ErrorKind, message: str) -> Json:
-    """The error body for a canonical ``kind`` (``status`` picks one when it is not)."""
+    """The error body for a canonical ``kind`` (``status`` picks one when it is not). A
+    ``TOO_LARGE`` at 400 is a context window's overflow (an upstream's, crossing wires)."""
     if kind not in PAIRS:
         kind = kind_for_status(status)
-    return {"error": error_object(kind, message)}
+    error = error_object(kind, message)
+    if kind is ErrorKind.TOO_LARGE and status == 400:
+        error["code"] = _CONTEXT_CODE
+    return {"error": error}
 
 
 def kind_of(code: object, error_type: object, status: int) -> ErrorKind:

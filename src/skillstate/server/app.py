@@ -12,11 +12,13 @@ from skillstate.conversation import ErrorKind, Wire
 from skillstate.server import info
 from skillstate.server.client_stream import PREPARED
 from skillstate.server.compact_route import handle_compact
+from skillstate.server.config_route import CONFIG_PATH, gateway_config
 from skillstate.server.context import GATEWAY, GatewayContext
 from skillstate.server.cost_routes import add_cost_routes
 from skillstate.server.docs_routes import add_docs_routes
 from skillstate.server.errors import error_response, guess_wire
 from skillstate.server.guard import Guard, add_cors_headers, guard_middleware
+from skillstate.server.local_answers import answered, reason_for
 from skillstate.server.mcp_route import MCP_PATH, handle_mcp
 from skillstate.server.proxy import handle_generation
 from skillstate.server.state_routes import add_state_routes
@@ -50,6 +52,7 @@ def build_app(gateway: GatewayContext, guard: Guard | None = None) -> web.Applic
         app.router.add_post(prefix + "/responses/compact", handle_compact)
         app.router.add_get(prefix + "/models", info.models)
     app.router.add_get("/health", info.health)
+    app.router.add_get(CONFIG_PATH, gateway_config)
     app.router.add_route("*", MCP_PATH, handle_mcp)
     add_state_routes(app.router)
     add_cost_routes(app.router)
@@ -95,7 +98,8 @@ async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
             message = f"{request.method} is not allowed on {request.path}"
         else:
             message = exc.reason
-        return error_response(wire, exc.status, message, kind=kind)
+        out = error_response(wire, exc.status, message, kind=kind)
+        return answered(request, out, reason_for(exc.status, kind), message)
     except ConnectionResetError:
         # The client left while its reply was being written: nothing to answer, nothing
         # wrong with the gateway. The reply in progress is handed back for aiohttp to close.
@@ -114,4 +118,5 @@ async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
             # Never a second response inside a body already on its way: close the stream.
             return prepared
         wire = guess_wire(request.path, request.headers)
-        return error_response(wire, 500, "internal gateway error; see the gateway's log")
+        out = error_response(wire, 500, "internal gateway error; see the gateway's log")
+        return answered(request, out, "internal_error")

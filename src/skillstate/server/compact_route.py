@@ -34,6 +34,7 @@ from skillstate.server.errors import error_response, failure_response
 from skillstate.server.exchanges import notify_local
 from skillstate.server.forward import Forward, Outbound
 from skillstate.server.inbound import Inbound, Refusal, read_inbound, request_mode, session_headers
+from skillstate.server.local_answers import answered
 from skillstate.server.replies import Reply, UpstreamFailure, reply_cut_short
 from skillstate.state.mode import Mode
 from skillstate.support import jsonio
@@ -49,7 +50,8 @@ async def handle_compact(request: web.Request) -> web.StreamResponse:
     try:
         inbound = await read_inbound(request, WIRE)
     except Refusal as refusal:
-        return error_response(WIRE, refusal.status, refusal.message, kind=refusal.kind)
+        out = error_response(WIRE, refusal.status, refusal.message, kind=refusal.kind)
+        return answered(request, out, refusal.reason, refusal.message)
     upstream = gateway.router.route(inbound.request.model)
     ours = session_headers(inbound, upstream)
     engine = gateway.engine
@@ -64,14 +66,16 @@ async def handle_compact(request: web.Request) -> web.StreamResponse:
             return _answer(gateway, inbound, summary, ours, mode, started)
     if upstream is None:
         message = f"no configured upstream serves model {inbound.request.model!r}"
-        return error_response(WIRE, 404, message, kind=ErrorKind.NOT_FOUND, headers=ours)
+        out = error_response(WIRE, 404, message, kind=ErrorKind.NOT_FOUND, headers=ours)
+        return answered(request, out, "model_not_served", message)
     target = upstream.wire_for(WIRE)
     if target is not WIRE:
         message = (
             f"{PATH} needs an upstream that speaks {WIRE.value} (upstream {upstream.name!r} "
             f"speaks {target.value}), or a session state to answer from: this session has none"
         )
-        return error_response(WIRE, 501, message, kind=ErrorKind.INVALID_REQUEST, headers=ours)
+        out = error_response(WIRE, 501, message, kind=ErrorKind.INVALID_REQUEST, headers=ours)
+        return answered(request, out, "wire_not_supported", message)
     forward = Forward(gateway, request, upstream, WIRE, WIRE)
     outbound = Outbound(PATH, inbound.raw, request.query_string, settle=_whole_compaction)
     try:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
+from skillstate.config import Settings
 from skillstate.economics.exchange import Observer
 from skillstate.economics.ledger.recorder import Recorder
 from skillstate.pipeline.lane import Lane
@@ -63,6 +64,9 @@ class GatewayContext:
     """Each session's previous messages, decoded (``protocols.memo``)."""
     mcp: McpEndpoint | None = None
     """The MCP server at ``/mcp`` (None: not served)."""
+    settings: Settings | None = None
+    """What the gateway was started with (``GET /config`` shows it masked); None: a context
+    built without settings (tests)."""
     bodies: Bodies = field(default_factory=Bodies)
     """Recent long bodies, charted so that the next one is parsed from its new bytes
     (``splice``)."""

@@ -26,7 +26,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
-import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
@@ -36,8 +35,7 @@ from multidict import CIMultiDict
 
 from skillstate.conversation import ErrorKind
 from skillstate.server.errors import error_response, guess_wire
-
-log = logging.getLogger("skillstate.guard")
+from skillstate.server.local_answers import answered
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -150,12 +148,13 @@ def guard_middleware(guard: Guard) -> Middleware:
             return refused
         if origin is not None and guard.foreign_allowed(origin):
             if request.method == hdrs.METH_OPTIONS and "access-control-request-method" in headers:
-                return web.Response(status=204, headers=_preflight(origin, headers))
+                preflight = web.Response(status=204, headers=_preflight(origin, headers))
+                return answered(request, preflight, "cors_preflight")
             request[CORS_ORIGIN] = origin
         if guard.token is not None:
             where = guard.token_in(headers)
             if where is None:
-                return _refuse(request, 401, ErrorKind.AUTHENTICATION, _NO_TOKEN)
+                return _refuse(request, 401, ErrorKind.AUTHENTICATION, _NO_TOKEN, "no_token")
             if where == hdrs.AUTHORIZATION.lower():
                 # Our token is no provider's credential: it must not reach the upstream.
                 kept = CIMultiDict(headers)
@@ -164,7 +163,8 @@ def guard_middleware(guard: Guard) -> Middleware:
                     request = request.clone(headers=kept)
                 except UnicodeEncodeError:  # a header that was not UTF-8 cannot be copied
                     message = "a request header is not valid UTF-8"
-                    return _refuse(request, 400, ErrorKind.INVALID_REQUEST, message)
+                    kind = ErrorKind.INVALID_REQUEST
+                    return _refuse(request, 400, kind, message, "invalid_header")
         return await handler(request)
 
     return admit
@@ -197,21 +197,25 @@ def _refusal(guard: Guard, request: web.Request, origin: str | None) -> web.Resp
             "and the address it listens on; add the name to allowed_hosts "
             "(SKILLSTATE_ALLOWED_HOSTS) to serve it"
         )
-        return _refuse(request, 403, ErrorKind.PERMISSION, message)
+        return _refuse(request, 403, ErrorKind.PERMISSION, message, "host_not_allowed")
     if origin is not None and not guard.origin_allowed(origin, host):
         message = (
             f"requests from the web page at {origin!r} are not allowed; add its origin to "
             "allowed_origins (SKILLSTATE_ALLOWED_ORIGINS) to allow them"
         )
-        return _refuse(request, 403, ErrorKind.PERMISSION, message)
+        return _refuse(request, 403, ErrorKind.PERMISSION, message, "origin_not_allowed")
     return None
 
 
-def _refuse(request: web.Request, status: int, kind: ErrorKind, message: str) -> web.Response:
-    log.debug("refused %s %s: %s", request.method, request.path, message)
+def _refuse(
+    request: web.Request, status: int, kind: ErrorKind, message: str, reason: str
+) -> web.Response:
+    """The refusal in the error shape of the wire the path names, seen with ``reason``
+    (``local_answers``)."""
     headers = {"www-authenticate": 'Bearer realm="skillstate"'} if status == 401 else None
     wire = guess_wire(request.path, request.headers)
-    return error_response(wire, status, message, kind=kind, headers=headers)
+    out = error_response(wire, status, message, kind=kind, headers=headers)
+    return answered(request, out, reason, message)
 
 
 def _preflight(origin: str, headers: Mapping[str, str]) -> dict[str, str]:

@@ -19,6 +19,7 @@ from skillstate.protocols import adapter
 from skillstate.protocols.memo import SessionMemos
 from skillstate.server import route
 from skillstate.server.context import GATEWAY, LaneHeaders
+from skillstate.server.local_answers import reason_for
 from skillstate.server.sessions import SessionId, resolve_session
 from skillstate.state.mode import Mode
 from skillstate.support import jsonio
@@ -30,6 +31,9 @@ JSON_TYPE = "application/json"
 MODE = "x-skillstate-mode"
 
 log = logging.getLogger("skillstate.server")
+
+_INVALID_JSON = "invalid_json"
+_INVALID_HEADER = "invalid_header"
 
 
 @dataclass(slots=True)
@@ -44,13 +48,21 @@ class Inbound:
 
 
 class Refusal(Exception):
-    """A request the gateway answers itself with an error in the client's wire."""
+    """A request the gateway answers itself with an error in the client's wire; ``reason``
+    names the cause in the log and ``/metrics`` (``local_answers``; by default the status's)."""
 
-    def __init__(self, status: int, message: str, kind: ErrorKind | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        kind: ErrorKind | None = None,
+        reason: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.kind = kind
+        self.reason = reason or reason_for(status, kind)
 
 
 async def read_inbound(request: web.Request, wire: Wire) -> Inbound:
@@ -62,21 +74,27 @@ async def read_inbound(request: web.Request, wire: Wire) -> Inbound:
             raw = await request.read()
     except web.HTTPRequestEntityTooLarge as exc:
         limit = gateway.max_body_bytes
-        raise Refusal(413, f"request body is over the limit of {limit:,} bytes") from exc
+        message = (
+            f"request body is over this gateway's limit of {limit:,} bytes (max_body_bytes); "
+            "raise max_body_bytes (SKILLSTATE_MAX_BODY_BYTES) to accept larger bodies"
+        )
+        raise Refusal(413, message, ErrorKind.TOO_LARGE) from exc
     except TimeoutError as exc:
         # A body that trickles in holds a connection and a buffer: a denial of service.
         message = f"request body did not arrive within {gateway.body_timeout:g} s"
         raise Refusal(408, message) from exc
     if not raw:
-        raise Refusal(400, "request body is empty; expected a JSON object")
+        raise Refusal(400, "request body is empty; expected a JSON object", reason="empty_body")
     try:
         body = await gateway.bodies.read(raw, adapter(wire).history_key)
     except jsonio.TooDeep as exc:
-        raise Refusal(400, f"request body {exc}") from exc
+        raise Refusal(400, f"request body {exc}", reason=_INVALID_JSON) from exc
     except ValueError as exc:
-        raise Refusal(400, f"request body is not valid JSON: {exc}") from exc
+        message = f"request body is not valid JSON: {exc}"
+        raise Refusal(400, message, reason=_INVALID_JSON) from exc
     if not isinstance(body, dict):
-        raise Refusal(400, f"request body must be a JSON object, not {type(body).__name__}")
+        message = f"request body must be a JSON object, not {type(body).__name__}"
+        raise Refusal(400, message, reason=_INVALID_JSON)
     decoded, session = _decode(request, wire, body, gateway.memos, len(raw))
     _check_counts(decoded, gateway.max_messages, gateway.max_parts)
     decoded.received = int(time.time())  # dates a reply from a wire that gives no time
@@ -128,6 +146,7 @@ def _check_counts(decoded: Request, max_messages: int, max_parts: int) -> None:
             400,
             f"request has {len(decoded.messages):,} messages; "
             f"this gateway accepts at most {max_messages:,} (max_messages)",
+            reason="too_many_messages",
         )
     parts = len(decoded.system) + _parts(decoded.messages)
     if parts > max_parts:
@@ -135,6 +154,7 @@ def _check_counts(decoded: Request, max_messages: int, max_parts: int) -> None:
             400,
             f"request has {parts:,} content parts; "
             f"this gateway accepts at most {max_parts:,} (max_parts)",
+            reason="too_many_parts",
         )
 
 
@@ -187,7 +207,7 @@ def chosen_lanes(request: web.Request, lanes: list[Lane], off: frozenset[str]) -
     try:
         names = parse_names(asked, [lane.name for lane in lanes])
     except ValueError as exc:
-        raise Refusal(400, f"{LANES}: {exc}") from exc
+        raise Refusal(400, f"{LANES}: {exc}", reason=_INVALID_HEADER) from exc
     return [lane for lane in lanes if lane.name in names]
 
 
@@ -205,7 +225,8 @@ def request_extra(request: web.Request, asked_of: LaneHeaders) -> dict[str, str]
         value = asked.strip().lower()
         if value not in known:
             said = ", ".join(known)
-            raise Refusal(400, f"{header}: {asked.strip()!r} is not one of {said}")
+            message = f"{header}: {asked.strip()!r} is not one of {said}"
+            raise Refusal(400, message, reason=_INVALID_HEADER)
         extra[lane] = value
     return extra
 

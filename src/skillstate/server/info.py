@@ -18,17 +18,22 @@ from skillstate.server.context import GATEWAY, GatewayContext
 from skillstate.server.errors import error_response, failure_response
 from skillstate.server.forward import Forward, Outbound
 from skillstate.server.inbound import Refusal, read_inbound, session_headers
+from skillstate.server.local_answers import answered
 from skillstate.server.replies import UpstreamFailure
 from skillstate.support import jsonio
 from skillstate.upstream.routing import Upstream
 
 PROBE_TIMEOUT_S = 5.0
 MODELS = "/v1/models"
+MODELS_LISTED = "models_listed"
+ANY_MODEL = "*"
+"""The ``models`` pattern that matches every name."""
 
 
 async def root(request: web.Request) -> web.Response:
     """Claude Code sends ``HEAD /`` before anything else; any 200 will do."""
-    return web.json_response({"name": "skillstate", "version": __version__, "status": "ok"})
+    body = {"name": "skillstate", "version": __version__, "status": "ok"}
+    return answered(request, web.json_response(body), "root")
 
 
 async def health(request: web.Request) -> web.Response:
@@ -36,7 +41,7 @@ async def health(request: web.Request) -> web.Response:
     checks = await asyncio.gather(*(_probe(request, up) for up in gateway.router.upstreams))
     ok = all(check["ok"] for check in checks)
     body = {"status": "ok" if ok else "degraded", "version": __version__, "upstreams": checks}
-    return web.json_response(body, status=200)
+    return answered(request, web.json_response(body, status=200), "health")
 
 
 async def _probe(request: web.Request, upstream: Upstream) -> dict[str, Any]:
@@ -81,15 +86,22 @@ def circuit_report(gateway: GatewayContext, upstream: str) -> dict[str, Any]:
 
 
 async def models(request: web.Request) -> web.StreamResponse:
-    """The upstreams' models in the shape the caller reads (Anthropic's when it sent
-    ``anthropic-version``, OpenAI's otherwise). One upstream of the caller's wire family: its
-    reply as it came. Several: their entries merged, each kept whole (first upstream wins a
-    duplicate id); an entry crosses into the other family's shape only when it must."""
+    """The models some upstream serves, in the shape the caller reads (Anthropic's when it sent
+    ``anthropic-version``, OpenAI's otherwise): of each upstream's list, the entries the
+    routing sends to that upstream (a model its ``models`` patterns do not match, or that an
+    earlier upstream's patterns claim, would be refused or served elsewhere, so it is left
+    out). One upstream that takes every model, of the caller's wire family: its reply as it
+    came. Else the entries merged, each kept whole, in upstream order; an entry crosses into
+    the other family's shape only when it must."""
     gateway = request.app[GATEWAY]
     anthropic = "anthropic-version" in request.headers
     client_wire = Wire.MESSAGES if anthropic else Wire.CHAT
     upstreams = gateway.router.upstreams
-    if len(upstreams) == 1 and _family(upstreams[0].wire_for(client_wire)) == anthropic:
+    if (
+        len(upstreams) == 1
+        and ANY_MODEL in upstreams[0].models
+        and _family(upstreams[0].wire_for(client_wire)) == anthropic
+    ):
         only = upstreams[0]
         forward = Forward(gateway, request, only, client_wire, only.wire_for(client_wire))
         try:
@@ -100,16 +112,20 @@ async def models(request: web.Request) -> web.StreamResponse:
             return failure_response(client_wire, failure, {})
         out = web.Response(status=reply.status, body=body, headers=headers)
         out.content_type = reply.raw.content_type or "application/json"
-        return out
+        return answered(request, out, MODELS_LISTED)
     lists = await asyncio.gather(
         *(_list_models(gateway, up, request, client_wire) for up in upstreams)
     )
     seen: dict[str, dict[str, Any]] = {}
-    for anthropic_entries, found in lists:
+    for upstream, (anthropic_entries, found) in zip(upstreams, lists, strict=True):
         for model in found:
+            name = str(model.get("id"))
+            if gateway.router.route(name) is not upstream:
+                continue
             entry = model if anthropic_entries == anthropic else _crossed(model, anthropic)
-            seen.setdefault(str(model.get("id")), entry)
-    return web.json_response(_model_list(list(seen.values()), anthropic))
+            seen.setdefault(name, entry)
+    listed = web.json_response(_model_list(list(seen.values()), anthropic))
+    return answered(request, listed, MODELS_LISTED)
 
 
 def _family(wire: Wire) -> bool:
@@ -163,7 +179,8 @@ async def count_tokens(request: web.Request) -> web.StreamResponse:
     try:
         inbound = await read_inbound(request, Wire.MESSAGES)
     except Refusal as refusal:
-        return error_response(Wire.MESSAGES, refusal.status, refusal.message, kind=refusal.kind)
+        out = error_response(Wire.MESSAGES, refusal.status, refusal.message, kind=refusal.kind)
+        return answered(request, out, refusal.reason, refusal.message)
     upstream = gateway.router.route(inbound.request.model)
     ours = session_headers(inbound, upstream)
     if upstream is not None and upstream.wire_for(Wire.MESSAGES) is Wire.MESSAGES:
@@ -180,4 +197,5 @@ async def count_tokens(request: web.Request) -> web.StreamResponse:
             # an unreachable upstream still gets a local count below
     ours["x-skillstate-token-count"] = "local-o200k"
     await prime(inbound.request.messages)  # counted off the event loop
-    return web.json_response(count_tokens_body(count_request(inbound.request)), headers=ours)
+    counted = web.json_response(count_tokens_body(count_request(inbound.request)), headers=ours)
+    return answered(request, counted, "tokens_counted")

@@ -4,7 +4,8 @@ open by a client that never finishes sending a request head.
 A client that opens connections and sends nothing, or a request head a byte at a time
 (slowloris), would otherwise hold a file descriptor each until the process runs out of them
 (1,024 by default) and no agent can connect. Past the cap a new connection gets ``503`` and
-is closed at once. A connection's first request head must arrive within ``header_timeout``
+is closed at once (seen like the gateway's other refusals: ``local_answers``, with no request
+line, since none was read). A connection's first request head must arrive within ``header_timeout``
 seconds; the heads after it are bounded by aiohttp's keep-alive timer, which the composition
 root sets to the same number and which also closes a connection idle that long between
 requests.
@@ -18,9 +19,12 @@ from typing import cast
 
 from aiohttp import web
 
+from skillstate.server.local_answers import LocalAnswer, report_refused
+
 log = logging.getLogger("skillstate.server")
 
 _HEAD_END = b"\r\n\r\n"
+_BUSY_ANSWER = LocalAnswer("too_many_connections", "too many open connections")
 _BUSY = (
     b"HTTP/1.1 503 Service Unavailable\r\n"
     b"content-type: text/plain; charset=utf-8\r\n"
@@ -35,7 +39,7 @@ _BUSY = (
 class Listener(web.BaseSite):
     """A TCP site (like ``web.TCPSite``) whose connections are counted and timed."""
 
-    __slots__ = ("_host", "_port", "header_timeout", "held", "max_connections", "refusing")
+    __slots__ = ("_host", "_port", "app", "header_timeout", "held", "max_connections", "refusing")
 
     def __init__(
         self,
@@ -53,6 +57,7 @@ class Listener(web.BaseSite):
         self.header_timeout = header_timeout
         self.held = 0
         self.refusing = False
+        self.app = runner.app if isinstance(runner, web.AppRunner) else None
 
     @property
     def name(self) -> str:
@@ -103,6 +108,7 @@ class _Connection(asyncio.Protocol):
         if not self._listener.admit():
             stream.write(_BUSY)
             stream.close()
+            report_refused(self._listener.app, "-", "-", 503, _BUSY_ANSWER, 0.0)
             return
         self._admitted = True
         loop = asyncio.get_running_loop()

@@ -22,7 +22,7 @@ from skillstate.pipeline import ArchiveWrite, Lane, LaneContext, PipelineResult,
 from skillstate.pipeline.lane_runner import Keep
 from skillstate.protocols import adapter
 from skillstate.protocols.openai_responses.history import not_found
-from skillstate.server import relay, route
+from skillstate.server import local_answers, relay, route
 from skillstate.server.context import GATEWAY, GatewayContext
 from skillstate.server.errors import error_response
 from skillstate.server.exchanges import exchange_for, notify_local
@@ -63,14 +63,17 @@ async def handle_generation(http: web.Request, wire: Wire) -> web.StreamResponse
     read = await _read(http, wire, gateway)
     match route.admit(read.arrival):
         case Refuse() as refuse:
-            return error_response(
+            out = error_response(
                 wire, refuse.status, refuse.message, kind=refuse.kind, headers=refuse.headers
             )
+            return local_answers.answered(http, out, refuse.reason, refuse.message)
         case Unknown() as unknown:
             body = jsonio.dumps(not_found(unknown.response_id))
-            return web.Response(
+            out = web.Response(
                 status=404, body=body, headers=unknown.headers, content_type="application/json"
             )
+            reason = "unknown_response_id"
+            return local_answers.answered(http, out, reason, unknown.response_id)
         case RunLanes() as run:
             return await _run(http, gateway, read, run)
 
@@ -107,7 +110,8 @@ async def _read(http: web.Request, wire: Wire, gateway: GatewayContext) -> _Read
         chosen = chosen_lanes(http, gateway.lanes, gateway.lanes_off)
         extra = request_extra(http, gateway.lane_headers)
     except Refusal as refusal:
-        return _Read(Arrival(wire, refused=Refused(refusal.status, refusal.message, refusal.kind)))
+        refused = Refused(refusal.status, refusal.message, refusal.kind, refusal.reason)
+        return _Read(Arrival(wire, refused=refused))
     client = inbound.request
     upstream = gateway.router.route(client.model)
     target = upstream.wire_for(wire) if upstream is not None else None

@@ -51,6 +51,8 @@ class Refused:
     status: int
     message: str
     kind: ErrorKind | None = None
+    reason: str = "invalid_request"
+    """The cause, as the log and ``/metrics`` name it (``server.local_answers``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +117,8 @@ class Refuse:
     message: str
     kind: ErrorKind | None
     headers: Mapping[str, str]
+    reason: str
+    """The cause, as the log and ``/metrics`` name it (``server.local_answers``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,7 +208,7 @@ def admit(arrival: Arrival) -> Admission:
     """Refuse the request, or run its lanes."""
     if arrival.refused is not None:
         refused = arrival.refused
-        return Refuse(refused.status, refused.message, refused.kind, {})
+        return Refuse(refused.status, refused.message, refused.kind, {}, refused.reason)
     headers = session_headers(arrival.session, arrival.upstream)
     if arrival.target is None:
         return _no_upstream(arrival, headers)
@@ -262,6 +266,6 @@ def session_headers(session: tuple[str, str], upstream: str | None) -> dict[str,
 def _no_upstream(arrival: Arrival, headers: dict[str, str]) -> Refuse:
     if not arrival.configured:
         message = "no upstream is configured; start the gateway with --upstream URL"
-        return Refuse(502, message, ErrorKind.UPSTREAM, headers)
+        return Refuse(502, message, ErrorKind.UPSTREAM, headers, "no_upstream")
     message = f"no configured upstream serves model {arrival.model!r}"
-    return Refuse(404, message, ErrorKind.NOT_FOUND, headers)
+    return Refuse(404, message, ErrorKind.NOT_FOUND, headers, "model_not_served")

@@ -33,6 +33,7 @@ from aiohttp import web
 from skillstate.conversation import ErrorKind, Json
 from skillstate.protocols import kind_for_status
 from skillstate.server.context import GATEWAY
+from skillstate.server.local_answers import answered, reason_for
 from skillstate.server.sessions import ID_RULE, valid_session_id
 from skillstate.state.engine import StateEngine
 from skillstate.support import jsonio
@@ -69,7 +70,8 @@ def _guarded(handler: Handler) -> Handler:
         try:
             return await handler(request)
         except _Problem as problem:
-            return error_json(problem.status, problem.message, problem.kind)
+            out = error_json(problem.status, problem.message, problem.kind)
+            return answered(request, out, reason_for(problem.status, problem.kind), problem.message)
 
     guarded.__name__ = f"state{handler.__name__}"
     return guarded

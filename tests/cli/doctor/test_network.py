@@ -5,18 +5,31 @@ from __future__ import annotations
 import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 
 from aiohttp import web
 
 from skillstate import __version__
 from skillstate.cli.client import gateway_url
-from skillstate.cli.doctor.network import check_gateway, check_upstreams
+from skillstate.cli.doctor import Surroundings, examine
+from skillstate.cli.doctor.network import (
+    UpstreamFacts,
+    check_gateway,
+    check_upstream,
+    check_upstreams,
+)
 from skillstate.config import Settings, load_settings
 from skillstate.testing import ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
 
 TOKEN = "doctor-test-token-0123456789"
+QUIET = Surroundings(
+    environ={"PATH": ""},
+    integrations={},
+    shell_hook=lambda: (False, "not installed"),
+    clis=(),
+)
 KEY = "sk-test-0123456789abcdefwxyz"
 
 
@@ -28,7 +41,9 @@ def closed_port() -> int:
 
 
 def settings(tmp_path: Path, **values: object) -> Settings:
-    cli = {"data_dir": str(tmp_path / "data"), **values}
+    """Settings as flags give them; the gateway looked for is on a closed port unless
+    ``port`` says otherwise (never one another process on this machine happens to run)."""
+    cli = {"data_dir": str(tmp_path / "data"), "port": closed_port(), **values}
     return load_settings(cli=cli, environ={"HOME": str(tmp_path), "DOCTOR_KEY": KEY})
 
 
@@ -135,10 +150,11 @@ async def test_each_upstream_line_names_its_profile(tmp_path: Path) -> None:
         (detected,) = await check_upstreams(settings(tmp_path, upstream=up.url))
         table = [{"name": "mine", "base_url": up.url, "profile": "openai"}]
         (declared,) = await check_upstreams(settings(tmp_path, upstreams=table))
-    assert detected.detail.endswith(
-        "; profile compatible (detected), first-byte timeouts not retried"
+    own = "; from this command's settings (no gateway answers on http://127.0.0.1:"
+    assert "; profile compatible (detected), first-byte timeouts not retried" + own in (
+        detected.detail
     )
-    assert declared.detail.endswith("; profile openai (set)")
+    assert "; profile openai (set)" + own in declared.detail
     url = f"http://127.0.0.1:{closed_port()}"
     (unreachable,) = await check_upstreams(settings(tmp_path, upstream=url))
     assert "profile compatible (detected)" in unreachable.detail
@@ -153,7 +169,8 @@ async def test_an_unreachable_upstream(tmp_path: Path) -> None:
 
 async def test_no_upstream_is_a_problem(tmp_path: Path) -> None:
     (check,) = await check_upstreams(settings(tmp_path))
-    assert check.ok is False and check.detail == "no upstream is configured"
+    assert check.ok is False
+    assert check.detail.startswith("no upstream is configured in this command's settings")
     assert check.fix is not None and "--upstream" in check.fix
 
 
@@ -170,3 +187,56 @@ async def test_the_circuits_line_reads_the_gateways_health(tmp_path: Path) -> No
     assert opened.fix is not None and "add fallbacks" in opened.fix
     nobody = await check_circuits(settings(tmp_path, port=closed_port()))
     assert nobody.ok is None and "no gateway" in nobody.detail
+
+
+async def test_the_running_gateways_upstreams_are_checked(tmp_path: Path) -> None:
+    """Run as the README says (a gateway started with --upstream URL, then doctor without the
+    flag): doctor reports that gateway's upstream, not its own lack of one."""
+    async with ScriptedUpstream() as up, gateway_for(up.url) as gw:
+        port = port_of(gw.url)
+        (check,) = await check_upstreams(settings(tmp_path, port=port))
+        checks = await examine(settings(tmp_path, port=port), QUIET)
+    assert check.ok is True and check.name == "upstream default"
+    assert check.detail.startswith(f"{up.url} answers (HTTP ")
+    assert "profile openai (set)" in check.detail and "circuit closed" in check.detail
+    assert check.detail.endswith(f"; from the running gateway at {gw.url}")
+    upstream_checks = [c for c in checks if c.name.startswith("upstream")]
+    assert [c.ok for c in upstream_checks] == [True]
+
+
+async def test_the_running_gateway_is_asked_with_the_token(tmp_path: Path) -> None:
+    async with (
+        ScriptedUpstream() as up,
+        gateway_for(up.url, settings={"auth_token": TOKEN}) as gw,
+    ):
+        port = port_of(gw.url)
+        (asked,) = await check_upstreams(settings(tmp_path, port=port, auth_token=TOKEN))
+        (refused,) = await check_upstreams(settings(tmp_path, port=port))
+    assert asked.ok is True and f"from the running gateway at {gw.url}" in asked.detail
+    # Refused our token: the gateway's configuration is not ours to read; our own settings
+    # (none here) are checked, saying why.
+    assert refused.ok is False
+    assert f"this command's settings (the gateway on {gw.url} refuses our token)" in refused.detail
+
+
+async def test_an_upstream_whose_circuit_is_open_is_a_problem() -> None:
+    """Reachable from here, but the running gateway stopped calling it."""
+    async with ScriptedUpstream() as up:
+        facts = UpstreamFacts("a", up.url, "auto", "openai", True, True, "key from K", "open")
+        check = await check_upstream(facts)
+        closed = await check_upstream(replace(facts, circuit="closed"))
+    assert check.ok is False and "circuit open" in check.detail
+    assert check.fix is not None and "add fallbacks" in check.fix
+    assert closed.ok is True
+
+
+async def test_something_else_on_the_port_leaves_our_own_settings(tmp_path: Path) -> None:
+    async def other(request: web.Request) -> web.Response:
+        return web.json_response({"name": "not-skillstate"})
+
+    async with server(other) as (url, _), ScriptedUpstream() as up:
+        (check,) = await check_upstreams(settings(tmp_path, port=port_of(url), upstream=up.url))
+    assert check.ok is True and check.name == "upstream default"
+    assert check.detail.endswith(
+        f"; from this command's settings ({url} does not tell its configuration (HTTP 200))"
+    )

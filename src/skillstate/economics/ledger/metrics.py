@@ -75,6 +75,19 @@ class Metrics:
             "Epoch boundaries (collapses) the state lane made",
             registry=r,
         )
+        self.refused = Counter(
+            "skillstate_refused",
+            "Requests the gateway refused itself, nothing sent upstream, by reason and status",
+            ["reason", "status"],
+            registry=r,
+        )
+        self.local_answers = Counter(
+            "skillstate_local_answers",
+            "Requests on the gateway's own routes (model list, local token count, health, "
+            "configuration) it answered, by reason",
+            ["reason"],
+            registry=r,
+        )
         self.circuits = Gauge(
             "skillstate_upstream_circuit",
             "1 for the state each upstream's circuit is in, 0 for the others",
@@ -115,6 +128,14 @@ class Metrics:
             self.cost.labels("actual").inc(row.cost_usd)
         if row.round == 0:
             self._first(row)
+
+    def local_answer(self, reason: str, status: int) -> None:
+        """The gateway answered a request itself: a refusal (``status`` 400 or over) or an
+        answer of its own routes (``server.local_answers``)."""
+        if status >= 400:
+            self.refused.labels(reason, str(status)).inc()
+        else:
+            self.local_answers.labels(reason).inc()
 
     def circuit(self, upstream: str, state: str) -> None:
         """``upstream``'s circuit is in ``state`` now."""

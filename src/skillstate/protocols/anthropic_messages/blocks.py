@@ -34,9 +34,9 @@ from skillstate.protocols.anthropic_messages.cache import cache_json, decode_cac
 from skillstate.protocols.fields import (
     at,
     merged,
-    need_list,
     need_object,
     need_str,
+    need_text_or_list,
     optional_bool,
     optional_str,
     required_str,
@@ -48,7 +48,7 @@ WIRE = Wire.MESSAGES
 
 
 def decode_blocks(value: Any, path: str) -> list[Part]:
-    items = need_list(value, path)
+    items = need_text_or_list(value, path, "content blocks")
     return [decode_block(item, f"{path}[{i}]") for i, item in enumerate(items)]
 
 
@@ -111,7 +111,7 @@ def _tool_result(block: Json, path: str) -> ToolResult:
         parts, hints["content"] = [Text(content)], "str"
     else:
         cpath = at(path, "content")
-        items = need_list(content, cpath)
+        items = need_text_or_list(content, cpath, "content blocks")
         parts = [_result_item(item, f"{cpath}[{i}]") for i, item in enumerate(items)]
     is_error = optional_bool(got, "is_error", path)
     if is_error is not None:

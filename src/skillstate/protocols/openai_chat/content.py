@@ -19,8 +19,8 @@ from typing import Any
 from skillstate.conversation import Image, Json, Opaque, Part, ProtocolError, Text, Wire
 from skillstate.protocols.fields import (
     at,
-    need_list,
     need_object,
+    need_text_or_list,
     optional_str,
     required_object,
     required_str,
@@ -40,7 +40,7 @@ def decode_content(raw: Json, path: str) -> tuple[list[Part], str]:
         return [], "null"
     if isinstance(value, str):
         return [Text(value)], "string"
-    items = need_list(value, at(path, "content"))
+    items = need_text_or_list(value, at(path, "content"), "content parts")
     base = at(path, "content")
     return [decode_part(item, at(base, i)) for i, item in enumerate(items)], "list"
 

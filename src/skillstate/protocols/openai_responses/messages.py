@@ -30,8 +30,8 @@ from skillstate.conversation import (
 )
 from skillstate.protocols.fields import (
     fail,
-    need_list,
     need_object,
+    need_text_or_list,
     optional_str,
     required_str,
     without,
@@ -96,7 +96,7 @@ def _decode_message(item: Json, path: str) -> Message:
         hints["string"] = True
         parts = [Text(content)]
     else:
-        blocks = need_list(content, f"{path}.content")
+        blocks = need_text_or_list(content, f"{path}.content", "content parts")
         parts = [decode_part(b, f"{path}.content[{i}]") for i, b in enumerate(blocks)]
     extra = without(item, "type", "role", "content")
     role: Role = item["role"]

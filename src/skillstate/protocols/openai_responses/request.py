@@ -14,8 +14,8 @@ from __future__ import annotations
 from skillstate.conversation import Json, Message, Request, Text, Wire
 from skillstate.protocols.fields import (
     fail,
-    need_list,
     need_object,
+    need_text_or_list,
     optional_list,
     optional_str,
     required_str,
@@ -48,7 +48,7 @@ def decode_request(body: Json, memo: ItemMemo | None = None) -> Request:
         messages = [Message("user", [Text(raw)])]
         hints["input_string"] = True
     else:
-        messages = decode_input(need_list(raw, "input"), memo)
+        messages = decode_input(need_text_or_list(raw, "input", "input items"), memo)
     instructions = optional_str(body, "instructions")
     extra = without(body, *_MODELLED)
     return Request(

@@ -32,8 +32,8 @@ from skillstate.conversation import (
     Wire,
 )
 from skillstate.protocols.fields import (
-    need_list,
     need_object,
+    need_text_or_list,
     optional_list,
     optional_str,
     required_list,
@@ -83,7 +83,7 @@ def _decode_message(item: Json, seq: int, path: str) -> list[Part]:
     content = item.get("content")
     if isinstance(content, str):
         return [Text(content, hints={"seq": seq, "item": shell, "string": True})]
-    parts = need_list(content, f"{path}.content")
+    parts = need_text_or_list(content, f"{path}.content", "content parts")
     if not parts:
         return [Text("", hints={"seq": seq, "item": shell, "empty": True})]
     decoded: list[Part] = [
