@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 from e2e_support import TOOLS_AT_ONCE, Finished, Invocation, Trip, base_env, run_cli
 
-from skillstate.economics.exchange import Exchange
+from skillstate.economics.exchange import LOCAL, Exchange
 from skillstate.gateway import RunningGateway
 from skillstate.protocols.openai_responses.compaction import SUMMARY_NOTE
 from skillstate.state.tools import SKILL_STATE_TOOL
@@ -82,7 +82,7 @@ class Rig:
     @property
     def answered(self) -> list[Exchange]:
         """The compactions the gateway answered itself."""
-        return [e for e in self.exchanges if e.upstream == "skillstate"]
+        return [e for e in self.exchanges if e.upstream == LOCAL]
 
     def heard(self, text: str) -> list[RecordedRequest]:
         """The upstream's requests whose body holds ``text``."""

@@ -16,12 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import anthropic
 import openai
 import pytest
 
 from skillstate.conversation import Json, Text
-from skillstate.economics.exchange import Exchange
+from skillstate.economics.exchange import LOCAL, Exchange
 from skillstate.gateway import RunningGateway
 from skillstate.protocols import adapter
 from skillstate.protocols.openai_responses.compaction import OWN_PREFIX, SUMMARY_NOTE
@@ -215,6 +216,31 @@ async def test_the_reply_says_it_was_answered_by_the_gateway() -> None:
         )
         assert raw.headers["x-skillstate-compaction"] == "opencode"
         assert raw.headers["x-skillstate-session"] == headers["x-skillstate-session"]
+
+
+async def test_a_reply_answered_by_the_gateway_is_no_upstream_request_in_the_ledger() -> None:
+    """Its row names the upstream ``local``: counted as a client request, not as a request to
+    a provider, and no time is put down to an upstream."""
+    async with (
+        rigged() as rig,
+        openai.AsyncOpenAI(
+            base_url=rig.gateway.url + "/v1", api_key="sk-test", max_retries=0
+        ) as client,
+        aiohttp.ClientSession() as http,
+    ):
+        headers = await rig.session(STATE)
+        body = body_of("opencode-compact.json", stream=False)
+        await client.chat.completions.create(
+            model=body["model"], messages=body["messages"], extra_headers=headers
+        )
+        session = headers["x-skillstate-session"]
+        async with http.get(rig.gateway.url + "/cost", params={"session": session}) as reply:
+            totals = (await reply.json())["totals"]
+        async with http.get(rig.gateway.url + "/cost/requests") as reply:
+            rows = [r for r in (await reply.json())["requests"] if r["session"] == session]
+    assert rig.upstream.requests == []
+    assert (totals["requests"], totals["client_requests"]) == (0, 1)
+    assert [(row["upstream"], row["upstream_ms"]) for row in rows] == [(LOCAL, 0.0)]
 
 
 # --- forwarded ------------------------------------------------------------------------------

@@ -11,6 +11,10 @@ from dataclasses import dataclass, field
 from skillstate.conversation import Request, Response, Wire
 from skillstate.economics.metered import Metered
 
+LOCAL = "local"
+"""The upstream an exchange answered by the gateway itself names (nothing went upstream): the
+ledger's rows keep it, and count them apart from upstream requests."""
+
 
 @dataclass(slots=True)
 class Exchange:

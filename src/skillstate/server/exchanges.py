@@ -8,7 +8,7 @@ import logging
 import time
 
 from skillstate.conversation import Request, Response, Wire
-from skillstate.economics.exchange import Exchange
+from skillstate.economics.exchange import LOCAL, Exchange
 from skillstate.server.context import GatewayContext
 
 log = logging.getLogger("skillstate.forward")
@@ -44,10 +44,6 @@ def exchange_for(
         lanes=lanes,
         sent=sent,
     )
-
-
-LOCAL = "skillstate"
-"""The upstream an exchange answered by the gateway itself names."""
 
 
 def notify_local(

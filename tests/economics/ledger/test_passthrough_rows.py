@@ -11,7 +11,7 @@ import pytest
 
 from skillstate.conversation import Message, Request, Text, Usage, Wire
 from skillstate.economics import tokenizer
-from skillstate.economics.exchange import Exchange
+from skillstate.economics.exchange import LOCAL, Exchange
 from skillstate.economics.ledger import Ledger, Recorder, Row
 from skillstate.economics.metered import Metered
 
@@ -138,7 +138,7 @@ async def test_a_reply_the_gateway_made_itself_keeps_the_saving_of_the_call_it_s
     """Nothing went upstream (host compaction answered from the state): a pass-through would
     have made the call, so the estimate is the rule's, not the recorded $0."""
     local = _exchange(
-        _request(3), None, upstream="skillstate", rounds=0, metered=[], forwarded_original=False
+        _request(3), None, upstream=LOCAL, rounds=0, metered=[], forwarded_original=False
     )
     row = _first((await _recorder()).rows(local))
     assert row.cost_usd == 0.0 and row.estimate_basis == "automatic"

@@ -6,8 +6,9 @@ from __future__ import annotations
 import operator
 from dataclasses import dataclass, fields
 
-LOCAL = "local"
-"""The upstream of a reply the gateway made itself (nothing went upstream)."""
+from skillstate.economics.exchange import LOCAL
+
+__all__ = ["COLUMNS", "LOCAL", "Row"]
 
 
 @dataclass(frozen=True, slots=True)
