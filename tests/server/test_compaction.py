@@ -160,11 +160,7 @@ async def test_claude_codes_compaction_is_answered_from_state(stream: bool) -> N
         assert text.startswith("<summary>\n") and text.endswith("\n</summary>")
         assert_summary(text)
         [exchange] = rig.exchanges
-        assert (exchange.upstream, exchange.status, exchange.streamed) == (
-            "skillstate",
-            200,
-            stream,
-        )
+        assert (exchange.upstream, exchange.status, exchange.streamed) == (LOCAL, 200, stream)
 
 
 @STREAMS
