@@ -7,7 +7,6 @@ priced cost, and a stale price catalog is said."""
 
 from __future__ import annotations
 
-import copy
 import datetime as dt
 import re
 from typing import Any
@@ -26,8 +25,6 @@ from dashboard_support import (
     open_page,
     watch,
 )
-
-from skillstate.economics.prices import builtin_catalog
 
 pytestmark = pytest.mark.browser
 
@@ -201,44 +198,16 @@ async def test_times_are_the_browsers_local_time_to_the_second() -> None:
     assert errors == []
 
 
-# --- the money fields of /cost's next version -------------------------------------------------
-# /cost's ``cost_usd`` / ``saved_usd`` as the priced rows' sums with ``unpriced_requests`` beside
-# them, and its ``catalog`` (date, age_days, stale), come with another change of issue 26.
-# Until that change is merged, ``_next_cost`` fills them in the page's copy of /cost (the real
-# route's answer, changed in the test's browser only); once /cost carries ``catalog`` itself,
-# the test reads the real route unchanged, and ``_next_cost`` is to be removed.
-
-
-def _next_cost(doc: dict[str, Any]) -> dict[str, Any]:
-    """``doc`` as /cost will answer it: priced sums, and the shipped catalog's date."""
-    if "catalog" in doc:
-        return doc
-    groups = doc["by_model"]
-    for field in ("cost_usd", "passthrough_cost_usd"):
-        doc["totals"][field] = round(sum(g[field] for g in groups if g[field] is not None), 6)
-    totals = doc["totals"]
-    totals["saved_usd"] = round(totals["passthrough_cost_usd"] - totals["cost_usd"], 6)
-    date = builtin_catalog().as_of
-    age = (dt.datetime.now(dt.UTC).date() - date).days
-    doc["catalog"] = {"date": date.isoformat(), "age_days": age, "stale": age > 182}
-    return doc
+# --- the money fields of /cost -------------------------------------------------------------
 
 
 async def test_unpriced_requests_are_counted_beside_the_cost_and_a_stale_catalog_is_said() -> None:
-    from playwright.async_api import Route, expect
+    from playwright.async_api import expect
 
     errors: list[str] = []
     async with ledger_gateway(unpriced=3) as (url, _), chromium_browser() as browser:
-        real = await get_json(url + "/cost")
-        doc = _next_cost(copy.deepcopy(real))
-
-        async def serve(route: Route) -> None:
-            reply = await route.fetch()
-            await route.fulfill(response=reply, json=_next_cost(await reply.json()))
-
+        doc = await get_json(url + "/cost")
         context = await browser.new_context(viewport={"width": 1280, "height": 900})
-        if "catalog" not in real:  # until /cost's money change is merged (see above)
-            await context.route(lambda u: urlsplit(u).path == "/cost", serve)
         page = await context.new_page()
         watch(page, errors)
         await page.goto(url + "/ui")
@@ -247,22 +216,35 @@ async def test_unpriced_requests_are_counted_beside_the_cost_and_a_stale_catalog
         figure = page.locator("#cost-figure")
         money = await page.evaluate("(v) => dollars(v)", totals["cost_usd"])
         await expect(figure).to_have_text(f"{money} + 3 unpriced requests", timeout=WAIT_MS)
+        # The shipped catalog's age, as the real route tells it: said when over six months.
         catalog = doc["catalog"]
-        assert catalog["stale"], "the shipped catalog is more than six months old"
         notice = page.locator("#catalog-notice")
-        await expect(notice).to_be_visible()
-        await expect(notice).to_have_text(
-            f"price catalog dated {catalog['date']} ({catalog['age_days']:,} days old): prices "
-            'may be out of date; add [prices."MODEL"] in the config'
-        )
-        # a fresh catalog says nothing; a cost with no priced row at all is "—"
+        if catalog["stale"]:
+            await expect(notice).to_be_visible()
+            await expect(notice).to_have_text(
+                f"price catalog dated {catalog['date']} ({catalog['age_days']:,} days old): "
+                'prices may be out of date; add [prices."MODEL"] in the config'
+            )
+        else:
+            await expect(notice).to_be_hidden()
+        # each way: a stale catalog is said, a fresh one says nothing; a cost with no priced
+        # row at all is "—"
         shown = await page.evaluate(
             """() => {
+              drawNotices({catalog: {date: "2025-01-02", age_days: 335, stale: true}});
+              const stale = document.getElementById("catalog-notice");
+              const said = [stale.hidden, stale.textContent];
               drawNotices({catalog: {date: "2026-11-30", age_days: 3, stale: false}});
-              return [document.getElementById("catalog-notice").hidden,
+              return [...said, document.getElementById("catalog-notice").hidden,
                       priced(null, 3).textContent];
             }"""
         )
-        assert shown == [True, "— (3 unpriced)"]
+        assert shown == [
+            False,
+            "price catalog dated 2025-01-02 (335 days old): prices may be out of date; "
+            'add [prices."MODEL"] in the config',
+            True,
+            "— (3 unpriced)",
+        ]
         await context.close()
     assert errors == []
