@@ -175,7 +175,10 @@ async def test_the_vision_lane_on_without_pillow_is_an_error_at_startup(
     monkeypatch.setitem(sys.modules, "PIL", None)  # what a missing Pillow looks like
     stores = await open_stores(tmp_path)
     try:
-        with pytest.raises(MissingPillow, match=r"install skillstate\[vision\]"):
+        with pytest.raises(
+            MissingPillow,
+            match=r"install the \[vision\] extra \(from a clone: pipx install '\.\[vision\]'",
+        ):
             build_lanes(settings, build_engine(settings, stores))
         off = load_settings(environ={"SKILLSTATE_LANES": "state"})
         assert "vision" in [lane.name for lane in build_lanes(off, build_engine(off, stores))]

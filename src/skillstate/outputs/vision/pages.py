@@ -64,9 +64,10 @@ def require_pillow() -> None:
         from PIL import features
     except ImportError as exc:
         raise MissingPillow(
-            "the vision lane draws pages with Pillow, which is not installed: install "
-            "skillstate[vision] (or Pillow), or switch the lane off ([lanes.vision] "
-            "enabled = false)"
+            "the vision lane draws pages with Pillow, which is not installed: install the "
+            "[vision] extra (from a clone: pipx install '.[vision]' or pip install "
+            "'.[vision]'; or pip install Pillow beside skillstate), or switch the lane off "
+            "([lanes.vision] enabled = false)"
         ) from exc
     if not features.check("freetype2"):  # load_default(size=...) needs it for its font
         raise MissingPillow(
