@@ -39,7 +39,7 @@ from skillstate.storage.stores import StoreOptions, Stores, open_stores
 from skillstate.upstream.circuit import CircuitPolicy
 from skillstate.upstream.client import UpstreamClient
 from skillstate.upstream.retry import RetryPolicy
-from skillstate.upstream.routing import Router, Upstream, normalize_base_url
+from skillstate.upstream.routing import Router, Upstream, chatgpt_upstream, normalize_base_url
 
 log = logging.getLogger("skillstate")
 
@@ -67,7 +67,7 @@ def build_context(settings: Settings) -> GatewayContext:
         read_timeout=settings.stream_idle_timeout,
     )
     return GatewayContext(
-        router=Router(upstreams),
+        router=Router(upstreams, chatgpt_upstream(settings.chatgpt_base_url)),
         client=client,
         settings=settings,
         max_body_bytes=settings.max_body_bytes,

@@ -225,6 +225,9 @@ class Settings(BaseModel):
     upstream_profile: UpstreamProfile = "auto"
     api_key: SecretStr | None = None
     upstreams: tuple[UpstreamSettings, ...] = ()
+    # Where a Responses request with a ChatGPT login goes (Codex signed in with ChatGPT,
+    # docs/integrations.md): that token is good only on the ChatGPT backend.
+    chatgpt_base_url: str = "https://chatgpt.com/backend-api/codex"
     mode: Mode = Mode.HYBRID
     # Named ``schema`` in every source; the attribute name avoids BaseModel.schema().
     state_schema: tuple[str, ...] | None = Field(default=None, alias="schema")
@@ -300,6 +303,11 @@ class Settings(BaseModel):
     @classmethod
     def _upstream(cls, url: str | None) -> str | None:
         return None if url is None else values.normalize_base_url(url)
+
+    @field_validator("chatgpt_base_url")
+    @classmethod
+    def _chatgpt_base_url(cls, url: str) -> str:
+        return values.normalize_base_url(url)
 
     @field_validator("api_key")
     @classmethod

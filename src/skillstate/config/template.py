@@ -33,6 +33,7 @@ NOTES: dict[str, str] = {
     "upstream_profile": "auto (from the base URL), openai or compatible (docs/upstreams.md).",
     "api_key": "The upstream shortcut's key: set SKILLSTATE_API_KEY, never here.",
     "upstreams": "Several providers, the first whose models match serves a request.",
+    "chatgpt_base_url": "Where Codex's ChatGPT-login requests go (docs/integrations.md).",
     "mode": "State mode: paper, hybrid or off.",
     "schema": "The state's top-level keys; not set: the default agent schema.",
     "initial_state": "The state each new session starts from (a table of JSON values).",

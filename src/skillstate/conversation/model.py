@@ -51,10 +51,13 @@ class Profile(StrEnum):
     provider that defined the first of the wires; an Anthropic upstream with it is simply the
     official one. ``COMPATIBLE`` is any other server of the wire (llama.cpp, vLLM, Ollama, LM
     Studio, SGLang, a hosted "OpenAI-compatible" API), which accepts less of the wire and may
-    report a refused request as a server error."""
+    report a refused request as a server error. ``CHATGPT`` is the ChatGPT backend Codex uses
+    with a ChatGPT login (OpenAI Responses, undocumented and stricter: streamed only, ``store``
+    false, no ``max_output_tokens``); it is never configured, only routed to by the login."""
 
     OFFICIAL = "openai"
     COMPATIBLE = "compatible"
+    CHATGPT = "chatgpt"
 
 
 Json = dict[str, Any]

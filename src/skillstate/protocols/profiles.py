@@ -27,13 +27,17 @@ from typing import Any
 
 from skillstate.conversation import Json, Profile, Wire
 from skillstate.protocols.openai_chat.compatible import fit_compatible
+from skillstate.protocols.openai_responses import chatgpt
 
 
 def fit(body: Json, profile: Profile, wire: Wire) -> Json:
     """``body``, encoded by the gateway for an upstream of ``wire``, as that upstream takes
-    it: unchanged but for a compatible Chat upstream (``openai_chat.compatible``)."""
+    it: unchanged but for a compatible Chat upstream (``openai_chat.compatible``) and the
+    ChatGPT backend (``openai_responses.chatgpt``)."""
     if profile is Profile.COMPATIBLE and wire is Wire.CHAT:
         return fit_compatible(body)
+    if profile is Profile.CHATGPT and wire is Wire.RESPONSES:
+        return chatgpt.fit(body)
     return body
 
 

@@ -21,6 +21,7 @@ from skillstate.conversation import ErrorKind, Message, Response, Usage, Wire
 from skillstate.economics.tokenizer import count_tokens
 from skillstate.pipeline.compaction_lane import summary_for
 from skillstate.protocols import adapter
+from skillstate.protocols.logins import login_of
 from skillstate.protocols.openai_responses.compaction import (
     compacted_body,
     compaction_id,
@@ -36,6 +37,7 @@ from skillstate.server.forward import Forward, Outbound
 from skillstate.server.inbound import Inbound, Refusal, read_inbound, request_mode, session_headers
 from skillstate.server.local_answers import answered
 from skillstate.server.replies import Reply, UpstreamFailure, reply_cut_short
+from skillstate.server.route import chatgpt_routed
 from skillstate.state.mode import Mode
 from skillstate.support import jsonio
 
@@ -52,7 +54,8 @@ async def handle_compact(request: web.Request) -> web.StreamResponse:
     except Refusal as refusal:
         out = error_response(WIRE, refusal.status, refusal.message, kind=refusal.kind)
         return answered(request, out, refusal.reason, refusal.message)
-    upstream = gateway.router.route(inbound.request.model)
+    chatgpt = chatgpt_routed(WIRE, login_of(request.headers))
+    upstream = gateway.router.route(inbound.request.model, chatgpt=chatgpt)
     ours = session_headers(inbound, upstream)
     engine = gateway.engine
     mode = request_mode(request, gateway.mode)

@@ -247,7 +247,10 @@ class Forward:
         over its context): the same call once as JSON, whose refusal (a 400 naming the context
         length) is the client's answer; None when it has none to give (it answers, or fails
         itself), and the empty stream is tried again as any cut reply. It asks for one token:
-        a server that can answer it does no more work than that."""
+        a server that can answer it does no more work than that. Never of the ChatGPT
+        backend, which refuses a request that is not streamed or sets an output limit."""
+        if self.upstream.profile is Profile.CHATGPT:
+            return None
         form = one_token_json_form(outbound.body, self.wire)
         if form is None:
             return None

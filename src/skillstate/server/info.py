@@ -14,6 +14,7 @@ from skillstate import __version__
 from skillstate.conversation import Wire
 from skillstate.economics.tokenizer import count_request, prime
 from skillstate.protocols.anthropic_messages import count_tokens_body
+from skillstate.protocols.logins import Login, login_of
 from skillstate.server.context import GATEWAY, GatewayContext
 from skillstate.server.errors import error_response, failure_response
 from skillstate.server.forward import Forward, Outbound
@@ -94,6 +95,9 @@ async def models(request: web.Request) -> web.StreamResponse:
     came. Else the entries merged, each kept whole, in upstream order; an entry crosses into
     the other family's shape only when it must."""
     gateway = request.app[GATEWAY]
+    chatgpt = gateway.router.chatgpt
+    if chatgpt is not None and login_of(request.headers) is Login.CHATGPT:
+        return await _listed_by(request, chatgpt, Wire.RESPONSES)
     anthropic = "anthropic-version" in request.headers
     client_wire = Wire.MESSAGES if anthropic else Wire.CHAT
     upstreams = gateway.router.upstreams
@@ -102,17 +106,7 @@ async def models(request: web.Request) -> web.StreamResponse:
         and ANY_MODEL in upstreams[0].models
         and _family(upstreams[0].wire_for(client_wire)) == anthropic
     ):
-        only = upstreams[0]
-        forward = Forward(gateway, request, only, client_wire, only.wire_for(client_wire))
-        try:
-            async with forward.send(Outbound(MODELS, None, timeout=PROBE_TIMEOUT_S)) as reply:
-                body = await reply.read()
-                headers = reply.headers
-        except UpstreamFailure as failure:
-            return failure_response(client_wire, failure, {})
-        out = web.Response(status=reply.status, body=body, headers=headers)
-        out.content_type = reply.raw.content_type or "application/json"
-        return answered(request, out, MODELS_LISTED)
+        return await _listed_by(request, upstreams[0], client_wire)
     lists = await asyncio.gather(
         *(_list_models(gateway, up, request, client_wire) for up in upstreams)
     )
@@ -126,6 +120,26 @@ async def models(request: web.Request) -> web.StreamResponse:
             seen.setdefault(name, entry)
     listed = web.json_response(_model_list(list(seen.values()), anthropic))
     return answered(request, listed, MODELS_LISTED)
+
+
+async def _listed_by(
+    request: web.Request, upstream: Upstream, client_wire: Wire
+) -> web.StreamResponse:
+    """``upstream``'s own list, as it came. The ChatGPT backend's (for a ChatGPT login) is
+    Codex's catalog, asked with Codex's query string (its version), from which Codex takes
+    each model's metadata and instructions."""
+    wire = upstream.wire_for(client_wire)
+    forward = Forward(request.app[GATEWAY], request, upstream, client_wire, wire)
+    outbound = Outbound(MODELS, None, request.query_string, timeout=PROBE_TIMEOUT_S)
+    try:
+        async with forward.send(outbound) as reply:
+            body = await reply.read()
+            headers = reply.headers
+    except UpstreamFailure as failure:
+        return failure_response(client_wire, failure, {})
+    out = web.Response(status=reply.status, body=body, headers=headers)
+    out.content_type = reply.raw.content_type or "application/json"
+    return answered(request, out, MODELS_LISTED)
 
 
 def _family(wire: Wire) -> bool:

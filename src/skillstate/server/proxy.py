@@ -9,6 +9,7 @@ lane's own answer (host compaction) without an upstream call, the client's bytes
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import time
@@ -17,10 +18,12 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from skillstate.conversation import Request, Response, Wire
+from skillstate.conversation import Profile, Request, Response, Wire
 from skillstate.pipeline import ArchiveWrite, Lane, LaneContext, PipelineResult, run_lanes
 from skillstate.pipeline.lane_runner import Keep
 from skillstate.protocols import adapter
+from skillstate.protocols.logins import login_of
+from skillstate.protocols.openai_responses import chatgpt
 from skillstate.protocols.openai_responses.history import not_found
 from skillstate.server import local_answers, relay, route
 from skillstate.server.context import GATEWAY, GatewayContext
@@ -49,7 +52,7 @@ from skillstate.server.route import (
     Unknown,
 )
 from skillstate.server.sessions import SessionId
-from skillstate.server.turn import Turn, answer_locally
+from skillstate.server.turn import Turn, answer_locally, upstream_body
 from skillstate.support import jsonio
 from skillstate.upstream.routing import Upstream
 
@@ -113,7 +116,9 @@ async def _read(http: web.Request, wire: Wire, gateway: GatewayContext) -> _Read
         refused = Refused(refusal.status, refusal.message, refusal.kind, refusal.reason)
         return _Read(Arrival(wire, refused=refused))
     client = inbound.request
-    upstream = gateway.router.route(client.model)
+    upstream = gateway.router.route(
+        client.model, chatgpt=route.chatgpt_routed(wire, login_of(http.headers))
+    )
     target = upstream.wire_for(wire) if upstream is not None else None
     history = gateway.history
     unknown = None
@@ -149,7 +154,11 @@ async def _run(
     inbound = taken.inbound
     context = LaneContext(inbound.session.id, inbound.wire, run.target, run.mode, extra=taken.extra)
     lanes = await run_lanes(taken.chosen, inbound.request, context, _keeper(gateway))
-    match route.serve(read.arrival, run, _ran(lanes)):
+    ran = _ran(lanes)
+    if taken.upstream.profile is Profile.CHATGPT and lanes.request is not inbound.request:
+        unsafe = _unsafe(inbound.raw, lanes.request, run.target)
+        ran = dataclasses.replace(ran, unsafe=unsafe)
+    match route.serve(read.arrival, run, ran):
         case Answered() as answered:
             assert lanes.answer is not None  # what route.serve saw
             return await _answered(http, gateway, inbound, lanes.answer, answered)
@@ -180,6 +189,20 @@ def _ran(lanes: PipelineResult) -> Ran:
         untouched=followup is not None and followup.untouched,
         handover=followup is not None and followup.handover is not None,
     )
+
+
+def _unsafe(raw: bytes, request: Request, target: Wire) -> tuple[str, ...]:
+    """What the ChatGPT backend may refuse or misread in ``request`` (the lanes' rewrite of
+    the client's ``raw`` body), as it would be sent; logged, since the request then goes up
+    as it came."""
+    body, _ = upstream_body(request, target, Profile.CHATGPT)
+    problems = tuple(chatgpt.unsafe_rewrite(raw, jsonio.loads(body)))
+    if problems:
+        log.warning(
+            "a request for the ChatGPT backend goes up as it came: its rewrite %s",
+            "; ".join(problems),
+        )
+    return problems
 
 
 def _compaction(lanes: PipelineResult) -> str | None:

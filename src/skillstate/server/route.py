@@ -26,6 +26,9 @@ The rules, each kept on every path:
   (DESIGN.md, invariant 6), so the client's bytes go up as they came, the upstream's come back
   as they came, and where they hold no usage the ledger counts it itself (an estimate, and
   marked so).
+* A request for the ChatGPT backend (Codex signed in with ChatGPT) whose rewrite that
+  backend may refuse or misread (``Ran.unsafe``: ``openai_responses.chatgpt``) goes up as
+  the client sent it, in mode ``off``: the pass-through fallback of an undocumented backend.
 * Everything else runs the round loop (``server.turn``).
 * A bypassed request (``x-skillstate-bypass``) runs in mode ``off``; ``x-skillstate-mode``
   chooses the mode otherwise (a name it does not know is ignored).
@@ -37,6 +40,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from skillstate.conversation import ErrorKind, Wire
+from skillstate.protocols.logins import Login
 from skillstate.state.mode import Mode, parse_mode
 from skillstate.support import jsonio
 
@@ -107,6 +111,9 @@ class Ran:
     """That lane left the request as it came."""
     handover: bool = False
     """That lane asks for a hidden round before the turn's own."""
+    unsafe: tuple[str, ...] = ()
+    """What in the request as the lanes left it its upstream's dialect may refuse or misread
+    (the ChatGPT backend's rules); not empty: the client's bytes go up instead."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,6 +238,8 @@ def serve(arrival: Arrival, run: RunLanes, ran: Ran) -> Service:
         return Answered(headers, run.mode, ran.summary)
     if ran.followup:
         headers["x-skillstate-mode"] = run.mode.value
+    if ran.unsafe and run.target is arrival.wire:
+        return Relay(headers, Record(Mode.OFF, True, ran.summary), finish=False)
     as_asked = not arrival.reshaped or run.mode is Mode.OFF
     same = run.target is arrival.wire and not ran.changed and as_asked
     record = Record(run.mode if ran.followup else Mode.OFF, same, ran.summary)
@@ -247,6 +256,12 @@ def serve(arrival: Arrival, run: RunLanes, ran: Ran) -> Service:
         and run.target is not arrival.wire
         and arrival.history,
     )
+
+
+def chatgpt_routed(wire: Wire, login: Login) -> bool:
+    """Whether a request of ``wire`` with ``login`` goes to the ChatGPT backend: a Responses
+    request (the only wire that backend speaks) with a ChatGPT login."""
+    return wire is Wire.RESPONSES and login is Login.CHATGPT
 
 
 def later_lanes(lanes: tuple[str, ...]) -> tuple[str, ...]:
