@@ -26,13 +26,17 @@ def test_each_host_is_not_installed_then_installed_then_drifted(host: Host, tmp_
     models = ("gpt-5",) if host is Host.OPENCODE else ()
     plan = integration(host, Locations(env, tmp_path / "home"), GATEWAY, "skillstate", models)
     install(plan, record(tmp_path))
-    assert probe() == (INSTALLED, None)  # the models installed with are read back
+    # Codex's state also says which login it uses (none here: $OPENAI_API_KEY).
+    installed = INSTALLED + (
+        "; Codex logs in with an API key ($OPENAI_API_KEY)" * (host is Host.CODEX)
+    )
+    assert probe() == (installed, None)  # the models installed with are read back
     other = doctor_probes("http://127.0.0.1:9999", data, env)[host.value]
     state, drift = other()
-    assert state == INSTALLED and drift is not None  # another gateway than the one installed
+    assert state == installed and drift is not None  # another gateway than the one installed
     edit_ours(plan.edits[0].path)
     state, drift = probe()
-    assert state == INSTALLED and drift is not None and str(plan.edits[0].path) in drift
+    assert state == installed and drift is not None and str(plan.edits[0].path) in drift
 
 
 def test_the_record_makes_the_data_dir_its_owners_only(tmp_path: Path) -> None:

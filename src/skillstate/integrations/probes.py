@@ -1,6 +1,7 @@
 """What ``skillstate doctor`` and ``--verify`` ask of the integrations: for each host, whether
 skillstate is installed in its user-scope files and, when it is, where they differ from what
-this version would write; and in which hosts the shell hook is. Read only."""
+this version would write (for Codex, also which login it uses: ``installed; ...``); and in
+which hosts the shell hook is. Read only."""
 
 from __future__ import annotations
 
@@ -122,4 +123,7 @@ def _probe(
     if not any(key(edit.path) in entries for edit in plan.edits):
         return NOT_INSTALLED, None
     problems = verify(plan)
-    return INSTALLED, "; ".join(problems) or None
+    state = INSTALLED
+    if host is Host.CODEX:  # which login Codex uses decides where its requests go
+        state += f"; {codex.login_text(where)}"
+    return state, "; ".join(problems) or None

@@ -66,7 +66,8 @@ def _integration(host: str, probe: IntegrationProbe) -> Check:
         return Check(name, False, f"{state}, drifted: {drift}", install)
     if state == NOT_INSTALLED:
         return Check(name, None, f"{state} (to use it: {install})")
-    return Check(name, state == INSTALLED or None, state)
+    # Codex's says which login it uses after the word: "installed; Codex logs in with ...".
+    return Check(name, state.split(";")[0] == INSTALLED or None, state)
 
 
 def check_shell_hook(probe: ShellHookProbe) -> Check:
