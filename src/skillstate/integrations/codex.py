@@ -123,7 +123,7 @@ def integration(
             "Codex runs a hook only once it is trusted, and keeps that trust in the user's "
             "config alone: install the shell hook without --project"
         )
-    notes = (login_note(where),)
+    notes: tuple[str, ...] = (login_note(where),)
     if where.project is not None:
         notes += ("Codex reads a project's .codex/config.toml only in a trusted project.",)
     if shell:
