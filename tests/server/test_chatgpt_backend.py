@@ -15,6 +15,7 @@ import pytest
 
 from skillstate.testing import ScriptedUpstream
 from skillstate.testing.chatgpt_backend import ACCOUNT, TOKEN, ChatGPTBackend
+from skillstate.testing.faults import Fault
 from skillstate.testing.gateway import RunningGateway, gateway_for
 from skillstate.testing.policies import Script
 from skillstate.testing.recording import RecordedRequest
@@ -243,3 +244,16 @@ async def test_compact_goes_to_the_backend_and_its_items_come_back_whole() -> No
     assert answer["output"][-1]["type"] == "compaction"
     (asked,) = backend.requests
     assert asked.path == "/responses/compact"
+
+
+async def test_an_empty_stream_is_not_asked_again_as_json() -> None:
+    """Elsewhere an empty stream is asked once more as JSON for one token, to learn why; the
+    ChatGPT backend refuses such a request, so it is never sent there."""
+    async with (
+        ScriptedUpstream() as api,
+        ChatGPTBackend(Script([Reply(fault=Fault.EMPTY)])) as backend,
+        gateway_for(api.url, settings=settings(backend, mode="off")) as gw,
+    ):
+        status, _, _ = await post(gw, codex_body())
+    assert status >= 500
+    assert len(model_requests(backend)) == 1 and backend.broken == []
