@@ -3,8 +3,11 @@ is official, any other host compatible (``upstream.profiles.detect``)."""
 
 from __future__ import annotations
 
+from typing import get_args
+
 import pytest
 
+from skillstate.config.settings import UpstreamProfile
 from skillstate.conversation import Profile, Wire
 from skillstate.upstream.profiles import detect
 
@@ -37,4 +40,7 @@ def test_detect(base_url: str, wire: Wire | None, profile: Profile) -> None:
 
 
 def test_the_config_words_are_the_values() -> None:
-    assert [p.value for p in Profile] == ["openai", "compatible"]
+    """Every profile a config may set; the ChatGPT backend's is chosen by a request's login,
+    never configured."""
+    assert [p.value for p in Profile] == ["openai", "compatible", "chatgpt"]
+    assert get_args(UpstreamProfile) == ("auto", "openai", "compatible")
