@@ -2,7 +2,8 @@
 
 See ``request`` (bodies), ``params``, ``foreign`` (the body of another wire's request),
 ``messages`` and ``turns`` (the ``input`` / ``output`` items), ``response``, ``stream_decode``
-/ ``stream_encode`` and ``errors``.
+/ ``stream_encode`` and ``errors``; ``chatgpt`` is the ChatGPT backend's dialect of it (Codex
+signed in with ChatGPT).
 """
 
 from __future__ import annotations
