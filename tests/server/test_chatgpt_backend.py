@@ -185,8 +185,9 @@ async def test_a_rewrite_the_backend_would_misread_goes_up_as_it_came() -> None:
         ChatGPTBackend(Script([Reply(text="as it came")])) as backend,
         gateway_for(api.url, settings=settings(backend, **lanes)) as gw,
     ):
-        status, body, _ = await post(gw, raw)
+        status, body, headers = await post(gw, raw)
     assert status == 200, body
+    assert headers.get("x-skillstate-mode") == "off"
     (sent,) = model_requests(backend)
     assert sent.body == raw
     assert backend.broken == []

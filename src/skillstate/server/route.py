@@ -236,10 +236,11 @@ def serve(arrival: Arrival, run: RunLanes, ran: Ran) -> Service:
         if ran.compaction:
             headers["x-skillstate-compaction"] = ran.compaction
         return Answered(headers, run.mode, ran.summary)
+    if ran.unsafe and run.target is arrival.wire:
+        headers["x-skillstate-mode"] = Mode.OFF.value
+        return Relay(headers, Record(Mode.OFF, True, ran.summary), finish=False)
     if ran.followup:
         headers["x-skillstate-mode"] = run.mode.value
-    if ran.unsafe and run.target is arrival.wire:
-        return Relay(headers, Record(Mode.OFF, True, ran.summary), finish=False)
     as_asked = not arrival.reshaped or run.mode is Mode.OFF
     same = run.target is arrival.wire and not ran.changed and as_asked
     record = Record(run.mode if ran.followup else Mode.OFF, same, ran.summary)
