@@ -45,6 +45,9 @@ class GatewayContext:
     observers: list[Observer] = field(default_factory=list)
     engine: StateEngine | None = None
     mode: Mode = Mode.OFF
+    subscription_rewrite: bool = False
+    """Whether an Anthropic subscription login's requests run the lanes like any other
+    (``route.admit``); by default they pass through untouched."""
     lanes: list[Lane] = field(default_factory=list)
     """Every lane the gateway built, in the order a request runs them (``gateway.build_lanes``)."""
     lanes_off: frozenset[str] = frozenset()

@@ -16,6 +16,7 @@ from skillstate.conversation.prefixes import PrefixMemo
 from skillstate.pipeline.lane import Lane
 from skillstate.pipeline.switches import parse_names
 from skillstate.protocols import adapter
+from skillstate.protocols.logins import Login, login_of
 from skillstate.protocols.memo import SessionMemos
 from skillstate.server import route
 from skillstate.server.context import GATEWAY, LaneHeaders
@@ -45,6 +46,9 @@ class Inbound:
     body: dict[str, Any]
     request: Request
     session: SessionId
+    login: Login = Login.NONE
+    """The kind of credential the request carries (``take_login``), once its upstream is
+    known."""
 
 
 class Refusal(Exception):
@@ -185,9 +189,18 @@ def check_json_type(request: web.Request) -> None:
         raise Refusal(415, f"Content-Type must be {JSON_TYPE} (got {shown})")
 
 
+def take_login(inbound: Inbound, request: web.Request, upstream: Upstream | None) -> Login:
+    """Tell the request's login once, where its upstream is chosen (the gateway's key counts
+    only where it holds one for that upstream), and keep it on ``inbound``."""
+    held = upstream is not None and upstream.api_key is not None
+    inbound.login = login_of(request.headers, gateway_key=held)
+    return inbound.login
+
+
 def session_headers(inbound: Inbound, upstream: Upstream | None) -> dict[str, str]:
     session = (inbound.session.id, inbound.session.source)
-    return route.session_headers(session, upstream.name if upstream is not None else None)
+    name = upstream.name if upstream is not None else None
+    return route.session_headers(session, name, inbound.login)
 
 
 def bypassed(request: web.Request) -> bool:

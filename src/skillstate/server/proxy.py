@@ -21,6 +21,7 @@ from skillstate.conversation import Request, Response, Wire
 from skillstate.pipeline import ArchiveWrite, Lane, LaneContext, PipelineResult, run_lanes
 from skillstate.pipeline.lane_runner import Keep
 from skillstate.protocols import adapter
+from skillstate.protocols.logins import login_of
 from skillstate.protocols.openai_responses.history import not_found
 from skillstate.server import local_answers, relay, route
 from skillstate.server.context import GATEWAY, GatewayContext
@@ -36,6 +37,7 @@ from skillstate.server.inbound import (
     chosen_lanes,
     read_inbound,
     request_extra,
+    take_login,
 )
 from skillstate.server.route import (
     Answered,
@@ -51,9 +53,17 @@ from skillstate.server.route import (
 from skillstate.server.sessions import SessionId
 from skillstate.server.turn import Turn, answer_locally
 from skillstate.support import jsonio
+from skillstate.support.caches import SessionCache
 from skillstate.upstream.routing import Upstream
 
 log = logging.getLogger("skillstate.proxy")
+
+UNTOUCHED_NOTE = (
+    "session %s: Claude Code's subscription login: passed through untouched (mode off, no "
+    "lane), as Anthropic allows that login for Claude Code only; for the savings use an API "
+    "key (ANTHROPIC_API_KEY), or let the gateway hold one (SKILLSTATE_API_KEY) and send a "
+    "placeholder key (docs/integrations.md)"
+)
 
 
 async def handle_generation(http: web.Request, wire: Wire) -> web.StreamResponse:
@@ -111,9 +121,10 @@ async def _read(http: web.Request, wire: Wire, gateway: GatewayContext) -> _Read
         extra = request_extra(http, gateway.lane_headers)
     except Refusal as refusal:
         refused = Refused(refusal.status, refusal.message, refusal.kind, refusal.reason)
-        return _Read(Arrival(wire, refused=refused))
+        return _Read(Arrival(wire, refused=refused, login=login_of(http.headers)))
     client = inbound.request
     upstream = gateway.router.route(client.model)
+    login = take_login(inbound, http, upstream)
     target = upstream.wire_for(wire) if upstream is not None else None
     history = gateway.history
     unknown = None
@@ -136,6 +147,8 @@ async def _read(http: web.Request, wire: Wire, gateway: GatewayContext) -> _Read
         fallbacks=tuple(f.wire_for(wire) for f in fallbacks),
         size=len(inbound.raw),
         history=history is not None,
+        login=login,
+        subscription_rewrite=gateway.subscription_rewrite,
     )
     return _Read(arrival, _Taken(inbound, client, upstream, fallbacks, chosen, extra))
 
@@ -148,7 +161,10 @@ async def _run(
     assert taken is not None and taken.upstream is not None  # admitted: read, and served
     inbound = taken.inbound
     context = LaneContext(inbound.session.id, inbound.wire, run.target, run.mode, extra=taken.extra)
-    lanes = await run_lanes(taken.chosen, inbound.request, context, _keeper(gateway))
+    if run.untouched:
+        _tell_untouched(inbound.session.id)
+    chosen = [] if run.untouched else taken.chosen
+    lanes = await run_lanes(chosen, inbound.request, context, _keeper(gateway))
     match route.serve(read.arrival, run, _ran(lanes)):
         case Answered() as answered:
             assert lanes.answer is not None  # what route.serve saw
@@ -163,10 +179,23 @@ async def _run(
                 forwarded_original=service.record.forwarded_original,
                 lanes=service.record.lanes,
                 sent=lanes.request,
+                login=inbound.login,
             )
             forward = Forward(gateway, http, taken.upstream, inbound.wire, run.target, exchange)
+            forward.login = inbound.login
             forward.fallbacks = taken.fallbacks
             return await _upstream(forward, taken, lanes, service)
+
+
+_told: SessionCache[bool] = SessionCache(entries=4096, max_bytes=1 << 20, weigh=lambda _: 1)
+"""The sessions already told, once, that their subscription traffic passes untouched."""
+
+
+def _tell_untouched(session: str) -> None:
+    """One info line per session whose subscription login passes through untouched."""
+    if _told.get(session) is None:
+        _told.put(session, True)
+        log.info(UNTOUCHED_NOTE, session)
 
 
 def _ran(lanes: PipelineResult) -> Ran:
@@ -283,5 +312,6 @@ async def _answered(
         note="compaction answered from the session state",
         lanes=answered.lanes,
         started=started,
+        login=inbound.login,
     )
     return out
