@@ -15,7 +15,8 @@ their cost (priced from those counts where the model has a price) in ``cost_usd`
 Rows an Anthropic subscription login billed have no per-token price: their tokens are in the
 token totals, their cost is neither priced nor unpriced, and ``subscription_requests`` counts
 them (a group of such rows alone costs 0 and saves 0). ``logins`` counts each group's client
-requests by the kind of credential they carried; ``by_login`` sums the rows per kind."""
+requests by the kind of credential they carried, ``rewritten_requests`` those a lane changed
+(the rest went up as the client sent them); ``by_login`` sums the rows per kind."""
 
 from __future__ import annotations
 
@@ -118,6 +119,7 @@ _SUMS = {
     "estimated_cost": "TOTAL(CASE WHEN estimated THEN cost_usd END)",
     **{f"basis:{basis}": f"SUM(round = 0 AND estimate_basis = '{basis}')" for basis in BASES},
     "logins": "GROUP_CONCAT(CASE WHEN round = 0 THEN login END, ',')",
+    "rewritten": "SUM(round = 0 AND lanes != '')",
 }
 _SELECT = ", ".join(_SUMS.values())
 
@@ -171,6 +173,7 @@ def _fields(row: tuple[Any, ...]) -> dict[str, Any]:
         "state_overhead_input_tokens": int(v["state_input"]),
         "state_overhead_cost_usd": _usd(v["state_cost"], priced, rows),
         "logins": _logins(v["logins"]),
+        "rewritten_requests": v["rewritten"] or 0,
     }
 
 
