@@ -309,3 +309,12 @@ async def test_subscription_rows_count_tokens_at_no_per_token_price() -> None:
     assert (alone["subscription_requests"], alone["unpriced_requests"]) == (2, 0)
     assert (alone["cost_usd"], alone["saved_usd"], alone["input_tokens"]) == (0.0, 0.0, 2000)
     assert groups["chatgpt"]["subscription_requests"] == 0
+
+
+def test_the_rewrite_is_off_unless_asked_for_in_the_config_or_environment(tmp_path: Any) -> None:
+    from skillstate.config import load_settings
+
+    home = {"HOME": str(tmp_path)}
+    assert load_settings(environ=home).subscription_rewrite is False
+    asked = {**home, "SKILLSTATE_SUBSCRIPTION_REWRITE": "yes"}
+    assert load_settings(environ=asked).subscription_rewrite is True
