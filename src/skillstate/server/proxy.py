@@ -53,7 +53,6 @@ from skillstate.server.route import (
 from skillstate.server.sessions import SessionId
 from skillstate.server.turn import Turn, answer_locally
 from skillstate.support import jsonio
-from skillstate.support.caches import SessionCache
 from skillstate.upstream.routing import Upstream
 
 log = logging.getLogger("skillstate.proxy")
@@ -162,7 +161,7 @@ async def _run(
     inbound = taken.inbound
     context = LaneContext(inbound.session.id, inbound.wire, run.target, run.mode, extra=taken.extra)
     if run.untouched:
-        _tell_untouched(inbound.session.id)
+        _tell_untouched(gateway, inbound.session.id)
     chosen = [] if run.untouched else taken.chosen
     lanes = await run_lanes(chosen, inbound.request, context, _keeper(gateway))
     match route.serve(read.arrival, run, _ran(lanes)):
@@ -187,14 +186,11 @@ async def _run(
             return await _upstream(forward, taken, lanes, service)
 
 
-_told: SessionCache[bool] = SessionCache(entries=4096, max_bytes=1 << 20, weigh=lambda _: 1)
-"""The sessions already told, once, that their subscription traffic passes untouched."""
-
-
-def _tell_untouched(session: str) -> None:
+def _tell_untouched(gateway: GatewayContext, session: str) -> None:
     """One info line per session whose subscription login passes through untouched."""
-    if _told.get(session) is None:
-        _told.put(session, True)
+    told = gateway.untouched_told
+    if told.get(session) is None:
+        told.put(session, True)
         log.info(UNTOUCHED_NOTE, session)
 
 
