@@ -318,3 +318,18 @@ def test_the_rewrite_is_off_unless_asked_for_in_the_config_or_environment(tmp_pa
     assert load_settings(environ=home).subscription_rewrite is False
     asked = {**home, "SKILLSTATE_SUBSCRIPTION_REWRITE": "yes"}
     assert load_settings(environ=asked).subscription_rewrite is True
+
+
+async def test_count_tokens_names_the_login_and_keeps_a_subscription_s_token() -> None:
+    body = json.dumps(
+        {"model": "claude-sonnet-4-5", "messages": [{"role": "user", "content": "hi"}]}
+    )
+    async with (
+        ScriptedUpstream(Script([])) as up,
+        gateway_for(up.url, wire="anthropic-messages", settings={"api_key": GATEWAY_KEY}) as gw,
+    ):
+        said = credentials("anthropic-subscription", "")
+        status, headers, _ = await post(gw, "/v1/messages/count_tokens", body.encode(), said)
+    assert (status, headers["x-skillstate-login"]) == (200, "anthropic-subscription")
+    [heard] = up.requests
+    assert heard.headers["authorization"] == f"Bearer {OAUTH}"
