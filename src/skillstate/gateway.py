@@ -75,6 +75,7 @@ def build_context(settings: Settings) -> GatewayContext:
         max_parts=settings.max_parts,
         body_timeout=settings.body_timeout,
         mode=Mode(settings.mode),
+        subscription_rewrite=settings.subscription_rewrite,
         retry=RetryPolicy(
             attempts=settings.retries + 1,
             cap_s=settings.retry_max_wait,

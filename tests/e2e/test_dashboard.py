@@ -20,6 +20,8 @@ from skillstate.testing.gateway import gateway_for
 pytestmark = pytest.mark.browser
 
 SESSION = "dashboard-demo"
+SUBSCRIBER = "claude-subscriber"
+"""A Claude Code session with a Pro/Max login, which the gateway passes through untouched."""
 TOOLS = [
     {
         "type": "function",
@@ -86,6 +88,24 @@ async def play(http: aiohttp.ClientSession, url: str) -> None:
                 history.append({"role": "tool", "tool_call_id": call["id"], "content": cmd[5:]})
 
 
+async def subscribe(http: aiohttp.ClientSession, url: str) -> None:
+    """One request of Claude Code logged in with a subscription (a token of the test's own
+    making), on its own wire and a priced model: the ledger counts it at no per-token price."""
+    headers = {
+        "authorization": "Bearer sk-ant-oat01-" + "d" * 40,
+        "x-claude-code-session-id": SUBSCRIBER,
+        "anthropic-version": "2023-06-01",
+    }
+    body = {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 64,
+        "messages": [{"role": "user", "content": "List the project."}],
+    }
+    async with http.post(f"{url}/v1/messages", json=body, headers=headers) as r:
+        assert r.status == 200, await r.text()
+        assert r.headers["x-skillstate-login"] == "anthropic-subscription"
+
+
 async def get(http: aiohttp.ClientSession, url: str) -> Any:
     async with http.get(url) as reply:
         assert reply.status == 200
@@ -105,6 +125,7 @@ async def test_the_dashboard_shows_the_ledger_and_opens_a_session() -> None:
         aiohttp.ClientSession() as http,
     ):
         await play(http, gateway.url)
+        await subscribe(http, gateway.url)
         cost = await get(http, gateway.url + "/cost")
         rows = (await get(http, gateway.url + "/cost/requests?limit=20"))["requests"]
         shown = await get(http, f"{gateway.url}/state?session={SESSION}")
@@ -157,7 +178,21 @@ async def test_the_dashboard_shows_the_ledger_and_opens_a_session() -> None:
                     cost["by_model"]
                 )
 
+                # Which login each session used and what the gateway did with it.
+                login = '[data-field="login"]'
+                sub = page.locator(f'#sessions tr[data-session="{SUBSCRIBER}"]')
+                assert await sub.locator(login).text_content() == (
+                    "anthropic-subscription: passed through untouched (subscription)"
+                )
+                assert await sub.locator("td:nth-child(7)").text_content() == "subscription"
                 row = page.locator(f'#sessions tr[data-session="{SESSION}"]')
+                assert await row.locator(login).text_content() == "none: rewritten"
+                carried = await page.text_content('#measured [data-field="logins"]')
+                assert carried == f"anthropic-subscription 1, none {totals['logins']['none']}"
+                sub_line = await page.text_content("#cost-sub") or ""
+                assert "1 request billed by a subscription" in sub_line
+                logins = await page.locator(f"#requests tbody {login}").all_text_contents()
+                assert logins[0] == "anthropic-subscription" and set(logins[1:]) == {"none"}
                 assert await row.count() == 1
                 await row.click()
                 sigma = page.locator("#detail-sigma")
@@ -171,7 +206,8 @@ async def test_the_dashboard_shows_the_ledger_and_opens_a_session() -> None:
                 refs = await page.locator("#detail-archive tbody code").all_text_contents()
                 assert refs == [entry["ref"] for entry in shown["archive"]]
                 line = await page.text_content("#detail-cost") or ""
-                assert line.startswith(f"{cost['by_session'][0]['requests']:,} upstream requests")
+                [group] = [g for g in cost["by_session"] if g["session"] == SESSION]
+                assert line.startswith(f"{group['requests']:,} upstream requests")
                 assert await page.locator("#requests tbody tr").count() == len(rows)
 
                 await page.screenshot(path=str(artifacts() / "dashboard.png"), full_page=True)

@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from skillstate.conversation import ErrorKind, Wire
+from skillstate.protocols.logins import Login
 from skillstate.server.route import (
     Admission,
     Answered,
@@ -28,6 +29,7 @@ from skillstate.server.route import (
     later_lanes,
     mode_for,
     serve,
+    untouched_login,
 )
 from skillstate.state.mode import Mode, parse_mode
 from skillstate.support import jsonio
@@ -40,6 +42,7 @@ modes = st.sampled_from(list(Mode))
 mode_headers = st.one_of(
     st.none(), st.sampled_from(["off", "hybrid", "paper", " Paper ", "HYBRID", "bogus", ""])
 )
+logins = st.sampled_from(list(Login))
 lane_choices = st.lists(st.sampled_from(LANES), unique=True).map(
     lambda names: tuple(n for n in LANES if n in names)
 )
@@ -53,7 +56,7 @@ def arrivals(draw: st.DrawFn, *, readable: bool | None = None) -> Arrival:
     if refused:
         status = draw(st.sampled_from([400, 408, 413, 415]))
         kind = draw(st.sampled_from([None, ErrorKind.INVALID_REQUEST]))
-        return Arrival(wire, refused=Refused(status, "bad body", kind))
+        return Arrival(wire, refused=Refused(status, "bad body", kind), login=draw(logins))
     target = draw(st.one_of(st.none(), wires)) if readable is None else draw(wires)
     upstream = None if target is None else draw(st.sampled_from(["up", "other"]))
     history = draw(st.booleans())
@@ -74,6 +77,8 @@ def arrivals(draw: st.DrawFn, *, readable: bool | None = None) -> Arrival:
         fallbacks=tuple(draw(st.lists(wires, max_size=3))),
         size=draw(st.sampled_from([10, jsonio.CUT_FROM - 1, jsonio.CUT_FROM, 9 * 2**20])),
         history=history,
+        login=draw(logins),
+        subscription_rewrite=draw(st.booleans()),
     )
 
 
@@ -112,7 +117,8 @@ def test_only_a_readable_request_with_an_upstream_and_its_history_runs_lanes(
     assert isinstance(plan, RunLanes) == runs
     if arrival.refused is not None:
         refused = arrival.refused
-        assert plan == Refuse(refused.status, refused.message, refused.kind, {}, refused.reason)
+        said = {"x-skillstate-login": arrival.login.value}
+        assert plan == Refuse(refused.status, refused.message, refused.kind, said, refused.reason)
     elif arrival.target is None:
         assert isinstance(plan, Refuse)
         assert plan.status == (404 if arrival.configured else 502)
@@ -127,11 +133,29 @@ def test_the_mode_is_off_when_bypassed_else_the_header_s_else_the_gateway_s(
     arrival: Arrival,
 ) -> None:
     run = admitted(arrival)
-    if arrival.bypass:
+    if arrival.bypass or run.untouched:
         assert run.mode is Mode.OFF
     else:
         assert run.mode is (parse_mode(arrival.mode) or arrival.default_mode)
-    assert run.mode is mode_for(arrival.bypass, arrival.mode, arrival.default_mode)
+    assert run.mode is mode_for(arrival.bypass or run.untouched, arrival.mode, arrival.default_mode)
+
+
+@given(arrivals(readable=True))
+def test_a_subscription_login_runs_no_lane_unless_its_rewrite_was_asked_for(
+    arrival: Arrival,
+) -> None:
+    """An Anthropic subscription login is served in mode off with no lane, whatever the
+    headers ask, unless ``subscription_rewrite``; every other login runs as the mode says."""
+    run = admitted(arrival)
+    subscription = arrival.login is Login.ANTHROPIC_SUBSCRIPTION
+    assert run.untouched == (subscription and not arrival.subscription_rewrite)
+    assert run.untouched == untouched_login(arrival.login, arrival.subscription_rewrite)
+    if run.untouched:
+        assert run.mode is Mode.OFF
+    rewritten = dataclasses.replace(arrival, subscription_rewrite=True)
+    api_key = dataclasses.replace(arrival, login=Login.API_KEY)
+    assert admitted(rewritten).mode is admitted(api_key).mode
+    assert not admitted(rewritten).untouched
 
 
 @given(arrivals(readable=True), outcomes())
@@ -142,6 +166,7 @@ def test_every_reply_names_its_session_and_upstream_and_a_translation(
     headers = serve(arrival, run, ran).headers
     assert headers["x-skillstate-session"] == arrival.session[0]
     assert headers["x-skillstate-session-source"] == arrival.session[1]
+    assert headers["x-skillstate-login"] == arrival.login.value
     assert headers["x-skillstate-upstream"] == arrival.upstream
     translated = f"{arrival.wire.value}->{run.target.value}"
     assert headers.get("x-skillstate-translated") == (
@@ -248,6 +273,7 @@ def test_no_upstream_configured_is_a_502_and_an_unserved_model_a_404() -> None:
     assert unserved.headers == {
         "x-skillstate-session": "s",
         "x-skillstate-session-source": "header",
+        "x-skillstate-login": "none",
     }
 
 
@@ -325,6 +351,7 @@ def test_a_compaction_answer_says_so() -> None:
         {
             "x-skillstate-session": "s",
             "x-skillstate-session-source": "header",
+            "x-skillstate-login": "none",
             "x-skillstate-upstream": "up",
             "x-skillstate-lanes": "compaction=summary",
             "x-skillstate-compaction": "summary",

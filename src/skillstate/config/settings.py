@@ -229,6 +229,10 @@ class Settings(BaseModel):
     # docs/integrations.md): that token is good only on the ChatGPT backend.
     chatgpt_base_url: str = "https://chatgpt.com/backend-api/codex"
     mode: Mode = Mode.HYBRID
+    # Requests made with an Anthropic subscription login (Claude Code's Pro/Max) go through
+    # untouched unless this is true: Anthropic allows that login for Claude Code and its own
+    # apps only (docs/integrations.md, "A subscription login").
+    subscription_rewrite: StrictBool = False
     # Named ``schema`` in every source; the attribute name avoids BaseModel.schema().
     state_schema: tuple[str, ...] | None = Field(default=None, alias="schema")
     initial_state: dict[str, Any] = Field(default_factory=dict)

@@ -278,6 +278,7 @@ TEXT_PARSERS: dict[str, Callable[[str], object]] = {
     "allowed_hosts": parse_list,
     "allowed_origins": parse_list,
     "verbose": parse_bool,
+    "subscription_rewrite": parse_bool,
     "schema": parse_list,
     "initial_state": parse_json_object,
     "collapse": parse_json_object,

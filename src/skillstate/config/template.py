@@ -35,6 +35,7 @@ NOTES: dict[str, str] = {
     "upstreams": "Several providers, the first whose models match serves a request.",
     "chatgpt_base_url": "Where Codex's ChatGPT-login requests go (docs/integrations.md).",
     "mode": "State mode: paper, hybrid or off.",
+    "subscription_rewrite": "Rewrite Claude Code subscription traffic too (against its terms).",
     "schema": "The state's top-level keys; not set: the default agent schema.",
     "initial_state": "The state each new session starts from (a table of JSON values).",
     "collapse": "The collapse lane's options (docs/state.md).",

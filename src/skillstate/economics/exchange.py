@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from skillstate.conversation import Request, Response, Wire
 from skillstate.economics.metered import Metered
+from skillstate.protocols.logins import Login
 
 LOCAL = "local"
 """The upstream an exchange answered by the gateway itself names (nothing went upstream): the
@@ -53,6 +54,8 @@ class Exchange:
     """The gateway's own time: from arrival to the reply, less the time upstreams took."""
     upstream_s: float = 0.0
     """Time spent waiting on upstreams (every attempt, retries' waits included)."""
+    login: Login = Login.NONE
+    """The kind of credential the client's request carried (``protocols.logins``)."""
 
     def summary(self) -> str:
         """The request in one log line: who, where, what came back, what the lanes did."""
@@ -65,7 +68,8 @@ class Exchange:
         rounds += f" retries={retried}" if retried > 0 else ""
         note = f" ({self.note})" if self.note else ""
         return (
-            f"session={self.session} mode={self.mode} {wires} upstream={self.upstream} "
+            f"session={self.session} login={self.login.value} mode={self.mode} {wires} "
+            f"upstream={self.upstream} "
             f"status={self.status} {tokens}{rounds}{lanes} {self.elapsed_s * 1000:.1f}ms{note}"
         )
 

@@ -21,7 +21,6 @@ from skillstate.conversation import ErrorKind, Message, Response, Usage, Wire
 from skillstate.economics.tokenizer import count_tokens
 from skillstate.pipeline.compaction_lane import summary_for
 from skillstate.protocols import adapter
-from skillstate.protocols.logins import login_of
 from skillstate.protocols.openai_responses.compaction import (
     compacted_body,
     compaction_id,
@@ -34,10 +33,16 @@ from skillstate.server.context import GATEWAY, GatewayContext
 from skillstate.server.errors import error_response, failure_response
 from skillstate.server.exchanges import notify_local
 from skillstate.server.forward import Forward, Outbound
-from skillstate.server.inbound import Inbound, Refusal, read_inbound, request_mode, session_headers
+from skillstate.server.inbound import (
+    Inbound,
+    Refusal,
+    read_inbound,
+    request_mode,
+    session_headers,
+    take_login,
+)
 from skillstate.server.local_answers import answered
 from skillstate.server.replies import Reply, UpstreamFailure, reply_cut_short
-from skillstate.server.route import chatgpt_routed
 from skillstate.state.mode import Mode
 from skillstate.support import jsonio
 
@@ -54,8 +59,7 @@ async def handle_compact(request: web.Request) -> web.StreamResponse:
     except Refusal as refusal:
         out = error_response(WIRE, refusal.status, refusal.message, kind=refusal.kind)
         return answered(request, out, refusal.reason, refusal.message)
-    chatgpt = chatgpt_routed(WIRE, login_of(request.headers))
-    upstream = gateway.router.route(inbound.request.model, chatgpt=chatgpt)
+    upstream = take_login(inbound, request, gateway.router, WIRE)
     ours = session_headers(inbound, upstream)
     engine = gateway.engine
     mode = request_mode(request, gateway.mode)
@@ -79,7 +83,7 @@ async def handle_compact(request: web.Request) -> web.StreamResponse:
         )
         out = error_response(WIRE, 501, message, kind=ErrorKind.INVALID_REQUEST, headers=ours)
         return answered(request, out, "wire_not_supported", message)
-    forward = Forward(gateway, request, upstream, WIRE, WIRE)
+    forward = Forward(gateway, request, upstream, WIRE, WIRE, login=inbound.login)
     outbound = Outbound(PATH, inbound.raw, request.query_string, settle=_whole_compaction)
     try:
         async with forward.send(outbound) as reply:
@@ -125,7 +129,16 @@ def _answer(
     response = Response(response_id, model, message, WIRE, usage=usage)
     session = (inbound.session.id, inbound.session.source)
     note = "compaction answered from the session state"
-    notify_local(gateway, inbound.request, session, response, mode=mode, note=note, started=started)
+    notify_local(
+        gateway,
+        inbound.request,
+        session,
+        response,
+        mode=mode,
+        note=note,
+        started=started,
+        login=inbound.login,
+    )
     ours = {**headers, "x-skillstate-compaction": "responses-compact"}
     return web.Response(
         status=200, body=jsonio.dumps(body), headers=ours, content_type="application/json"

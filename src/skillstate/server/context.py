@@ -17,6 +17,7 @@ from skillstate.server.bodies import Bodies
 from skillstate.server.history import ResponseHistory
 from skillstate.state.engine import StateEngine
 from skillstate.state.mode import Mode
+from skillstate.support.caches import SessionCache
 from skillstate.upstream.circuit import Circuit, CircuitPolicy
 from skillstate.upstream.client import UpstreamClient
 from skillstate.upstream.limits import RateLimit
@@ -45,6 +46,14 @@ class GatewayContext:
     observers: list[Observer] = field(default_factory=list)
     engine: StateEngine | None = None
     mode: Mode = Mode.OFF
+    subscription_rewrite: bool = False
+    """Whether an Anthropic subscription login's requests run the lanes like any other
+    (``route.admit``); by default they pass through untouched."""
+    untouched_told: SessionCache[bool] = field(
+        default_factory=lambda: SessionCache(entries=4096, max_bytes=4096, weigh=lambda _: 1)
+    )
+    """The sessions whose subscription traffic the log already said passes untouched (once
+    each)."""
     lanes: list[Lane] = field(default_factory=list)
     """Every lane the gateway built, in the order a request runs them (``gateway.build_lanes``)."""
     lanes_off: frozenset[str] = frozenset()

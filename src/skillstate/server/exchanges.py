@@ -9,6 +9,7 @@ import time
 
 from skillstate.conversation import Request, Response, Wire
 from skillstate.economics.exchange import LOCAL, Exchange
+from skillstate.protocols.logins import Login
 from skillstate.server.context import GatewayContext
 
 log = logging.getLogger("skillstate.forward")
@@ -25,6 +26,7 @@ def exchange_for(
     forwarded_original: bool = False,
     lanes: str = "",
     sent: Request | None = None,
+    login: Login = Login.NONE,
 ) -> Exchange:
     """The record of one client request, started now."""
     return Exchange(
@@ -43,6 +45,7 @@ def exchange_for(
         mode=mode,
         lanes=lanes,
         sent=sent,
+        login=login,
     )
 
 
@@ -56,6 +59,7 @@ def notify_local(
     note: str,
     lanes: str = "",
     started: float,
+    login: Login = Login.NONE,
 ) -> None:
     """Observers see a reply the gateway made itself (nothing went upstream) like any other:
     its exchange built whole, once the reply was made."""
@@ -76,6 +80,7 @@ def notify_local(
         mode=mode,
         lanes=lanes,
         rounds=0,
+        login=login,
     )
     notify(gateway, exchange)
 

@@ -40,6 +40,7 @@ from skillstate.economics.metered import Metered, meter
 from skillstate.protocols import adapter
 from skillstate.protocols.diagnosis import one_token_json_form
 from skillstate.protocols.headers import response_headers, upstream_headers
+from skillstate.protocols.logins import Login
 from skillstate.protocols.profiles import refused_as_invalid
 from skillstate.server.client_stream import ClientGone
 from skillstate.server.context import GatewayContext
@@ -101,6 +102,10 @@ class Forward:
     relayed: dict[str, str] = field(default_factory=dict)
     fallbacks: list[Upstream] = field(default_factory=list)
     """Upstreams still to try, in order, when this one is down (circuit open, retries spent)."""
+    login: Login = Login.NONE
+    """The client's login (``protocols.logins``): a subscription's token goes upstream as it
+    came, never replaced by a key the gateway holds (that key is for requests without a
+    login of their own)."""
     _started: float | None = None
     """When the request's first try began: the retry deadline counts from it."""
     _ended: bool = False
@@ -350,7 +355,7 @@ class Forward:
             self.http.headers if self.client_headers is None else self.client_headers,
             client_wire=self.client_wire,
             upstream_wire=self.wire,
-            api_key=self.upstream.api_key,
+            api_key=None if self.login.subscription else self.upstream.api_key,
             extra=self.upstream.headers,
         )
         client = self.gateway.client

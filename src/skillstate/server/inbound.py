@@ -16,6 +16,7 @@ from skillstate.conversation.prefixes import PrefixMemo
 from skillstate.pipeline.lane import Lane
 from skillstate.pipeline.switches import parse_names
 from skillstate.protocols import adapter
+from skillstate.protocols.logins import Login, login_of
 from skillstate.protocols.memo import SessionMemos
 from skillstate.server import route
 from skillstate.server.context import GATEWAY, LaneHeaders
@@ -23,7 +24,7 @@ from skillstate.server.local_answers import reason_for
 from skillstate.server.sessions import SessionId, resolve_session
 from skillstate.state.mode import Mode
 from skillstate.support import jsonio
-from skillstate.upstream.routing import Upstream
+from skillstate.upstream.routing import Router, Upstream
 
 BYPASS = "x-skillstate-bypass"
 LANES = "x-skillstate-lanes"
@@ -45,6 +46,9 @@ class Inbound:
     body: dict[str, Any]
     request: Request
     session: SessionId
+    login: Login = Login.NONE
+    """The kind of credential the request carries (``take_login``), once its upstream is
+    known."""
 
 
 class Refusal(Exception):
@@ -185,9 +189,25 @@ def check_json_type(request: web.Request) -> None:
         raise Refusal(415, f"Content-Type must be {JSON_TYPE} (got {shown})")
 
 
+def take_login(
+    inbound: Inbound, request: web.Request, router: Router, wire: Wire
+) -> Upstream | None:
+    """Tell the request's login once, choose its upstream by it (a ChatGPT login's Responses
+    request goes to the ChatGPT backend, ``route.chatgpt_routed``), and keep the login on
+    ``inbound``: the gateway's key counts only where it holds one for that upstream, and never
+    over a subscription's own login (``login_of``)."""
+    login = login_of(request.headers)
+    upstream = router.route(inbound.request.model, chatgpt=route.chatgpt_routed(wire, login))
+    if upstream is not None and upstream.api_key is not None and not login.subscription:
+        login = Login.GATEWAY_KEY
+    inbound.login = login
+    return upstream
+
+
 def session_headers(inbound: Inbound, upstream: Upstream | None) -> dict[str, str]:
     session = (inbound.session.id, inbound.session.source)
-    return route.session_headers(session, upstream.name if upstream is not None else None)
+    name = upstream.name if upstream is not None else None
+    return route.session_headers(session, name, inbound.login)
 
 
 def bypassed(request: web.Request) -> bool:

@@ -18,7 +18,7 @@ from skillstate.protocols.logins import Login, login_of
 from skillstate.server.context import GATEWAY, GatewayContext
 from skillstate.server.errors import error_response, failure_response
 from skillstate.server.forward import Forward, Outbound
-from skillstate.server.inbound import Refusal, read_inbound, session_headers
+from skillstate.server.inbound import Refusal, read_inbound, session_headers, take_login
 from skillstate.server.local_answers import answered
 from skillstate.server.replies import UpstreamFailure
 from skillstate.support import jsonio
@@ -195,10 +195,12 @@ async def count_tokens(request: web.Request) -> web.StreamResponse:
     except Refusal as refusal:
         out = error_response(Wire.MESSAGES, refusal.status, refusal.message, kind=refusal.kind)
         return answered(request, out, refusal.reason, refusal.message)
-    upstream = gateway.router.route(inbound.request.model)
+    upstream = take_login(inbound, request, gateway.router, Wire.MESSAGES)
     ours = session_headers(inbound, upstream)
     if upstream is not None and upstream.wire_for(Wire.MESSAGES) is Wire.MESSAGES:
-        forward = Forward(gateway, request, upstream, Wire.MESSAGES, Wire.MESSAGES)
+        forward = Forward(
+            gateway, request, upstream, Wire.MESSAGES, Wire.MESSAGES, login=inbound.login
+        )
         outbound = Outbound("/v1/messages/count_tokens", inbound.raw, request.query_string)
         try:
             async with forward.send(outbound) as reply:

@@ -39,6 +39,7 @@ from skillstate.server.inbound import (
     chosen_lanes,
     read_inbound,
     request_extra,
+    take_login,
 )
 from skillstate.server.route import (
     Answered,
@@ -57,6 +58,13 @@ from skillstate.support import jsonio
 from skillstate.upstream.routing import Upstream
 
 log = logging.getLogger("skillstate.proxy")
+
+UNTOUCHED_NOTE = (
+    "session %s: Claude Code's subscription login: passed through untouched (mode off, no "
+    "lane), as Anthropic allows that login for Claude Code only; for the savings use an API "
+    "key (ANTHROPIC_API_KEY), or let the gateway hold one (SKILLSTATE_API_KEY) and send a "
+    "placeholder key (docs/integrations.md)"
+)
 
 
 async def handle_generation(http: web.Request, wire: Wire) -> web.StreamResponse:
@@ -114,11 +122,10 @@ async def _read(http: web.Request, wire: Wire, gateway: GatewayContext) -> _Read
         extra = request_extra(http, gateway.lane_headers)
     except Refusal as refusal:
         refused = Refused(refusal.status, refusal.message, refusal.kind, refusal.reason)
-        return _Read(Arrival(wire, refused=refused))
+        return _Read(Arrival(wire, refused=refused, login=login_of(http.headers)))
     client = inbound.request
-    upstream = gateway.router.route(
-        client.model, chatgpt=route.chatgpt_routed(wire, login_of(http.headers))
-    )
+    upstream = take_login(inbound, http, gateway.router, wire)
+    login = inbound.login
     target = upstream.wire_for(wire) if upstream is not None else None
     history = gateway.history
     unknown = None
@@ -141,6 +148,8 @@ async def _read(http: web.Request, wire: Wire, gateway: GatewayContext) -> _Read
         fallbacks=tuple(f.wire_for(wire) for f in fallbacks),
         size=len(inbound.raw),
         history=history is not None,
+        login=login,
+        subscription_rewrite=gateway.subscription_rewrite,
     )
     return _Read(arrival, _Taken(inbound, client, upstream, fallbacks, chosen, extra))
 
@@ -153,7 +162,10 @@ async def _run(
     assert taken is not None and taken.upstream is not None  # admitted: read, and served
     inbound = taken.inbound
     context = LaneContext(inbound.session.id, inbound.wire, run.target, run.mode, extra=taken.extra)
-    lanes = await run_lanes(taken.chosen, inbound.request, context, _keeper(gateway))
+    if run.untouched:
+        _tell_untouched(gateway, inbound.session.id)
+    chosen = [] if run.untouched else taken.chosen
+    lanes = await run_lanes(chosen, inbound.request, context, _keeper(gateway))
     ran = _ran(lanes)
     if taken.upstream.profile is Profile.CHATGPT and lanes.request is not inbound.request:
         unsafe = _unsafe(inbound.raw, lanes.request, run.target)
@@ -172,10 +184,20 @@ async def _run(
                 forwarded_original=service.record.forwarded_original,
                 lanes=service.record.lanes,
                 sent=lanes.request,
+                login=inbound.login,
             )
             forward = Forward(gateway, http, taken.upstream, inbound.wire, run.target, exchange)
+            forward.login = inbound.login
             forward.fallbacks = taken.fallbacks
             return await _upstream(forward, taken, lanes, service)
+
+
+def _tell_untouched(gateway: GatewayContext, session: str) -> None:
+    """One info line per session whose subscription login passes through untouched."""
+    told = gateway.untouched_told
+    if told.get(session) is None:
+        told.put(session, True)
+        log.info(UNTOUCHED_NOTE, session)
 
 
 def _ran(lanes: PipelineResult) -> Ran:
@@ -306,5 +328,6 @@ async def _answered(
         note="compaction answered from the session state",
         lanes=answered.lanes,
         started=started,
+        login=inbound.login,
     )
     return out

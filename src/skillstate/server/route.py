@@ -32,6 +32,12 @@ The rules, each kept on every path:
 * Everything else runs the round loop (``server.turn``).
 * A bypassed request (``x-skillstate-bypass``) runs in mode ``off``; ``x-skillstate-mode``
   chooses the mode otherwise (a name it does not know is ignored).
+* A request made with an Anthropic subscription login (Claude Code's Pro/Max) runs no lane and
+  is served in mode ``off``, as a bypassed one, unless the gateway was told to rewrite such
+  traffic (``subscription_rewrite``): Anthropic allows that login for Claude Code and its own
+  apps only, and its first system block carries a value computed over the body that a
+  rewrite would invalidate. Every reply says which login the request carried
+  (``x-skillstate-login``).
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ from skillstate.protocols.logins import Login
 from skillstate.state.mode import Mode, parse_mode
 from skillstate.support import jsonio
 
+LOGIN_HEADER = "x-skillstate-login"
 STATE_LANE = "state"
 """The lane whose handover round builds the turn's request anew: the lanes after it run again."""
 
@@ -93,6 +100,10 @@ class Arrival:
     """The client's body, in bytes."""
     history: bool = False
     """Whether the gateway keeps Responses replies for a later ``previous_response_id``."""
+    login: Login = Login.NONE
+    """The kind of credential the request carries (``protocols.logins``)."""
+    subscription_rewrite: bool = False
+    """The gateway rewrites an Anthropic subscription login's requests like any other."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +154,8 @@ class RunLanes:
     target: Wire
     mode: Mode
     headers: Mapping[str, str]
+    untouched: bool = False
+    """No lane runs: the request's login is one the gateway does not rewrite."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,16 +228,24 @@ def admit(arrival: Arrival) -> Admission:
     """Refuse the request, or run its lanes."""
     if arrival.refused is not None:
         refused = arrival.refused
-        return Refuse(refused.status, refused.message, refused.kind, {}, refused.reason)
-    headers = session_headers(arrival.session, arrival.upstream)
+        said = {LOGIN_HEADER: arrival.login.value}
+        return Refuse(refused.status, refused.message, refused.kind, said, refused.reason)
+    headers = session_headers(arrival.session, arrival.upstream, arrival.login)
     if arrival.target is None:
         return _no_upstream(arrival, headers)
     if arrival.unknown is not None:
         return Unknown(arrival.unknown, headers)
     if arrival.target is not arrival.wire:
         headers["x-skillstate-translated"] = f"{arrival.wire.value}->{arrival.target.value}"
-    mode = mode_for(arrival.bypass, arrival.mode, arrival.default_mode)
-    return RunLanes(arrival.target, mode, headers)
+    untouched = untouched_login(arrival.login, arrival.subscription_rewrite)
+    mode = mode_for(arrival.bypass or untouched, arrival.mode, arrival.default_mode)
+    return RunLanes(arrival.target, mode, headers, untouched)
+
+
+def untouched_login(login: Login, subscription_rewrite: bool) -> bool:
+    """Whether a request with ``login`` passes through untouched: an Anthropic subscription
+    login, unless the gateway rewrites such traffic by the user's explicit choice."""
+    return login is Login.ANTHROPIC_SUBSCRIPTION and not subscription_rewrite
 
 
 def serve(arrival: Arrival, run: RunLanes, ran: Ran) -> Service:
@@ -270,10 +291,16 @@ def later_lanes(lanes: tuple[str, ...]) -> tuple[str, ...]:
     return lanes[lanes.index(STATE_LANE) + 1 :] if STATE_LANE in lanes else ()
 
 
-def session_headers(session: tuple[str, str], upstream: str | None) -> dict[str, str]:
-    """What a reply tells the client about its session (id, where the id came from) and the
-    upstream that serves it."""
-    headers = {"x-skillstate-session": session[0], "x-skillstate-session-source": session[1]}
+def session_headers(
+    session: tuple[str, str], upstream: str | None, login: Login = Login.NONE
+) -> dict[str, str]:
+    """What a reply tells the client about its session (id, where the id came from), the
+    kind of credential it came with and the upstream that serves it."""
+    headers = {
+        "x-skillstate-session": session[0],
+        "x-skillstate-session-source": session[1],
+        LOGIN_HEADER: login.value,
+    }
     if upstream is not None:
         headers["x-skillstate-upstream"] = upstream
     return headers

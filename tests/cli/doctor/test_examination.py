@@ -23,7 +23,7 @@ async def test_every_check_in_order_with_given_probes(tmp_path: Path) -> None:
     cli = {"port": port, "upstream": f"http://127.0.0.1:{port}", "data_dir": str(tmp_path / "d")}
     settings = load_settings(cli=cli, environ={"HOME": str(tmp_path)})
     around = Surroundings(
-        environ={"PATH": ""},
+        environ={"PATH": "", "HOME": str(tmp_path)},
         integrations={"codex": lambda: ("installed", "wire_api is chat")},
         shell_hook=lambda: (True, "~/.bashrc"),
         clis=("codex",),
@@ -37,8 +37,19 @@ async def test_every_check_in_order_with_given_probes(tmp_path: Path) -> None:
         "data dir",
         "cli codex",
         "integration codex",
+        "login claude",
         "shell hook",
         "price catalog",
     ]
-    assert [check.ok for check in checks] == [False, None, False, None, None, False, True, True]
+    assert [check.ok for check in checks] == [
+        False,
+        None,
+        False,
+        None,
+        None,
+        False,
+        None,
+        True,
+        True,
+    ]
     assert not healthy(checks)

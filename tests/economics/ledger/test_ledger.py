@@ -315,10 +315,11 @@ async def test_a_table_an_older_gateway_made_gets_the_columns_it_lacks(tmp_path:
     await db.run(old)
     ledger = await Ledger.open(db)
     assert ledger.degraded is None
-    await ledger.append([_row(1, estimated=True, cause="state", attempts="200")])
+    await ledger.append([_row(1, estimated=True, cause="state", attempts="200", login="api-key")])
     rows = {row["request_id"]: row for row in await latest(ledger, 10)}
     assert rows["r0"]["estimated"] is False and rows["r0"]["cause"] == ""
     assert rows["r0"]["estimate_basis"] == ""
+    assert (rows["r0"]["login"], rows["r1"]["login"]) == ("", "api-key")
     assert rows["r1"]["estimated"] is True and rows["r1"]["cause"] == "state"
     assert (await report(ledger))["totals"]["requests"] == 2
     await ledger.close()
@@ -331,3 +332,31 @@ async def test_the_recorders_day_is_told_by_its_clock() -> None:
     assert recorder.today() == date(2025, 12, 1)
     await recorder.close()
     await recorder.ledger.close()
+
+
+async def test_subscription_rows_are_neither_priced_nor_unpriced() -> None:
+    """A subscription's rows count their tokens at no per-token price: not in
+    ``unpriced_requests``, and a group of them alone costs 0 and saves 0; the unknown price
+    of another row is still unknown beside them."""
+    ledger = await Ledger.memory()
+    subscription = {"login": "anthropic-subscription", "cost_usd": None, "lanes": ""}
+    await ledger.append(
+        [
+            _row(1, **subscription, input=500, passthrough_cost_usd=None),
+            _row(2, login="api-key", model="unknown-model", cost_usd=None),
+            _row(3, login="api-key", cost_usd=0.002, passthrough_cost_usd=0.003),
+        ]
+    )
+    doc = await report(ledger)
+    totals = doc["totals"]
+    assert (totals["subscription_requests"], totals["unpriced_requests"]) == (1, 1)
+    assert totals["cost_usd"] == pytest.approx(0.002)
+    assert totals["logins"] == {"anthropic-subscription": 1, "api-key": 2}
+    assert totals["rewritten_requests"] == 2
+    groups = {group["login"]: group for group in doc["by_login"]}
+    alone = groups["anthropic-subscription"]
+    assert (alone["cost_usd"], alone["saved_usd"], alone["passthrough_cost_usd"]) == (0, 0, 0)
+    assert alone["input_tokens"] == 500 and alone["unpriced_requests"] == 0
+    unknown = {group["model"]: group for group in doc["by_model"]}["unknown-model"]
+    assert unknown["cost_usd"] is None and unknown["unpriced_requests"] == 1
+    await ledger.close()

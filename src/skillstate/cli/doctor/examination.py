@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from skillstate.cli.doctor import catalog, hosts, machine, network
+from skillstate.cli.doctor import catalog, hosts, logins, machine, network
 from skillstate.cli.doctor.check import Check
 from skillstate.config import Settings
 
@@ -30,7 +30,8 @@ class Surroundings:
 
 async def examine(settings: Settings, around: Surroundings | None = None) -> list[Check]:
     """Run every check: the gateway (and its upstreams' circuits), the upstreams, the data
-    directory, the CLIs, the integrations, the shell hook and the price catalog's age. Network
+    directory, the CLIs, the integrations, Claude Code's login, the shell hook and the price
+    catalog's age. Network
     checks run together."""
     around = around or Surroundings()
     gateway, circuits, upstreams, clis = await asyncio.gather(
@@ -48,6 +49,7 @@ async def examine(settings: Settings, around: Surroundings | None = None) -> lis
         machine.check_data_dir(Path(settings.data_dir)),
         *clis,
         *hosts.check_integrations(integrations),
+        logins.check_claude_login(settings, around.environ),
         hosts.check_shell_hook(shell_hook),
         catalog.check_catalog(around.today()),
     ]

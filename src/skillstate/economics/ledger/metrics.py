@@ -8,7 +8,7 @@ from collections import OrderedDict
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
-from skillstate.economics.ledger.row import LOCAL, Row
+from skillstate.economics.ledger.row import LOCAL, SUBSCRIPTION, Row
 
 ACTIVE_WINDOW = 900.0
 """A session is active while its last request is at most this many seconds old."""
@@ -45,6 +45,11 @@ class Metrics:
         self.unpriced = Counter(
             "skillstate_unpriced_requests",
             "Upstream requests of a model without a price",
+            registry=r,
+        )
+        self.subscription = Counter(
+            "skillstate_subscription_requests",
+            "Upstream requests billed by an Anthropic subscription login (no per-token price)",
             registry=r,
         )
         self.estimated = Counter(
@@ -122,7 +127,9 @@ class Metrics:
                 self.tokens.labels(kind).inc(value)
         if row.estimated:
             self.estimated.inc()
-        if row.cost_usd is None:
+        if row.login == SUBSCRIPTION:
+            self.subscription.inc()
+        elif row.cost_usd is None:
             self.unpriced.inc()
         elif row.cost_usd:
             self.cost.labels("actual").inc(row.cost_usd)

@@ -31,7 +31,7 @@ from skillstate.economics.counterfactual import (
 )
 from skillstate.economics.exchange import Exchange
 from skillstate.economics.ledger.metrics import Metrics
-from skillstate.economics.ledger.row import LOCAL, Row
+from skillstate.economics.ledger.row import LOCAL, SUBSCRIPTION, Row
 from skillstate.economics.ledger.store import Ledger
 from skillstate.economics.metered import Metered, counted
 
@@ -177,6 +177,8 @@ class Recorder:
         if exchange.response is not None and exchange.response.model:
             model = exchange.response.model
         counts = [counted(metered) for metered in exchange.metered or [Metered(Usage())]]
+        login = exchange.login.value
+        priced = login != SUBSCRIPTION
         rows = []
         for number, (usage, estimated) in enumerate(counts):
             status = exchange.status if number == len(counts) - 1 else 200
@@ -199,9 +201,10 @@ class Recorder:
                     cache_write_1h=usage.cache_write_1h,
                     output=usage.output,
                     reasoning=usage.reasoning,
-                    cost_usd=self._cost(model, usage),
+                    cost_usd=self._cost(model, usage) if priced else None,
                     cause=_cause(exchange.causes, number),
                     estimated=estimated,
+                    login=login,
                 )
             )
         first = self._with_estimate(rows[0], exchange, counts)
@@ -221,7 +224,8 @@ class Recorder:
         A request that went upstream as the client sent it (its bytes, or its request no lane
         changed, in the upstream's wire), in one round, is its own pass-through: the estimate
         is what was recorded (basis ``recorded``), so it saves exactly 0; so is a request that
-        got no reply (nothing billed). Any other is the wire's cache rule for the client's
+        got no reply (nothing billed), and one an Anthropic subscription billed (no per-token
+        price on either side). Any other is the wire's cache rule for the client's
         request, as the provider's own usage so far supports it (``cache_evidence``)."""
         overhead = exchange.overhead_s * 1000 if exchange.overhead_s is not None else None
         row = dataclasses.replace(
@@ -236,7 +240,8 @@ class Recorder:
         own = exchange.sent is None or exchange.sent is exchange.request
         as_sent = exchange.forwarded_original or (own and exchange.rounds > 0)
         failed = exchange.status >= 400 and not exchange.metered
-        if (as_sent and len(counts) == 1) or failed:
+        subscription = row.login == SUBSCRIPTION
+        if (as_sent and len(counts) == 1) or failed or subscription:
             return dataclasses.replace(
                 row,
                 passthrough_input=row.input,

@@ -11,7 +11,12 @@ was made on (``cache_evidence.Basis``).
 An unknown usage is never $0 either: ``estimated_requests`` counts the rows whose provider
 reported no usage, which the gateway counted itself; their tokens are in the token totals and
 their cost (priced from those counts where the model has a price) in ``cost_usd``, and
-``estimated_cost_usd`` says how much of it that is."""
+``estimated_cost_usd`` says how much of it that is.
+Rows an Anthropic subscription login billed have no per-token price: their tokens are in the
+token totals, their cost is neither priced nor unpriced, and ``subscription_requests`` counts
+them (a group of such rows alone costs 0 and saves 0). ``logins`` counts each group's client
+requests by the kind of credential they carried, ``rewritten_requests`` those a lane changed
+(the rest went up as the client sent them); ``by_login`` sums the rows per kind."""
 
 from __future__ import annotations
 
@@ -21,7 +26,7 @@ from typing import Any
 
 from skillstate.economics.cache_evidence import BASES
 from skillstate.economics.catalog_age import CatalogAge
-from skillstate.economics.ledger.row import COLUMNS, LOCAL
+from skillstate.economics.ledger.row import COLUMNS, LOCAL, SUBSCRIPTION
 from skillstate.economics.ledger.store import Ledger
 
 LABEL = "recorded cost, not a provider invoice"
@@ -82,6 +87,8 @@ _SAVED = "cost_usd IS NOT NULL AND (round > 0 OR passthrough_cost_usd IS NOT NUL
 """The rows ``saved_usd`` is taken over: a recorded cost and, on round 0, an estimate, both
 priced (a request's rounds share its model, so they are priced or not together)."""
 _STATE = "cause IN ('state', 'handover')"
+_PAID = f"login != '{SUBSCRIPTION}'"
+"""The rows billed per token: every one but a subscription's."""
 _SUMS = {
     "requests": f"SUM(upstream != '{LOCAL}')",
     "clients": "COUNT(DISTINCT request_id)",
@@ -92,7 +99,9 @@ _SUMS = {
     "written": "TOTAL(cache_write)",
     "output": "TOTAL(output)",
     "reasoning": "TOTAL(reasoning)",
-    "unpriced": "SUM(cost_usd IS NULL)",
+    "unpriced": f"SUM(cost_usd IS NULL AND {_PAID})",
+    "subscription": f"SUM(login = '{SUBSCRIPTION}')",
+    "pt_subscription": f"SUM(round = 0 AND login = '{SUBSCRIPTION}')",
     "cost": "TOTAL(cost_usd)",
     "pt_input": "TOTAL(passthrough_input)",
     "pt_cached": "TOTAL(passthrough_cached_input)",
@@ -109,22 +118,35 @@ _SUMS = {
     "estimated": "SUM(estimated)",
     "estimated_cost": "TOTAL(CASE WHEN estimated THEN cost_usd END)",
     **{f"basis:{basis}": f"SUM(round = 0 AND estimate_basis = '{basis}')" for basis in BASES},
+    "logins": "GROUP_CONCAT(CASE WHEN round = 0 THEN login END, ',')",
+    "rewritten": "SUM(round = 0 AND lanes != '')",
 }
 _SELECT = ", ".join(_SUMS.values())
 
 
 def _usd(total: float, priced: int | None, rows: int | None) -> float | None:
-    """A sum of priced costs: None only where there are rows and not one of them is priced
-    (an empty group costs 0: nothing was recorded)."""
+    """A sum of priced costs: None only where there are rows (billed per token) and not one
+    of them is priced (an empty group costs 0: nothing was recorded)."""
     if rows and not priced:
         return None
     return round(total, 6)
 
 
+def _logins(said: str | None) -> dict[str, int]:
+    """The client requests (round 0 rows) per login, from ``logins``' list."""
+    counts: dict[str, int] = {}
+    for login in (said or "").split(","):
+        if login:
+            counts[login] = counts.get(login, 0) + 1
+    return dict(sorted(counts.items()))
+
+
 def _fields(row: tuple[Any, ...]) -> dict[str, Any]:
     v = dict(zip(_SUMS, row, strict=False))
-    rows = v["rows"] or 0
+    subscription = v["subscription"] or 0
+    rows = (v["rows"] or 0) - subscription  # billed per token
     priced = rows - (v["unpriced"] or 0)
+    pt_rows = (v["pt_rows"] or 0) - (v["pt_subscription"] or 0)
     inp = v["input"]
     return {
         "requests": v["requests"] or 0,
@@ -138,17 +160,20 @@ def _fields(row: tuple[Any, ...]) -> dict[str, Any]:
         "cache_hit_share": round(v["cached"] / inp, 4) if inp else None,
         "cost_usd": _usd(v["cost"], priced, rows),
         "unpriced_requests": v["unpriced"] or 0,
+        "subscription_requests": subscription,
         "estimated_requests": v["estimated"] or 0,
         "estimated_cost_usd": _usd(v["estimated_cost"], priced, rows),
         "passthrough_input_tokens": int(v["pt_input"]),
         "passthrough_cached_input_tokens": int(v["pt_cached"]),
-        "passthrough_cost_usd": _usd(v["pt_cost"], v["pt_priced"], v["pt_rows"]),
+        "passthrough_cost_usd": _usd(v["pt_cost"], v["pt_priced"], pt_rows),
         "saved_usd": _usd(v["saved"], v["saved_rows"], rows),
         "estimate_basis": {basis: v[f"basis:{basis}"] or 0 for basis in BASES},
         "overhead_ms_mean": round(v["overhead"] / v["timed"], 3) if v["timed"] else None,
         "state_overhead_requests": v["state_requests"] or 0,
         "state_overhead_input_tokens": int(v["state_input"]),
         "state_overhead_cost_usd": _usd(v["state_cost"], priced, rows),
+        "logins": _logins(v["logins"]),
+        "rewritten_requests": v["rewritten"] or 0,
     }
 
 
@@ -176,6 +201,7 @@ async def report(
         ledger, "session", where, params, "TOTAL(cost_usd) DESC", _LIMIT
     )
     doc["by_lane"] = await _by_lane(ledger, where, params)
+    doc["by_login"] = await _groups(ledger, "login", where, params, "COUNT(*) DESC")
     hours = await ledger.query(
         f"SELECT CAST(ts / 3600 AS INTEGER) AS hour, {_SELECT} FROM ledger{where} "
         f"GROUP BY hour ORDER BY hour DESC LIMIT {_LIMIT}",

@@ -8,7 +8,11 @@ from dataclasses import dataclass, fields
 
 from skillstate.economics.exchange import LOCAL
 
-__all__ = ["COLUMNS", "LOCAL", "Row"]
+__all__ = ["COLUMNS", "LOCAL", "SUBSCRIPTION", "Row"]
+
+SUBSCRIPTION = "anthropic-subscription"
+"""The login whose rows are subscription use: tokens counted, no per-token price. (A ChatGPT
+login's rows keep their list price: the same requests with an API key cost that.)"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +60,11 @@ class Row:
     (``economics.cache_evidence.Basis``): ``recorded`` (the request went up as the client sent
     it: the estimate is what was recorded), ``automatic``, ``explicit``, ``observed`` or
     ``no-cache``; empty on later rounds."""
+    login: str = ""
+    """The kind of credential the client request carried (``protocols.logins.Login``: ``none``,
+    ``api-key``, ``gateway-key``, ``anthropic-subscription``, ``chatgpt``); empty on rows an
+    older gateway wrote. An ``anthropic-subscription`` row is billed by the subscription, not
+    per token: its costs are None and it counts apart from unpriced rows (``SUBSCRIPTION``)."""
 
     def values(self) -> tuple[object, ...]:
         values: tuple[object, ...] = _VALUES(self)

@@ -35,6 +35,7 @@ _TYPES = {
     "cause": "TEXT NOT NULL DEFAULT ''",
     "estimated": "INTEGER NOT NULL DEFAULT 0",
     "estimate_basis": "TEXT NOT NULL DEFAULT ''",
+    "login": "TEXT NOT NULL DEFAULT ''",
 }
 _TEXT = {"session", "client_wire", "upstream", "model", "mode", "lanes"}
 

@@ -147,6 +147,12 @@ function drawHeadline(t) {
         'not $0; add [prices."MODEL"] in the config',
     );
   }
+  if (t.subscription_requests > 0) {
+    sub.push(
+      `${plural(t.subscription_requests, "request")} billed by a subscription: tokens ` +
+        "counted, no per-token price",
+    );
+  }
   const cached = share(t.cache_hit_share);
   sub.push(`${plural(t.requests, "upstream request")}, ${cached} of input cached`);
   $("cost-sub").textContent = sub.join(". ") + ".";
@@ -185,6 +191,8 @@ function drawTotals(cost) {
   figure(measured, "requests", "Upstream requests", count(t.requests));
   figure(measured, "client_requests", "Client requests", count(t.client_requests));
   figure(measured, "failed_requests", "Failed", count(t.failed_requests), "status 400 or more");
+  const carried = "client requests by the credential they carried";
+  figure(measured, "logins", "Logins", loginCounts(t), carried);
   figure(measured, "input_tokens", "Input tokens", count(t.input_tokens));
   figure(measured, "cached_input_tokens", "Cached input tokens", count(t.cached_input_tokens));
   figure(measured, "cache_hit_share", "Cache-hit share", share(t.cache_hit_share));
@@ -225,7 +233,7 @@ function drawSessions(bySession, listed, filters) {
   const body = $("sessions").tBodies[0];
   body.replaceChildren();
   if (!ids.length) {
-    body.append(el("tr", {}, el("td", { colspan: 10 }, "No sessions in this range.")));
+    body.append(el("tr", {}, el("td", { colspan: 11 }, "No sessions in this range.")));
   }
   for (const id of ids) {
     const c = costs.get(id);
@@ -236,11 +244,12 @@ function drawSessions(bySession, listed, filters) {
       : el("span", { class: "unpriced" }, "(no session)");
     row.append(
       el("th", { scope: "row" }, name),
+      el("td", { "data-field": "login" }, c ? loginText(c) : "—"),
       cell(c ? count(c.requests) : "—", true),
       cell(c ? count(c.input_tokens) : "—", true),
       cell(c ? count(c.output_tokens) : "—", true),
       cell(c ? share(c.cache_hit_share) : "—", true),
-      cell(c ? priced(c.cost_usd, c.unpriced_requests, "unpriced") : "—", true),
+      cell(c ? sessionCost(c) : "—", true),
       cell(c ? saved(c.saved_usd) : "—", true),
       cell(s ? count(s.step) : "—", true),
       cell(s ? count(s.state_bytes) : "—", true),
@@ -255,11 +264,19 @@ function drawSessions(bySession, listed, filters) {
   }
 }
 
+// A session's cost: "subscription" where a subscription billed all of it, else its sum.
+function sessionCost(c) {
+  if (c.subscription_requests > 0 && c.subscription_requests === c.requests) {
+    return rowCost({ login: "anthropic-subscription" });
+  }
+  return priced(c.cost_usd, c.unpriced_requests, "unpriced");
+}
+
 function drawRequests(rows) {
   const body = $("requests").tBodies[0];
   body.replaceChildren();
   if (!rows.length) {
-    body.append(el("tr", {}, el("td", { colspan: 12 }, "No requests in this range.")));
+    body.append(el("tr", {}, el("td", { colspan: 13 }, "No requests in this range.")));
   }
   for (const r of rows) {
     const status = el("span", { class: r.status >= 400 ? "loss" : "" }, String(r.status));
@@ -271,12 +288,13 @@ function drawRequests(rows) {
         cell(r.session || "—"),
         cell(r.model),
         cell(`${r.client_wire} → ${r.upstream}`),
+        el("td", { "data-field": "login" }, r.login || "—"),
         cell(String(r.round), true),
         cell(status, true),
         cell(count(r.input), true),
         cell(count(r.cached_input), true),
         cell(count(r.output), true),
-        cell(money(r.cost_usd), true),
+        cell(rowCost(r), true),
         cell(r.overhead_ms === null ? "—" : r.overhead_ms.toFixed(2), true),
         cell(el("code", {}, r.lanes || "—")),
       ),

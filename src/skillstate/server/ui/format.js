@@ -57,6 +57,30 @@ function money(value) {
   return el("span", { class: "money" }, (value < 0 ? MINUS : "") + dollars(value));
 }
 
+// One row's cost where its login is a subscription: no per-token price, and not unpriced.
+function rowCost(row) {
+  if (row.login === "anthropic-subscription") {
+    return el("span", { class: "subscription", title: "billed by the subscription" }, "subscription");
+  }
+  return money(row.cost_usd);
+}
+
+// The logins of a group's client requests and what the gateway did with them: "passed
+// through untouched (subscription)", or "rewritten" where a lane changed any request.
+function loginText(group) {
+  const names = Object.keys(group.logins || {});
+  if (!names.length) return "—";
+  const done = group.rewritten_requests > 0 ? "rewritten" : "passed through untouched";
+  const subscription = names.includes("anthropic-subscription") ? " (subscription)" : "";
+  return `${names.join(", ")}: ${done}${subscription}`;
+}
+
+// How many client requests each login made: "anthropic-subscription 1, api-key 12".
+function loginCounts(group) {
+  const entries = Object.entries(group.logins || {});
+  return entries.length ? entries.map(([name, n]) => `${name} ${count(n)}`).join(", ") : "—";
+}
+
 // A group's cost: the priced rows' sum, with its unpriced requests counted beside it
 // ("$1.20 + 3 unpriced requests"); "—" only when there is no sum at all (cost null).
 function priced(value, unpriced, words = "unpriced requests") {
