@@ -101,6 +101,7 @@ async def test_json_output(tmp_path: Path) -> None:
         "integration codex",
         "integration opencode",
         "integration claude",
+        "login claude",
         "shell hook",
         "price catalog",
     ]

@@ -31,6 +31,12 @@ JWT = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ0ZXN0In0.c2lnbmF0dXJl"
 """A ChatGPT login's access token of the test's own making (three base64url parts)."""
 GATEWAY_KEY = "sk-gateway-own-key-0123456789"
 STATE_EARLY = {"passthrough_until_boundary": False}
+
+
+def chatgpt_here(url: str, **settings: Any) -> dict[str, Any]:
+    """Settings that send a ChatGPT login's Responses requests (which go to the ChatGPT
+    backend, ``chatgpt_base_url``) to the scripted upstream at ``url`` too."""
+    return {"chatgpt_base_url": url + "/v1", **settings}
 """``[collapse]``: the state lane engages from a session's first request, so that any request
 it may touch is touched at once."""
 
@@ -99,7 +105,7 @@ async def test_every_login_is_named_on_the_reply_and_in_the_ledger(wire: str, st
     raw = json.dumps(body_for(wire, stream)).encode()
     async with (
         ScriptedUpstream(Script([Reply(text="Found: k1 is v1.")] * 5)) as up,
-        gateway_for(up.url) as gw,
+        gateway_for(up.url, settings=chatgpt_here(up.url)) as gw,
     ):
         for login in LOGINS:
             status, headers, _ = await post(gw, ROUTES[wire], raw, credentials(login, wire))
@@ -131,7 +137,7 @@ async def test_a_login_keeps_its_own_token_where_the_gateway_holds_a_key(wire: s
     raw = json.dumps(body_for(wire, False)).encode()
     async with (
         ScriptedUpstream(Script([Reply(text="ok")] * 3)) as up,
-        gateway_for(up.url, settings={"api_key": GATEWAY_KEY}) as gw,
+        gateway_for(up.url, settings=chatgpt_here(up.url, api_key=GATEWAY_KEY)) as gw,
     ):
         said = []
         for login in ("api-key", "anthropic-subscription", "chatgpt"):
@@ -279,7 +285,7 @@ async def test_subscription_rows_count_tokens_at_no_per_token_price() -> None:
     replies = [Reply(text="ok", input_tokens=1000, output_tokens=100)] * 4
     async with (
         ScriptedUpstream(Script(replies)) as up,
-        gateway_for(up.url, settings={"mode": "hybrid"}) as gw,
+        gateway_for(up.url, settings=chatgpt_here(up.url, mode="hybrid")) as gw,
     ):
         messages = json.dumps(body_for("anthropic-messages", False, "claude-sonnet-4-5")).encode()
         for _ in range(2):

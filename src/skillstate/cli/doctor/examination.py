@@ -31,8 +31,7 @@ class Surroundings:
 async def examine(settings: Settings, around: Surroundings | None = None) -> list[Check]:
     """Run every check: the gateway (and its upstreams' circuits), the upstreams, the data
     directory, the CLIs, the integrations, Claude Code's login, the shell hook and the price
-    catalog's age. Network
-    checks run together."""
+    catalog's age. Network checks run together."""
     around = around or Surroundings()
     gateway, circuits, upstreams, clis = await asyncio.gather(
         network.check_gateway(settings, around.config_path),
