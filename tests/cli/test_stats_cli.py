@@ -106,6 +106,30 @@ async def test_the_hint_for_unpriced_requests_is_printed_whole() -> None:
     assert 'add one under [prices."MODEL"] in the config' in text
 
 
+async def test_subscription_requests_are_said_apart_from_the_costs() -> None:
+    oauth = "sk-ant-oat01-" + "f" * 86 + "AA"
+    body = {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 16,
+        "messages": [{"role": "user", "content": "hi"}],
+    }
+    headers = {"authorization": f"Bearer {oauth}", "anthropic-version": "2023-06-01"}
+    async with (
+        ScriptedUpstream(answer) as up,
+        gateway_for(up.url, wire="anthropic-messages") as gw,
+        aiohttp.ClientSession() as http,
+    ):
+        for _ in range(2):
+            async with http.post(gw.url + "/v1/messages", json=body, headers=headers) as reply:
+                assert reply.status == 200, await reply.text()
+        shown = await stats("--url", gw.url)
+    assert shown.exit_code == 0, shown.output
+    text = " ".join(shown.stdout.split())
+    assert (
+        "2 requests billed by a subscription (Claude Code's Pro/Max login, passed through)" in text
+    )
+
+
 async def test_a_since_that_is_not_a_time_is_the_gateways_error() -> None:
     async with ScriptedUpstream(answer) as up, gateway_for(up.url) as gw:
         result = await stats("--since", "yesterday", "--url", gw.url)

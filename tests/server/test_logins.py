@@ -37,6 +37,8 @@ def chatgpt_here(url: str, **settings: Any) -> dict[str, Any]:
     """Settings that send a ChatGPT login's Responses requests (which go to the ChatGPT
     backend, ``chatgpt_base_url``) to the scripted upstream at ``url`` too."""
     return {"chatgpt_base_url": url + "/v1", **settings}
+
+
 """``[collapse]``: the state lane engages from a session's first request, so that any request
 it may touch is touched at once."""
 

@@ -94,6 +94,13 @@ def _show(doc: dict[str, Any]) -> None:
                 '[prices."MODEL"] in the config)'
             )
         )
+    if totals.get("subscription_requests"):
+        count = totals["subscription_requests"]
+        console.print(
+            f"{count:,} request{'s' if count > 1 else ''} billed by a subscription (Claude Code's "
+            "Pro/Max login, passed through): tokens counted, no per-token price, so neither "
+            "in the costs nor in what was saved"
+        )
     console.print(f"[dim]{escape(str(doc.get('estimate', '')))}[/dim]")
 
 
