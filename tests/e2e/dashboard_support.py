@@ -89,6 +89,7 @@ def _row(ts: float, request: str, number: int, session: str, model: str, **given
         "streamed": True,
         "overhead_ms": 1.4 + (number % 3) * 0.3,
         "upstream_ms": 900.0,
+        "login": "api-key",
     }
     base.update(given)
     return Row(
