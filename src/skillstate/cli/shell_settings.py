@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -128,6 +127,8 @@ def _config_file(
 
 
 def _from_file(path: Path, home: Path, problems: list[str]) -> dict[str, _Entry]:
+    import tomllib  # only where there is a file to read
+
     source = f"config file {path}"
     try:
         with path.open("rb") as handle:
