@@ -273,3 +273,15 @@ def test_what_the_shell_archives_the_store_reads_back_exactly(project: Path) -> 
     for words, ref in refs:
         direct = subprocess.run(words, cwd=project, capture_output=True, check=True)
         assert asyncio.run(read(ref)) == (words, Outcome(direct.stdout, direct.stderr, 0))
+
+
+@pytest.mark.parametrize("command", ["hook", "shell"])
+def test_their_help_imports_neither_the_settings_nor_the_gateway(
+    project: Path, command: str
+) -> None:
+    code, stdout, modules = _probe(project, command, "--help")
+    assert code == 0 and stdout.startswith(f"Usage: skillstate {command}")
+    assert [m for m in _gateway(modules) if m.split(".")[0] != "click"] == [
+        "skillstate.cli.group",
+        "skillstate.cli.options",
+    ]

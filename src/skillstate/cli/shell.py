@@ -19,7 +19,7 @@ from typing import Any
 
 import click
 
-from skillstate.cli.options import command_flags, load, settings_options
+from skillstate.cli.options import command_flags, group_options, load
 from skillstate.cli.shell_settings import ShellSettings
 
 
@@ -35,7 +35,7 @@ from skillstate.cli.shell_settings import ShellSettings
     "the home directory or a system folder.",
 )
 @click.option("--via-rtk", is_flag=True, help="Hand the command to rtk when it is on PATH.")
-@settings_options
+@group_options  # the shared flags, with a --lanes help that imports no lane (a fast --help)
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 def shell_command(
     command: tuple[str, ...], project: Path | None, via_rtk: bool, **params: Any
