@@ -156,6 +156,8 @@ LIGHT = {
     "skillstate",
     "skillstate.cli",
     "skillstate.cli.main",
+    "skillstate.cli.fast",
+    "skillstate.cli.group",
     "skillstate.cli.lazy",
     "skillstate.cli.options",
 }

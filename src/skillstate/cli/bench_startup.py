@@ -1,5 +1,5 @@
-"""``skillstate bench startup``: how fast ``skillstate --help`` and ``--version`` answer, against
-importing click and rich alone (``skillstate.bench.startup``)."""
+"""``skillstate bench startup``: how fast ``skillstate --help`` and ``--version``, the shell
+hook and ``skillstate shell`` start, each against its floor (``skillstate.bench.startup``)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,10 @@ import click
 )
 def startup_command(rounds: int) -> None:
     """The median wall time of `skillstate --help` and `--version` against `python -c 'import
-    click, rich'`, and their ratio to it (the target: at most 4x)."""
-    from skillstate.bench.startup import arms, format_report, measure
+    click, rich'` (target: at most 4x), of `skillstate hook claude` answering a `git status`
+    call against `python -c 'import json'` (at most 5x), and of `skillstate shell -- ls`
+    against `ls` (at most 0.1 s added)."""
+    from skillstate.bench.startup import arms, bench_project, format_report, measure
 
-    click.echo(format_report(measure(arms(), rounds)))
+    with bench_project() as project:
+        click.echo(format_report(measure(arms(project), rounds)))

@@ -4,29 +4,23 @@
 output with the archive ref of the exact one; exit status: the command's own, 2 for a
 command the allowlist refuses (nothing runs), 127 for a program that cannot start.
 ``hook claude|codex`` answers a host's PreToolUse event read on stdin; it always exits 0.
+
+These are the click forms, for ``--help`` and the command lines ``cli.fast`` leaves to the
+group (the shared flags, flags before the command name); both call ``cli.fast``'s functions,
+which is what runs the command lines an agent host uses.
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
-import shutil
+import os
 import sys
-from collections.abc import Coroutine, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any
 
 import click
 
-from skillstate.cli.options import command_flags, load, settings_options
-from skillstate.config import Settings
-
-if TYPE_CHECKING:
-    from skillstate.integrations.shell.run import Outcome
-
-T = TypeVar("T")
-_TICK_S = 0.01
-_MANAGED_CLAUDE = Path("/etc/claude-code/managed-settings.json")
+from skillstate.cli.options import command_flags, group_options, load
+from skillstate.cli.shell_settings import ShellSettings
 
 
 @click.command(
@@ -41,7 +35,7 @@ _MANAGED_CLAUDE = Path("/etc/claude-code/managed-settings.json")
     "the home directory or a system folder.",
 )
 @click.option("--via-rtk", is_flag=True, help="Hand the command to rtk when it is on PATH.")
-@settings_options
+@group_options  # the shared flags, with a --lanes help that imports no lane (a fast --help)
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 def shell_command(
     command: tuple[str, ...], project: Path | None, via_rtk: bool, **params: Any
@@ -54,86 +48,13 @@ def shell_command(
     Example:
       skillstate shell -- git diff HEAD~3
     """
-    from skillstate.integrations.shell import Place, decide_argv
-    from skillstate.integrations.shell.run import REFUSED_EXIT, execute, prepared
+    from skillstate.cli.fast import shell
 
-    cwd = Path.cwd()
-    place = Place.of(project or cwd, cwd)
-    decision = decide_argv(command, place)
-    if not decision.allowed:
-        click.echo(f"skillstate shell: refused, nothing ran: {decision.reason}", err=True)
-        raise click.exceptions.Exit(REFUSED_EXIT)
-    rtk = shutil.which("rtk") if via_rtk else None
-    settings = None if rtk is not None else load(command_flags(params))
-    with prepared(decision.argv, cwd, place.root, place.environ) as (argv, env):
-        outcome = execute([rtk, *argv] if rtk is not None else argv, cwd, env)
-    if settings is None:  # rtk's output as rtk gives it
-        _write(outcome.stdout, outcome.stderr)
-        raise click.exceptions.Exit(outcome.code)
-    shown = _shown(settings, decision.argv, decision.family, outcome)
-    _write(shown, outcome.stderr)
-    raise click.exceptions.Exit(outcome.code)
+    def settings() -> ShellSettings:
+        loaded = load(command_flags(params))
+        return ShellSettings(Path(loaded.data_dir), loaded.archive_ttl_days, loaded.archive_max_mb)
 
-
-def _shown(settings: Settings, argv: Sequence[str], family: str, outcome: Outcome) -> bytes:
-    """The reduction with its header when it pays and the archive kept the exact output;
-    else the exact stdout (nothing is reduced that was not archived)."""
-    from skillstate.integrations.shell.run import reduction, shown
-
-    reduced = reduction(family, outcome)
-    if reduced is None:
-        return outcome.stdout
-    try:
-        ref = _run(_keep(settings, argv, outcome))
-    except Exception as error:  # a store that cannot keep it, for any reason: show it all
-        click.echo(f"skillstate shell: archive unavailable ({error}); output unreduced", err=True)
-        return outcome.stdout
-    total = len(outcome.stdout.decode("utf-8", "replace"))
-    return shown(reduced, ref, total)
-
-
-def _run(work: Coroutine[Any, Any, T]) -> T:
-    """``asyncio.run`` for a sandboxed process. Codex's sandbox forbids ``send`` on sockets,
-    and asyncio wakes its loop from another thread (where the stores do their file work) by
-    sending a byte to itself: without a tick the loop would sleep through the wakeup for ever.
-    """
-    loop = asyncio.new_event_loop()
-    _tick(loop)
-    try:
-        return loop.run_until_complete(work)
-    finally:
-        loop.run_until_complete(loop.shutdown_default_executor())
-        loop.close()
-
-
-def _tick(loop: asyncio.AbstractEventLoop) -> None:
-    loop.call_later(_TICK_S, _tick, loop)
-
-
-async def _keep(settings: Settings, argv: Sequence[str], outcome: Outcome) -> str:
-    from skillstate.archive import Archive
-    from skillstate.integrations.shell.run import keep
-    from skillstate.storage import StoreOptions, open_stores
-
-    options = StoreOptions.of_archive(settings.archive_ttl_days, settings.archive_max_mb)
-    # A store that cannot open says why in the one line _shown prints, not in three.
-    logging.getLogger("skillstate.storage").setLevel(logging.ERROR)
-    stores = await open_stores(Path(settings.data_dir), options=options)
-    try:
-        if stores.degraded or stores.disk_archive is None:
-            raise RuntimeError(stores.degraded or "no archive store")
-        return await keep(Archive(stores.archive), argv, outcome)
-    finally:
-        await stores.close()
-
-
-def _write(stdout: bytes, stderr: bytes) -> None:
-    sys.stdout.flush()
-    sys.stdout.buffer.write(stdout)
-    sys.stdout.buffer.flush()
-    sys.stderr.flush()
-    sys.stderr.buffer.write(stderr)
-    sys.stderr.buffer.flush()
+    raise click.exceptions.Exit(shell(command, project, via_rtk=via_rtk, settings=settings))
 
 
 @click.command("hook")
@@ -150,29 +71,6 @@ def hook_command(host: str, program: str) -> None:
     code) rewritten with the decision left to the user (Claude Code) or untouched (Codex);
     anything else prints nothing, so the host runs it untouched, asking as it would. Nothing is
     allowed in a session whose project is the home directory. Always exits 0."""
-    import os
+    from skillstate.cli.fast import hook
 
-    from skillstate.integrations.shell import Host, answer
-
-    project = os.environ.get("CLAUDE_PROJECT_DIR")  # what Claude Code gives its hooks
-    rules = _rule_files(Host(host), os.environ)
-    reply = answer(sys.stdin.read(), Host(host), program=program, project=project, rule_files=rules)
-    if reply.note:
-        click.echo(reply.note, err=True)
-    if reply.output:
-        click.echo(reply.output)
-
-
-def _rule_files(host: object, environ: Mapping[str, str]) -> list[Path]:
-    """The host's permission rules outside the project: Claude Code's user and managed
-    settings, Codex's ``rules/*.rules`` beside its config."""
-    from skillstate.config.sources import home_directory
-    from skillstate.integrations import claude, codex
-    from skillstate.integrations.model import Locations
-    from skillstate.integrations.shell import Host
-
-    where = Locations(dict(environ), home_directory(environ))
-    if host is Host.CLAUDE:
-        return [claude.settings_path(where), _MANAGED_CLAUDE]
-    folder = codex.config_path(where).parent / "rules"
-    return sorted(folder.glob("*.rules")) if folder.is_dir() else []
+    hook(host, program, sys.stdin.read(), os.environ)

@@ -7,12 +7,13 @@ transaction and records it so that it can be taken out again.
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from skillstate.integrations import claude, codex, opencode
+# Imported before ``fragment`` below is defined: importing the submodule of that name later
+# (cli/integrate.py does) would otherwise rebind the package's ``fragment`` to the module.
 from skillstate.integrations.fragment import fragment_edit
-from skillstate.integrations.installer import install, snippet, uninstall, verify
-from skillstate.integrations.manifest import FILE_NAME as RECORD_NAME
 from skillstate.integrations.model import (
     DEFAULT_GATEWAY,
     Host,
@@ -20,6 +21,28 @@ from skillstate.integrations.model import (
     IntegrationError,
     Locations,
 )
+
+if TYPE_CHECKING:
+    from skillstate.integrations.installer import install, snippet, uninstall, verify
+    from skillstate.integrations.manifest import FILE_NAME as RECORD_NAME
+
+_LAZY = {
+    "install": ("skillstate.integrations.installer", "install"),
+    "snippet": ("skillstate.integrations.installer", "snippet"),
+    "uninstall": ("skillstate.integrations.installer", "uninstall"),
+    "verify": ("skillstate.integrations.installer", "verify"),
+    "RECORD_NAME": ("skillstate.integrations.manifest", "FILE_NAME"),
+}
+"""Names imported on first use: ``skillstate hook``, which a host runs before every shell call,
+imports ``integrations.shell`` and must not pay for the installer and every host's module."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        module, attribute = _LAZY[name]
+        return getattr(importlib.import_module(module), attribute)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "DEFAULT_GATEWAY",
@@ -48,6 +71,8 @@ def integration(
 ) -> Integration:
     """What ``host`` gets, for a gateway at ``gateway`` and ``command`` as the MCP server (and
     the shell hook's program, with ``shell``; ``data_dir`` is where the shell lane archives)."""
+    from skillstate.integrations import claude, codex, opencode
+
     gateway = gateway.rstrip("/")
     if host is Host.CODEX:
         return codex.integration(where, gateway, command, shell, data_dir)

@@ -31,7 +31,6 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -122,6 +121,8 @@ def _git(args: Sequence[str], cwd: Path, env: Mapping[str, str]) -> str | None:
 def private_index(cwd: Path, env: Mapping[str, str]) -> Iterator[dict[str, str]]:
     """``env`` with ``GIT_INDEX_FILE`` on a copy of the repository's index, for one run (the
     contract); as it is where there is no repository or no copy can be made."""
+    import tempfile  # only a git command that reads the index needs it
+
     try:
         folder = _git(["rev-parse", "--absolute-git-dir"], cwd, env)
         scratch = tempfile.TemporaryDirectory(prefix="skillstate-git-") if folder else None

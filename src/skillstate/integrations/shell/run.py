@@ -21,61 +21,40 @@ Contract, in order:
 from __future__ import annotations
 
 import shlex
-import subprocess
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Sequence
 
 from skillstate.archive import Archive, canonical_span, ref_for
 from skillstate.conversation import Message, Text, ToolResult
-from skillstate.integrations.shell import git
-from skillstate.integrations.shell.programs import PROGRAMS
+from skillstate.integrations.shell.process import (
+    MISSING_EXIT,
+    REFUSED_EXIT,
+    Outcome,
+    execute,
+    prepared,
+)
 from skillstate.outputs.commands import reducers
 from skillstate.outputs.redaction import redact
 
 SESSION = "shell"
 """The archive index's session for the lane's outputs."""
 CALL_ID = "skillstate-shell"
-REFUSED_EXIT = 2
-MISSING_EXIT = 127
 
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """What a command wrote and how it ended."""
-
-    stdout: bytes
-    stderr: bytes
-    code: int
-
-
-@contextmanager
-def prepared(
-    argv: Sequence[str], cwd: Path, root: Path, environ: Mapping[str, str]
-) -> Iterator[tuple[list[str], dict[str, str] | None]]:
-    """The words and environment an allowed command runs with, for one run (contract 2):
-    git's hardened, on a private copy of the index; any other's as they are, in the inherited
-    environment (``None``)."""
-    found = PROGRAMS["git"].use_of(argv) if argv[0] == "git" else None
-    if found is None:
-        yield list(argv), None
-        return
-    with git.private_index(cwd, git.environment(environ, root)) as env:
-        yield git.hardened(argv, found[1]), env
-
-
-def execute(argv: Sequence[str], cwd: Path, env: Mapping[str, str] | None = None) -> Outcome:
-    """Run ``argv`` in ``cwd`` with no shell; a program that cannot start ends as a shell's
-    would (127, its reason on stderr)."""
-    try:
-        done = subprocess.run(
-            list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True
-        )
-    except OSError as error:
-        message = f"skillstate shell: {argv[0]}: {error.strerror or error}\n"
-        return Outcome(b"", message.encode(), MISSING_EXIT)
-    return Outcome(done.stdout, done.stderr, done.returncode)
+__all__ = [
+    "CALL_ID",
+    "MISSING_EXIT",
+    "REFUSED_EXIT",
+    "SESSION",
+    "Outcome",
+    "exact",
+    "execute",
+    "header",
+    "keep",
+    "prepared",
+    "record",
+    "reduction",
+    "shown",
+    "summary",
+]
 
 
 def _text(data: bytes) -> str:
@@ -146,5 +125,10 @@ async def keep(archive: Archive, argv: Sequence[str], outcome: Outcome) -> str:
     """Archive the exact record of ``outcome``; its ref. Raises when the store cannot."""
     data = canonical_span(record(argv, outcome))
     ref = ref_for(data)
-    await archive.put(SESSION, ref, data, summary=shlex.join(argv)[:200])
+    await archive.put(SESSION, ref, data, summary=summary(argv))
     return ref
+
+
+def summary(argv: Sequence[str]) -> str:
+    """The archive index's one-line summary of a shell output: its command line, cut."""
+    return shlex.join(argv)[:200]
