@@ -123,7 +123,10 @@ def get_command(ref: str, as_json: bool, **params: Any) -> None:
     """Print the span archived under REF exactly (its text, as `recall` reads it), or with
     --json its canonical messages. Exit 1 when REF is unknown or expired. Reading renews it."""
     settings = load(command_flags(params))
-    click.echo(_run(settings, lambda opened: _get(opened, ref, as_json)), nl=False)
+    text = _run(settings, lambda opened: _get(opened, ref, as_json))
+    # A command's output that was not UTF-8 is kept with its other bytes as lone surrogates
+    # (integrations.shell.run): printed as the bytes it was, never an encoding error.
+    click.echo(text.encode("utf-8", "surrogateescape"), nl=False)
 
 
 @archive_command.command("search")

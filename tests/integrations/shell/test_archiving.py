@@ -102,16 +102,15 @@ def test_it_writes_what_the_store_writes(tmp_path: Path) -> None:
     assert rows[0] == rows[1] and len(rows[0]) == 1
 
 
-def test_skillstate_archive_get_prints_it(tmp_path: Path) -> None:
-    # UTF-8 only: `archive get` cannot print the lone surrogates that keep other bytes
-    # (an encoding error, whoever wrote the span; `--json` and the store read them exactly).
-    text = Outcome(b"src/a.py:1: limit\n" * 200, b"grep: warning\n", 0)
+def test_skillstate_archive_get_prints_it_byte_for_byte(tmp_path: Path) -> None:
+    """Bytes that are not UTF-8 (kept as lone surrogates) print as the bytes they were."""
     data_dir = _initialised(tmp_path / "data")
-    assert _put(data_dir, outcome=text)
-    ref, _ = _span(text)
+    assert _put(data_dir, outcome=OUTCOME)
+    ref, _ = _span(OUTCOME)
     result = CliRunner().invoke(cli, ["archive", "get", ref, "--data-dir", str(data_dir)])
     assert result.exit_code == 0, result.output
-    assert "src/a.py:1: limit" in result.stdout and "grep: warning" in result.stdout
+    assert b"src/a.py:1: limit\n\xff\xfe not utf-8\n" in result.stdout_bytes
+    assert b"grep: warning" in result.stdout_bytes
 
 
 def test_a_blob_already_there_is_only_marked_used(tmp_path: Path) -> None:
