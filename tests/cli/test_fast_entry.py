@@ -251,6 +251,24 @@ def test_bad_settings_stop_the_shell_before_it_runs(project: Path) -> None:
     )
 
 
+def test_a_reader_that_leaves_early_gets_no_traceback(project: Path) -> None:
+    """``skillstate shell -- cat big.txt | head -1``: the pipe closes before the shell writes;
+    it ends quietly with status 1, as click's commands do."""
+    words = [sys.executable, "-m", "skillstate", "shell", "--data-dir", str(project.parent / "d")]
+    process = subprocess.Popen(
+        [*words, "--", "cat", "big.txt"],
+        cwd=project,
+        env={**os.environ, "PYTHONPATH": SRC, "HOME": str(project.parent / "home")},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()
+    with process.stderr:
+        stderr = process.stderr.read().decode()
+    assert (process.wait(timeout=60), stderr) == (1, "")
+
+
 def test_what_the_shell_archives_the_store_reads_back_exactly(project: Path) -> None:
     """The first output creates the database through the store; the second is one file and one
     row (``integrations.shell.archiving``); both come back exactly."""

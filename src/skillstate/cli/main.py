@@ -8,6 +8,7 @@ milliseconds. Every other command line goes to the click group (``cli.group.cli`
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +30,12 @@ def main() -> None:
     """Entry point of ``skillstate``."""
     from skillstate.cli.fast import run
 
-    code = run(sys.argv[1:])
+    try:
+        code = run(sys.argv[1:])
+    except BrokenPipeError:  # the reader left (`skillstate shell -- git log | head -1`)
+        # quiet, as click is: no traceback, and nothing more flushed at exit; status 1
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)
     if code is not None:
         sys.exit(code)
     from skillstate.cli.group import cli
