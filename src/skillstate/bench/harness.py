@@ -68,23 +68,54 @@ def rss_mb(pid: int, field: str = "VmRSS") -> float | None:
     return None
 
 
-def tree_rss_mb(pid: int) -> float | None:
-    """The resident memory of a process and all its descendants (a server's workers), in MB."""
+def _stat_fields(path: Path) -> list[str] | None:
+    """The fields of a ``/proc/PID/stat`` after the command name (field 3 onwards)."""
+    try:
+        return path.read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def _tree(pid: int) -> list[int]:
+    """``pid`` and all its descendants (a server's workers)."""
     children: dict[int, list[int]] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    total, pending, seen = 0.0, [pid], False
+        fields = _stat_fields(stat)
+        if fields is not None:
+            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, pending = [], [pid]
     while pending:
         current = pending.pop()
+        found.append(current)
+        pending += children.get(current, [])
+    return found
+
+
+def tree_rss_mb(pid: int) -> float | None:
+    """The resident memory of a process and all its descendants (a server's workers), in MB."""
+    total, seen = 0.0, False
+    for current in _tree(pid):
         mb = rss_mb(current)
         if mb is not None:
             total, seen = total + mb, True
-        pending += children.get(current, [])
     return total if seen else None
+
+
+_TICKS_PER_S = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """The CPU time (user and system, as the kernel accounts it in ``/proc/PID/stat``) a
+    process and all its descendants have used so far, in seconds; None when it is gone.
+    The kernel counts in clock ticks (``SC_CLK_TCK``, usually 10 ms), so read it around
+    a phase of at least some hundreds of milliseconds of CPU."""
+    ticks, seen = 0, False
+    for current in _tree(pid):
+        fields = _stat_fields(Path(f"/proc/{current}/stat"))
+        if fields is not None:
+            # utime and stime are fields 14 and 15 of stat: 12 and 13 after the name.
+            ticks, seen = ticks + int(fields[11]) + int(fields[12]), True
+    return ticks / _TICKS_PER_S if seen else None
 
 
 def bench_env() -> dict[str, str]:

@@ -42,6 +42,9 @@ class Row:
     p99_ms: float
     ttfb_p50_ms: float | None
     ttfb_p99_ms: float | None
+    cpu_ms: float | None = None
+    """The serving process's own CPU time (user and system, its descendants included) per
+    request it served in this cell, where it was measured."""
 
 
 def _no_headers(worker: int) -> Mapping[str, str]:
@@ -96,18 +99,23 @@ async def load(
     return sample
 
 
-def row(arm: str, stream: bool, concurrency: int, sample: Sample) -> Row:
+def row(
+    arm: str, stream: bool, concurrency: int, sample: Sample, cpu_s: float | None = None
+) -> Row:
     """What ``sample`` measured: requests/s, p50/p99 of the whole request and, for streams, of
-    the time to first byte."""
+    the time to first byte; with ``cpu_s``, the server's CPU seconds over the same requests,
+    as milliseconds per request."""
+    served = len(sample.total)
     ttfb = sample.first_byte if stream else []
     return Row(
         arm=arm,
         stream=stream,
         concurrency=concurrency,
-        requests=len(sample.total),
-        rps=len(sample.total) / sample.elapsed if sample.elapsed else 0.0,
+        requests=served,
+        rps=served / sample.elapsed if sample.elapsed else 0.0,
         p50_ms=percentile(sample.total, 0.50),
         p99_ms=percentile(sample.total, 0.99),
         ttfb_p50_ms=percentile(ttfb, 0.50) if ttfb else None,
         ttfb_p99_ms=percentile(ttfb, 0.99) if ttfb else None,
+        cpu_ms=cpu_s * 1000 / served if cpu_s is not None and served else None,
     )

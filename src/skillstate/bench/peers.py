@@ -4,16 +4,18 @@
 - ``forwarder``: ``skillstate.bench.forwarder``, a bare aiohttp server relaying raw bodies (the
   floor for a Python proxy: what ``off`` adds over it is what skillstate itself costs);
 - ``off``: ``skillstate serve --mode off`` (lanes off: what the gateway costs as a proxy);
-- ``hybrid``: ``skillstate serve --mode hybrid`` on a long session (the state lane's real cost);
+- ``hybrid``: ``skillstate serve --mode hybrid``: on the long session the state lane's real
+  cost, on the short request a session before its first boundary (which should cost as off);
 - ``litellm``: LiteLLM's proxy (``litellm_proxy``), where ``make peers`` installed it.
 
-Two workloads: ``short``, the small request of ``skillstate.bench.overhead``, for direct,
-forwarder, off and litellm; and ``long``, a Chat request after ``turns`` tool steps of 3 KB file
+Two workloads: ``short``, the small request of ``skillstate.bench.overhead``, for every chosen
+arm; and ``long``, a Chat request after ``turns`` tool steps of 3 KB file
 reads, with its tool, which runs when ``hybrid`` is chosen, for every chosen arm (so that hybrid
 is compared with going direct, with the bare forwarder, with pass-through and with the peer on
 the same body). Each worker is a session of its own. Every cell (workload, plain or streamed,
 concurrency 1 or 64) warms each arm, then alternates the arms for ``rounds`` rounds so that
-drift in the machine's load hits them alike.
+drift in the machine's load hits them alike; each server's own CPU time (``/proc/PID/stat``)
+is read around each of its load phases, for the CPU per request it served.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import aiohttp
 
 from skillstate.bench.harness import (
     Server,
+    cpu_seconds,
     forwarder,
     gateway,
     mock_provider,
@@ -71,10 +74,8 @@ class Plan:
     notes: tuple[str, ...] = ()
 
     def arms_for(self, workload: Workload) -> tuple[Arm, ...]:
-        """Hybrid runs on the long session only: on two messages the state lane has nothing
-        to do."""
-        if workload is Workload.SHORT:
-            return tuple(arm for arm in self.arms if arm is not Arm.HYBRID)
+        """Every arm runs on both workloads; on the short request hybrid is a session that
+        never reaches its first boundary (what issue 28 wants to cost the same as off)."""
         return self.arms
 
 
@@ -143,14 +144,37 @@ def _headers(workload: Workload) -> Headers:
     return headers
 
 
+class _Cpu:
+    """The CPU seconds each arm's server spends during its own load phases of one cell (read
+    from the process's accounting before and after each phase, so the other arms' phases and
+    the warm-up are left out); None for an arm without a process id or one that went away."""
+
+    def __init__(self, pids: Mapping[Arm, int]) -> None:
+        self._pids = pids
+        self.spent: dict[Arm, float | None] = {arm: 0.0 for arm in pids}
+
+    def read(self, arm: Arm) -> float | None:
+        pid = self._pids.get(arm)
+        return None if pid is None else cpu_seconds(pid)
+
+    def add(self, arm: Arm, before: float | None, after: float | None) -> None:
+        so_far = self.spent.get(arm)
+        if so_far is None or before is None or after is None:
+            self.spent[arm] = None
+        else:
+            self.spent[arm] = so_far + after - before
+
+
 async def measure(
     the_plan: Plan,
     urls: Mapping[Arm, str],
     bodies: Mapping[Workload, dict[str, Any]],
     seconds: float,
     rounds: int,
+    pids: Mapping[Arm, int] | None = None,
 ) -> list[Cell]:
-    """Every cell of the plan: warm each arm, then ``rounds`` alternations of all of them."""
+    """Every cell of the plan: warm each arm, then ``rounds`` alternations of all of them; with
+    ``pids``, each arm's server CPU per request over its load phases."""
     cells: list[Cell] = []
     for workload in the_plan.workloads:
         arms = the_plan.arms_for(workload)
@@ -159,14 +183,17 @@ async def measure(
             body = jsonio.dumps({**bodies[workload], "stream": stream})
             for concurrency in CONCURRENCY:
                 samples = {arm: Sample() for arm in arms}
+                cpu = _Cpu({arm: pid for arm, pid in (pids or {}).items() if arm in arms})
                 for arm in arms:
                     await load(urls[arm], body, concurrency, 0.3, headers, at_least=1)
                 for _ in range(rounds):
                     for arm in arms:
+                        before = cpu.read(arm)
                         got = await load(urls[arm], body, concurrency, seconds / rounds, headers)
+                        cpu.add(arm, before, cpu.read(arm))
                         samples[arm].extend(got)
                 cells += [
-                    Cell(workload, row(arm.value, stream, concurrency, sample))
+                    Cell(workload, row(arm.value, stream, concurrency, sample, cpu.spent.get(arm)))
                     for arm, sample in samples.items()
                 ]
     return cells
@@ -233,7 +260,9 @@ def run(chosen: Sequence[str], venv: Path, seconds: float, rounds: int, turns: i
                 long = bodies[Workload.LONG]
                 loop.run_until_complete(probe(urls[Arm.HYBRID], long))  # seeds the session
                 report.notes.append(loop.run_until_complete(probe(urls[Arm.HYBRID], long)))
-            report.cells = loop.run_until_complete(measure(the_plan, urls, bodies, seconds, rounds))
+            pids = {arm: server.pid for arm, server in running.servers.items() if server.pid}
+            measured = measure(the_plan, urls, bodies, seconds, rounds, pids)
+            report.cells = loop.run_until_complete(measured)
             for arm, server in running.servers.items():
                 if arm is not Arm.DIRECT:
                     report.rss_mb[arm.value] = tree_rss_mb(server.pid)

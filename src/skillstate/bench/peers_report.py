@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from skillstate import __version__
+from skillstate.bench.floor import format_floor
 from skillstate.bench.load import Row
 from skillstate.bench.peers import Arm, Cell, Report, Workload
 
@@ -79,7 +80,7 @@ def _cell_line(workload: Workload, r: Row) -> str:
     return (
         f"{workload.value:5} {r.arm:9} {_mode(r.stream):6} {r.concurrency:4d} {r.requests:6d} "
         f"{r.rps:8.0f} {r.p50_ms:8.3f} {r.p99_ms:8.3f} "
-        f"{_ms(r.ttfb_p50_ms):>8} {_ms(r.ttfb_p99_ms):>8}"
+        f"{_ms(r.ttfb_p50_ms):>8} {_ms(r.ttfb_p99_ms):>8} {_ms(r.cpu_ms):>8}"
     )
 
 
@@ -148,13 +149,16 @@ def format_report(report: Report) -> str:
         f"skillstate {__version__} overhead against direct and a peer, {report.cores} cores; "
         f"long session: {report.turns} tool steps, {report.long_kb:.0f} KB",
         f"{'load':5} {'arm':9} {'mode':6} {'conc':>4} {'req':>6} {'req/s':>8} "
-        f"{'p50 ms':>8} {'p99 ms':>8} {'ttfb50':>8} {'ttfb99':>8}",
+        f"{'p50 ms':>8} {'p99 ms':>8} {'ttfb50':>8} {'ttfb99':>8} {'cpu/req':>8}",
     ]
     lines += [_cell_line(c.workload, c.row) for c in report.cells]
     found = added(report.cells)
     if found:
         lines += ["", "added over direct (same run, same body):"]
         lines += [_added_line(a) for a in found]
+    floor = format_floor(report.cells)
+    if floor:
+        lines += ["", *floor]
     judged = list(verdicts(found, report.cells))
     if judged:
         lines += ["", f"against LiteLLM {report.peer_version} (skillstate / LiteLLM, same run):"]

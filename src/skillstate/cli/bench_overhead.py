@@ -67,21 +67,26 @@ def overhead_command(
     json_path: Path | None,
 ) -> None:
     """Overhead against direct and against LiteLLM's proxy, in one run: requests/s, added
-    p50/p99 (and time to first byte for streams) at concurrency 1 and 64, each server's RSS,
-    and the ratios of skillstate to LiteLLM against the issue's targets.
+    p50/p99 (and time to first byte for streams) at concurrency 1 and 64, each server's CPU
+    per request (its own accounting) and RSS, each arm as a ratio to the bare forwarder
+    against issue 28's targets, and the ratios of skillstate to LiteLLM against issue 9's.
 
     \b
     Arms, all in front of the same mock provider:
       direct     the mock itself (the baseline)
       forwarder  a bare aiohttp forwarder (the floor for a Python proxy), on both
       off        skillstate serve --mode off, on a short request and on the long session
-      hybrid     skillstate serve --mode hybrid, on the long session
+      hybrid     skillstate serve --mode hybrid, on both (on the short request a session
+                 before its first boundary)
       litellm    LiteLLM's proxy (no database, telemetry off), on both
     """
+    from skillstate.bench import floor
     from skillstate.bench.peers import run
     from skillstate.bench.peers_report import format_report
 
     report = run(arms, litellm_venv, seconds, rounds, turns)
     click.echo(format_report(report))
     if json_path is not None:
-        json_path.write_text(json.dumps(report.as_json(), indent=2))
+        data = report.as_json()
+        data["against_forwarder"] = floor.as_json(floor.figures(report.cells))
+        json_path.write_text(json.dumps(data, indent=2))
