@@ -4,6 +4,7 @@ and whose CPU per request, read from each server's own accounting, is a positive
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -55,7 +56,21 @@ def test_the_table_shows_every_figure_and_hybrid_against_off() -> None:
     for spec in SPECS:
         assert spec.name in text
     assert "1.25x ok" in text and "2.00x MISS" in text
-    assert "hybrid / off, added p50 ms, plain, c=1: 1.60x (target within 10%): MISS" in text
+    assert "hybrid / off, added p50 ms, plain, c=1: 1.60x (target <= 1.1x): MISS" in text
+    assert "hybrid / off, req/s, plain, c=64: 0.50x (target >= 0.9x): MISS" in text
+
+
+def test_hybrid_better_than_off_is_no_miss() -> None:
+    """The bound is one-sided: hybrid may be faster than off, never more than 10% slower."""
+    faster = []
+    for cell in _cells():
+        if cell.row.arm == "hybrid":
+            row = dataclasses.replace(cell.row, rps=cell.row.rps * 2.5, p50_ms=1.45)
+            cell = dataclasses.replace(cell, row=row)
+        faster.append(cell)
+    text = "\n".join(format_floor(faster))
+    assert "hybrid / off, req/s, plain, c=64: 1.25x (target >= 0.9x): ok" in text
+    assert "hybrid / off, added p50 ms, plain, c=1: 0.90x (target <= 1.1x): ok" in text
 
 
 def test_without_the_forwarder_there_is_no_table() -> None:
