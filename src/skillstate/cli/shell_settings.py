@@ -19,6 +19,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from skillstate.support.files import resolve_path
+
 _PREFIX = "SKILLSTATE_"
 _CONFIG_VARIABLE = "SKILLSTATE_CONFIG"
 _INTEGER = re.compile(r"[+-]?[0-9]+\Z")
@@ -120,7 +122,7 @@ def _config_file(
         default = base / "skillstate" / "config.toml"
         return default if default.is_file() else None
     try:
-        return _resolve(text, cwd, home)
+        return resolve_path(text, cwd, home)
     except ValueError as exc:
         problems.append(_problem("config", text, source, str(exc)))
         return None
@@ -172,27 +174,11 @@ def _entry(
 ) -> _Entry | None:
     if key == "data_dir" and isinstance(value, str):
         try:
-            value = _resolve(value, base, home)
+            value = resolve_path(value, base, home)
         except ValueError as exc:
             problems.append(_problem(key, raw, source, str(exc)))
             return None
     return _Entry(value, raw, source)
-
-
-def _resolve(text: str, base: Path, home: Path) -> Path:
-    """As ``config.sources.resolve_path``: ``~`` is the home directory, a relative path is
-    relative to ``base``."""
-    if not text:
-        raise ValueError("is empty")
-    path = Path(text)
-    if path.parts[:1] == ("~",):
-        path = home.joinpath(*path.parts[1:])
-    elif text.startswith("~"):
-        try:
-            path = path.expanduser()
-        except RuntimeError:
-            raise ValueError(f"names an unknown user ({path.parts[0]})") from None
-    return path if path.is_absolute() else base / path
 
 
 def _checked(key: str, entry: _Entry, problems: list[str]) -> object:

@@ -32,9 +32,9 @@ from skillstate.config.sources import (
     read_command_line,
     read_environment,
     read_file,
-    resolve_path,
 )
 from skillstate.pipeline.switches import LaneChoice, with_only
+from skillstate.support.files import resolve_path
 
 _TABLE_KEYS = tuple(name for name in UpstreamSettings.model_fields if name != "api_key")
 """The keys an ``[[upstreams]]`` table may hold (its key itself comes from ``api_key_env``)."""

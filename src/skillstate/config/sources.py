@@ -19,6 +19,7 @@ from skillstate.config.messages import unknown_key, value_problem
 from skillstate.config.settings import KEYS
 from skillstate.pipeline.switches import parse_choice
 from skillstate.support import jsonio
+from skillstate.support.files import resolve_path
 
 ENV_PREFIX = "SKILLSTATE_"
 CONFIG_VARIABLE = "SKILLSTATE_CONFIG"
@@ -167,21 +168,6 @@ def _entry(
             reading.problems.append(value_problem(key, raw, source, str(exc)))
             return None
     return Entry(value, raw, source)
-
-
-def resolve_path(text: str, base: Path, home: Path) -> Path:
-    """An absolute path: ``~`` is the home directory, a relative path is relative to ``base``."""
-    if not text:
-        raise ValueError("is empty")
-    path = Path(text)
-    if path.parts[:1] == ("~",):
-        path = home.joinpath(*path.parts[1:])
-    elif text.startswith("~"):
-        try:
-            path = path.expanduser()
-        except RuntimeError:
-            raise ValueError(f"names an unknown user ({path.parts[0]})") from None
-    return path if path.is_absolute() else base / path
 
 
 _INTEGER = re.compile(r"[+-]?[0-9]+\Z")

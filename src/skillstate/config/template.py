@@ -21,9 +21,9 @@ from skillstate.config.sources import (
     CONFIG_VARIABLE,
     default_config_file,
     home_directory,
-    resolve_path,
 )
 from skillstate.support import jsonio
+from skillstate.support.files import resolve_path
 
 NOTES: dict[str, str] = {
     "host": "Address to listen on; off loopback, auth_token is required.",

@@ -18,7 +18,6 @@ import contextlib
 import logging
 import os
 import stat
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -27,6 +26,7 @@ from pathlib import Path
 from skillstate.storage.codec import BlobFormatError, Codec, default_codec, pack, unpack
 from skillstate.storage.protocols import StoreLimitError
 from skillstate.storage.records import check_key
+from skillstate.support.files import private_dir, write_durably
 
 log = logging.getLogger("skillstate.storage")
 
@@ -173,7 +173,7 @@ class BlobStore:
     def _loaded(self) -> dict[str, tuple[int, float]]:
         """The index, built from the files on first use (and stray temporaries removed)."""
         if self._index is None:
-            _private_dir(self.root)
+            private_dir(self.root)
             self._index = _scan(self.root, time.time())
         return self._index
 
@@ -216,12 +216,6 @@ class BlobStore:
             self._remove(victim)
 
 
-def _private_dir(path: Path) -> None:
-    """``path`` and missing parents, owner-only; an existing directory of ours is tightened."""
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    os.chmod(path, 0o700)
-
-
 def _scan(root: Path, wall_now: float) -> dict[str, tuple[int, float]]:
     index: dict[str, tuple[int, float]] = {}
     for folder in root.iterdir():
@@ -247,22 +241,5 @@ def _tighten(path: Path, mode: int, current: int | None = None) -> None:
 
 
 def _write(path: Path, packed: bytes, now: float) -> None:
-    _private_dir(path.parent)
-    # mkstemp creates the file 0600, whatever the umask.
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(packed)
-            out.flush()
-            os.fsync(out.fileno())
-        os.utime(temporary, (now, now))
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
-        raise
-    folder = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(folder)
-    finally:
-        os.close(folder)
+    private_dir(path.parent)
+    write_durably(path, packed, now)

@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -29,6 +28,7 @@ from skillstate.storage.codec import default_codec, pack
 from skillstate.storage.records import check_key, check_session
 from skillstate.storage.sqlite import DB_NAME, SCHEMA_VERSION
 from skillstate.storage.stores import ARCHIVE_DIR
+from skillstate.support.files import private_dir, write_durably
 
 _SUFFIX = ".blob"
 _BUSY_TIMEOUT_S = 5.0
@@ -95,24 +95,8 @@ def _within_bounds(root: Path, now: float, ttl: float, max_bytes: int, adding: i
 
 
 def _write(path: Path, packed: bytes, now: float) -> None:
-    """As ``storage.blobs``: private folders, a temporary file synced then renamed."""
+    """As ``storage.blobs``: private folders (the store's root and its fan-out folder), the
+    file written whole or not at all."""
     for folder in (path.parent.parent, path.parent):
-        folder.mkdir(mode=0o700, exist_ok=True)
-        os.chmod(folder, 0o700)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(packed)
-            out.flush()
-            os.fsync(out.fileno())
-        os.utime(temporary, (now, now))
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
-        raise
-    directory = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(directory)
-    finally:
-        os.close(directory)
+        private_dir(folder)
+    write_durably(path, packed, now)
