@@ -5,9 +5,7 @@ them, as do the settings and the shell's own small settings reader."""
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
 from pathlib import Path
 
 
@@ -37,6 +35,9 @@ def write_durably(path: Path, data: bytes, mtime: float) -> None:
     """``data`` at ``path`` (owner-only, modified at ``mtime``), whole or not at all: a
     temporary file beside it, synced, renamed over it, then the folder synced. The folder must
     exist."""
+    import contextlib  # here: the shell lane's settings reader starts without them
+    import tempfile
+
     # mkstemp creates the file 0600, whatever the umask.
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
     try:
