@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from command_probe import SRC, probe
 
-import skillstate
 from skillstate.archive import Archive
 from skillstate.cli import fast
 from skillstate.cli.main import cli
@@ -25,8 +25,6 @@ from skillstate.integrations.model import Locations
 from skillstate.integrations.shell.run import Outcome, exact
 from skillstate.outputs.commands import reducers
 from skillstate.storage import open_stores
-
-SRC = str(Path(skillstate.__file__).parents[1])
 
 GATEWAY = ("aiohttp", "pydantic", "pydantic_core", "click", "rich", "asyncio")
 """Packages neither command may import on its fast path; and of skillstate's own, these:"""
@@ -46,33 +44,12 @@ GATEWAY_PARTS = (
     "skillstate.integrations.codex",
 )
 
-_PROBE = """
-import json, sys
-from skillstate.cli.main import main
-sys.argv = ["skillstate", *sys.argv[1:]]
-try:
-    main()
-except SystemExit as done:
-    code = done.code
-print(json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.stderr)
-"""
-
 
 def _probe(cwd: Path, *args: str, stdin: str = "", **env: str) -> tuple[int, str, list[str]]:
-    """Run ``skillstate ARGS`` as the console script does; its exit code, stdout, and the
-    modules it imported."""
-    done = subprocess.run(
-        [sys.executable, "-c", _PROBE, *args],
-        cwd=cwd,
-        input=stdin,
-        env={**os.environ, "PYTHONPATH": SRC, "HOME": str(cwd.parent / "home"), **env},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    report = json.loads(done.stderr.splitlines()[-1])
-    return report["code"], done.stdout, report["modules"]
+    """Run ``skillstate ARGS`` as the console script does, in ``cwd`` with a home of its own;
+    its exit code, stdout, and the modules it imported."""
+    done = probe(*args, cwd=cwd, stdin=stdin, env={"HOME": str(cwd.parent / "home"), **env})
+    return int(done.code or 0), done.stdout, done.modules
 
 
 def _gateway(modules: list[str]) -> list[str]:

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import click
 import pytest
 from click.testing import CliRunner
+from command_probe import probe
 
-import skillstate
 from skillstate import __version__
 from skillstate.cli.lazy import LazyGroup
 from skillstate.cli.main import COMMANDS, cli
@@ -162,32 +159,13 @@ LIGHT = {
     "skillstate.cli.options",
 }
 
-_PROBE = """
-import json, sys
-from skillstate.cli.main import main
-sys.argv = ["skillstate", *sys.argv[1:]]
-try:
-    main()
-except SystemExit:
-    pass
-print(json.dumps(sorted(sys.modules)), file=sys.stderr)
-"""
-
 
 @pytest.mark.parametrize("args", [["--help"], ["-h"], ["--version"]])
 def test_help_and_version_import_neither_the_gateway_nor_its_settings(args: list[str]) -> None:
-    env = {**os.environ, "PYTHONPATH": str(Path(skillstate.__file__).parents[1])}
-    result = subprocess.run(
-        [sys.executable, "-c", _PROBE, *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
+    result = probe(*args)
+    assert result.code in (None, 0), result.stdout
     assert result.stdout.startswith(("Usage: skillstate", "skillstate "))
-    modules = json.loads(result.stderr.splitlines()[-1])
+    modules = result.modules
     assert [m for m in modules if m.split(".")[0] in FORBIDDEN] == []
     assert {m for m in modules if m.split(".")[0] == "skillstate"} <= LIGHT
 

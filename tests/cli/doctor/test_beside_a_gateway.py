@@ -7,20 +7,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import sys
 from pathlib import Path
 
 import aiohttp
 
+from skillstate.bench.harness import free_port
 from skillstate.testing import ScriptedUpstream
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 async def _up(url: str) -> None:
@@ -40,7 +33,7 @@ async def test_doctor_reports_the_running_gateways_upstream(tmp_path: Path) -> N
     env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLSTATE_")}
     env["HOME"] = str(tmp_path)  # no agent CLI config, no shell hook: information only
     env["PATH"] = str(Path(sys.executable).parent)  # no agent CLI on it
-    port = _free_port()
+    port = free_port()
     async with ScriptedUpstream() as up:
         gateway = await asyncio.create_subprocess_exec(
             *(sys.executable, "-m", "skillstate", "--upstream", up.url, "--port", str(port)),
