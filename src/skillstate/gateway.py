@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import gc
 import logging
 import os
 import signal
@@ -207,6 +208,7 @@ async def running(settings: Settings, *, port: int | None = None) -> AsyncIterat
     context.lanes = build_lanes(settings, context.engine)
     context.lanes_off = settings.lanes.off
     context.lane_headers = lane_headers()
+    context.idle_off = frozenset(spec.name for spec in LANES if spec.idle_off)
     context.history = ResponseHistory(stores.archive)
     context.mcp = McpEndpoint(functools.partial(_mcp_tools, settings, context.engine, stores))
     ledger = await Ledger.open(stores.database)
@@ -237,11 +239,16 @@ async def running(settings: Settings, *, port: int | None = None) -> AsyncIterat
         max_connections=settings.max_connections,
         header_timeout=settings.header_timeout,
     )
+    # What was built to start lives as long as the gateway: out of the collector's way, so
+    # that its full collections walk only what requests make (a pause in a request's tail).
+    gc.collect()
+    gc.freeze()
     try:
         await site.start()  # a port in use fails here: the runner and stores still close
         bound = runner.addresses[0][1]
         yield RunningGateway(f"http://{settings.host}:{bound}", context)
     finally:
+        gc.unfreeze()  # what the gateway built may go now (a process that starts another)
         await runner.cleanup()
         await context.mcp.close()
         await recorder.close()

@@ -146,9 +146,18 @@ class PassThroughCache:
             entries=sessions, max_bytes=max_bytes, weigh=_entries_weight
         )
 
-    def estimate(self, session: str, blocks: Blocks, *, explicit: bool, ratio: float) -> Cached:
-        """The pass-through's billing of ``blocks`` now, remembered for the session's next."""
-        now = self._clock()
+    def estimate(
+        self,
+        session: str,
+        blocks: Blocks,
+        *,
+        explicit: bool,
+        ratio: float,
+        at: float | None = None,
+    ) -> Cached:
+        """The pass-through's billing of ``blocks`` now (or ``at``, a time of the clock's
+        past), remembered for the session's next."""
+        now = self._clock() if at is None else at
         total = round(blocks.total * ratio)
         if explicit:
             return self._explicit(session, blocks, ratio, now, total)

@@ -4,17 +4,31 @@ the gateway core."""
 
 from __future__ import annotations
 
-import uuid
+import itertools
+import os
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from skillstate.conversation import Request, Response, Wire
 from skillstate.economics.metered import Metered
 from skillstate.protocols.logins import Login
+from skillstate.protocols.tails import TailReply
 
 LOCAL = "local"
 """The upstream an exchange answered by the gateway itself names (nothing went upstream): the
 ledger's rows keep it, and count them apart from upstream requests."""
+
+
+@dataclass(slots=True)
+class Relayed:
+    """A request passed through as its bytes, never decoded (``server.express``), and the
+    reply the client got, as bytes too: the recorder reads what it needs of them later."""
+
+    body: bytes
+    """The client's request body, as it came and went upstream."""
+    reply: TailReply | None = None
+    """None: no reply reached the client."""
 
 
 @dataclass(slots=True)
@@ -24,7 +38,8 @@ class Exchange:
     client_wire: Wire
     upstream_wire: Wire
     upstream: str
-    request: Request
+    request: Request | None
+    """The client's request, decoded; None where it was relayed as bytes (``relayed``)."""
     response: Response | None
     status: int
     streamed: bool
@@ -49,13 +64,21 @@ class Exchange:
     gateway answered internal calls; ``retry``: paper mode's correction)."""
     sent: Request | None = None
     """The request as the lanes left it, sent in the first round (None: the client's own)."""
-    request_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    request_id: str = field(default_factory=lambda: new_request_id())
     overhead_s: float | None = None
     """The gateway's own time: from arrival to the reply, less the time upstreams took."""
     upstream_s: float = 0.0
     """Time spent waiting on upstreams (every attempt, retries' waits included)."""
     login: Login = Login.NONE
     """The kind of credential the client's request carried (``protocols.logins``)."""
+    model: str = ""
+    """The model the client asked for (by default the decoded request's)."""
+    relayed: Relayed | None = None
+    """The request and its reply as bytes, where neither was decoded (``request`` None)."""
+
+    def __post_init__(self) -> None:
+        if not self.model and self.request is not None:
+            self.model = self.request.model
 
     def summary(self) -> str:
         """The request in one log line: who, where, what came back, what the lanes did."""
@@ -75,3 +98,21 @@ class Exchange:
 
 
 Observer = Callable[[Exchange], None]
+
+_PROCESS = secrets.token_hex(8)
+_NUMBERS = itertools.count()
+
+
+def _redraw() -> None:
+    """A forked child draws its own half: two processes never count from one."""
+    global _PROCESS
+    _PROCESS = secrets.token_hex(8)
+
+
+os.register_at_fork(after_in_child=_redraw)
+
+
+def new_request_id() -> str:
+    """A request's id: 32 hex digits, unique across processes (a random half drawn once per
+    process, then a count): as unique as a random UUID, without a system call per request."""
+    return f"{_PROCESS}{next(_NUMBERS):016x}"

@@ -112,5 +112,6 @@ LANE = LaneSpec(
     name="compaction",
     build=lambda parts, options: CompactionLane(parts.engine, parts.clock),
     on=True,
+    idle_off=True,
 )
 """On by default: it answers only a host's own request to compact its history, from Σ."""

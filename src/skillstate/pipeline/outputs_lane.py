@@ -40,6 +40,7 @@ from skillstate.pipeline.archived import KnownArchived, text_of
 from skillstate.pipeline.lane import ArchiveWrite, LaneContext, LaneOutcome
 from skillstate.pipeline.settled import settled_results
 from skillstate.pipeline.surface import LaneSpec
+from skillstate.state.mode import Mode
 from skillstate.state.tools import recall_tool
 
 MEMO_SIZE = 512
@@ -124,7 +125,7 @@ class OutputsLane:
         self._recall = recall_tool()
 
     async def __call__(self, request: Request, context: LaneContext) -> LaneOutcome:
-        if not any(tool == self._recall for tool in request.tools):
+        if context.mode is Mode.OFF or not any(tool == self._recall for tool in request.tools):
             return LaneOutcome(request)
         found = _Found()
         settled: dict[int, set[int]] = {}
@@ -226,6 +227,7 @@ LANE = LaneSpec(
     name=OutputsLane.name,
     build=lambda parts, options: OutputsLane(options),
     on=True,
+    idle_off=True,
     options=OutputsOptions,
 )
 """On by default: it costs less on every workload of the benchmark, at the same score

@@ -46,16 +46,21 @@ class LaneSpec:
     ``SKILLSTATE_LANES`` and ``x-skillstate-lanes``, its key in ``LaneContext.extra`` and in
     the ``x-skillstate-lanes`` response header. ``on``: whether it runs unless its table says
     ``enabled = false`` (a lane is on by default only where the benchmark shows it paying,
-    docs/lanes.md). ``options``: the frozen dataclass its table's keys (besides ``enabled``)
-    fill, every field with its default and its type (``int``, ``float``, ``bool``, ``str``,
-    ``tuple[str, ...]``), bounds checked in ``__post_init__`` with a ``ValueError`` naming the
-    option; None when it takes none. ``build(parts, options)`` makes the lane (``options`` is
-    its table's, or the declared defaults). ``check`` raises where the lane, switched on,
-    cannot run on this machine (a missing extra), before the gateway opens anything."""
+    docs/lanes.md). ``idle_off``: the lane changes nothing in mode ``off`` (it acts on the
+    state lane's work, or only in a state mode), so a request in mode off that runs no other
+    lane is relayed without being decoded (``server.express``); a lane that says so returns
+    the request it was given, the same object, whenever the mode is off. ``options``: the
+    frozen dataclass its table's keys (besides ``enabled``) fill, every field with its default
+    and its type (``int``, ``float``, ``bool``, ``str``, ``tuple[str, ...]``), bounds checked
+    in ``__post_init__`` with a ``ValueError`` naming the option; None when it takes none.
+    ``build(parts, options)`` makes the lane (``options`` is its table's, or the declared
+    defaults). ``check`` raises where the lane, switched on, cannot run on this machine (a
+    missing extra), before the gateway opens anything."""
 
     name: str
     build: Callable[[LaneParts, Any], Lane]
     on: bool = False
+    idle_off: bool = False
     options: type[Any] | None = None
     header: LaneHeader | None = None
     check: Callable[[], None] | None = None

@@ -44,6 +44,7 @@ from skillstate.pipeline.lane import ArchiveWrite, LaneContext, LaneOutcome
 from skillstate.pipeline.outputs_lane import MIN_BOUNDARY_CHARS
 from skillstate.pipeline.settled import settled_results
 from skillstate.pipeline.surface import LaneHeader, LaneSpec
+from skillstate.state.mode import Mode
 from skillstate.state.tools import recall_tool
 
 VISION_KEY = "vision"
@@ -162,7 +163,7 @@ class VisionLane:
 
     def _applies(self, request: Request, context: LaneContext) -> bool:
         """Whether this request may have pages: asked, allowlisted, ``recall`` offered."""
-        if context.extra.get(VISION_KEY) == "off" or not context.kept:
+        if context.mode is Mode.OFF or context.extra.get(VISION_KEY) == "off" or not context.kept:
             return False
         if not any(fnmatch.fnmatchcase(request.model, p) for p in self.options.models):
             return False
@@ -250,6 +251,7 @@ def _replaced(part: Part, drawn: _Drawn) -> Part:
 LANE = LaneSpec(
     name=VISION_KEY,
     build=lambda parts, options: VisionLane(options),
+    idle_off=True,
     options=VisionOptions,
     header=LaneHeader("x-skillstate-vision", VISION_VALUES),
     check=require_pillow,

@@ -60,6 +60,9 @@ class GatewayContext:
     """The lanes of ``lanes`` a request does not run unless it asks for them."""
     lane_headers: LaneHeaders = ()
     """The request headers the lanes of ``lanes`` read (``inbound.request_extra``)."""
+    idle_off: frozenset[str] = frozenset()
+    """The lanes of ``lanes`` that change nothing in mode off (``LaneSpec.idle_off``): a
+    request in mode off that runs no other is relayed undecoded (``server.express``)."""
     history: ResponseHistory | None = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     first_byte_timeout: float = 300.0

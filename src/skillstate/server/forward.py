@@ -444,8 +444,9 @@ class Forward:
             exchange.note = note
         now = time.perf_counter()
         exchange.elapsed_s = now - exchange.started
-        if response is not None and not exchange.metered:  # one reply, relayed as it came
-            sent = exchange.sent or exchange.request
+        sent = exchange.sent or exchange.request
+        if response is not None and sent is not None and not exchange.metered:
+            # One reply, relayed as it came (one relayed as bytes is metered by the recorder).
             exchange.metered.append(meter(response.usage, sent, response.message))
         timing = self.http.get(TIMING)
         if timing is not None:

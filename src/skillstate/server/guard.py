@@ -139,13 +139,20 @@ def host_name(host: str) -> str:
 def guard_middleware(guard: Guard) -> Middleware:
     """The middleware that applies ``guard`` before anything else runs."""
 
+    hosts: dict[str, bool] = {}
+    """The verdicts on the Host headers seen (a client sends the same one every time)."""
+
     @web.middleware
     async def admit(request: web.Request, handler: Handler) -> web.StreamResponse:
         headers = request.headers
         origin = headers.get(hdrs.ORIGIN)
-        refused = _refusal(guard, request, origin)
-        if refused is not None:
-            return refused
+        host = headers.get(hdrs.HOST)
+        if origin is not None or host is None or not hosts.get(host, False):
+            refused = _refusal(guard, request, origin)
+            if refused is not None:
+                return refused
+            if origin is None and host is not None and len(hosts) < _HOSTS_KEPT:
+                hosts[host] = True
         if origin is not None and guard.foreign_allowed(origin):
             if request.method == hdrs.METH_OPTIONS and "access-control-request-method" in headers:
                 preflight = web.Response(status=204, headers=_preflight(origin, headers))
@@ -169,6 +176,9 @@ def guard_middleware(guard: Guard) -> Middleware:
 
     return admit
 
+
+_HOSTS_KEPT = 64
+"""Host headers whose verdict is kept: a gateway is reached by a few names."""
 
 CORS_ORIGIN: web.RequestKey[str] = web.RequestKey("cors_origin", str)
 """Set on a request from an allowed foreign origin: its response carries CORS headers."""

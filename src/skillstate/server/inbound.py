@@ -71,11 +71,21 @@ class Refusal(Exception):
 
 async def read_inbound(request: web.Request, wire: Wire) -> Inbound:
     """Read and validate the body; every failure is a ``Refusal`` naming what was wrong."""
+    raw, body = await read_body(request, wire)
+    return decode_inbound(request, wire, raw, body)
+
+
+async def read_body(request: web.Request, wire: Wire) -> tuple[bytes, dict[str, Any]]:
+    """The body as it came and as parsed: a JSON object of at most ``max_body_bytes``, in
+    within ``body_timeout``; else a ``Refusal`` naming what was wrong."""
     check_json_type(request)
     gateway = request.app[GATEWAY]
     try:
-        async with asyncio.timeout(gateway.body_timeout):
+        if request.content.is_eof():  # all of it came with the head: nothing to wait for
             raw = await request.read()
+        else:
+            async with asyncio.timeout(gateway.body_timeout):
+                raw = await request.read()
     except web.HTTPRequestEntityTooLarge as exc:
         limit = gateway.max_body_bytes
         message = (
@@ -99,6 +109,13 @@ async def read_inbound(request: web.Request, wire: Wire) -> Inbound:
     if not isinstance(body, dict):
         message = f"request body must be a JSON object, not {type(body).__name__}"
         raise Refusal(400, message, reason=_INVALID_JSON)
+    return raw, body
+
+
+def decode_inbound(request: web.Request, wire: Wire, raw: bytes, body: dict[str, Any]) -> Inbound:
+    """The request ``body`` holds, decoded, its session resolved and the gateway's limits on
+    its size checked; a ``Refusal`` where it is not a valid request of ``wire``."""
+    gateway = request.app[GATEWAY]
     decoded, session = _decode(request, wire, body, gateway.memos, len(raw))
     _check_counts(decoded, gateway.max_messages, gateway.max_parts)
     decoded.received = int(time.time())  # dates a reply from a wire that gives no time
@@ -196,12 +213,19 @@ def take_login(
     request goes to the ChatGPT backend, ``route.chatgpt_routed``), and keep the login on
     ``inbound``: the gateway's key counts only where it holds one for that upstream, and never
     over a subscription's own login (``login_of``)."""
+    inbound.login, upstream = take_login_of(request, router, wire, inbound.request.model)
+    return upstream
+
+
+def take_login_of(
+    request: web.Request, router: Router, wire: Wire, model: str
+) -> tuple[Login, Upstream | None]:
+    """``take_login`` for a request of ``model``: its login and its upstream."""
     login = login_of(request.headers)
-    upstream = router.route(inbound.request.model, chatgpt=route.chatgpt_routed(wire, login))
+    upstream = router.route(model, chatgpt=route.chatgpt_routed(wire, login))
     if upstream is not None and upstream.api_key is not None and not login.subscription:
         login = Login.GATEWAY_KEY
-    inbound.login = login
-    return upstream
+    return login, upstream
 
 
 def session_headers(inbound: Inbound, upstream: Upstream | None) -> dict[str, str]:

@@ -25,10 +25,11 @@ from skillstate.protocols import adapter
 from skillstate.protocols.logins import login_of
 from skillstate.protocols.openai_responses import chatgpt
 from skillstate.protocols.openai_responses.history import not_found
-from skillstate.server import local_answers, relay, route
+from skillstate.server import express, local_answers, relay, route
 from skillstate.server.context import GATEWAY, GatewayContext
 from skillstate.server.errors import error_response
 from skillstate.server.exchanges import exchange_for, notify_local
+from skillstate.server.express import Express, tell_untouched
 from skillstate.server.forward import Forward
 from skillstate.server.history import ResponseHistory, UnknownResponse
 from skillstate.server.inbound import (
@@ -37,7 +38,8 @@ from skillstate.server.inbound import (
     Refusal,
     bypassed,
     chosen_lanes,
-    read_inbound,
+    decode_inbound,
+    read_body,
     request_extra,
     take_login,
 )
@@ -59,13 +61,6 @@ from skillstate.upstream.routing import Upstream
 
 log = logging.getLogger("skillstate.proxy")
 
-UNTOUCHED_NOTE = (
-    "session %s: Claude Code's subscription login: passed through untouched (mode off, no "
-    "lane), as Anthropic allows that login for Claude Code only; for the savings use an API "
-    "key (ANTHROPIC_API_KEY), or let the gateway hold one (SKILLSTATE_API_KEY) and send a "
-    "placeholder key (docs/integrations.md)"
-)
-
 
 async def handle_generation(http: web.Request, wire: Wire) -> web.StreamResponse:
     """Read → plan → perform: what the request is (``_read``), how it is served (the pure
@@ -86,6 +81,8 @@ async def handle_generation(http: web.Request, wire: Wire) -> web.StreamResponse
             reason = "unknown_response_id"
             return local_answers.answered(http, out, reason, unknown.response_id)
         case RunLanes() as run:
+            if read.express is not None:
+                return await express.serve(http, gateway, read.arrival, run, read.express)
             return await _run(http, gateway, read, run)
 
 
@@ -110,6 +107,8 @@ class _Read:
 
     arrival: Arrival
     taken: _Taken | None = None
+    express: Express | None = None
+    """Set where the request is served by the express path, undecoded (``server.express``)."""
 
 
 async def _read(http: web.Request, wire: Wire, gateway: GatewayContext) -> _Read:
@@ -117,9 +116,13 @@ async def _read(http: web.Request, wire: Wire, gateway: GatewayContext) -> _Read
     the model and, for an upstream of another wire, the conversation a
     ``previous_response_id`` names."""
     try:
-        inbound = await read_inbound(http, wire)
+        raw, body = await read_body(http, wire)
         chosen = chosen_lanes(http, gateway.lanes, gateway.lanes_off)
         extra = request_extra(http, gateway.lane_headers)
+        scanned = express.scan(http, gateway, wire, raw, body, chosen)
+        if scanned is not None:
+            return _Read(scanned[0], express=scanned[1])
+        inbound = decode_inbound(http, wire, raw, body)
     except Refusal as refusal:
         refused = Refused(refusal.status, refusal.message, refusal.kind, refusal.reason)
         return _Read(Arrival(wire, refused=refused, login=login_of(http.headers)))
@@ -163,7 +166,7 @@ async def _run(
     inbound = taken.inbound
     context = LaneContext(inbound.session.id, inbound.wire, run.target, run.mode, extra=taken.extra)
     if run.untouched:
-        _tell_untouched(gateway, inbound.session.id)
+        tell_untouched(gateway, inbound.session.id)
     chosen = [] if run.untouched else taken.chosen
     lanes = await run_lanes(chosen, inbound.request, context, _keeper(gateway))
     ran = _ran(lanes)
@@ -190,14 +193,6 @@ async def _run(
             forward.login = inbound.login
             forward.fallbacks = taken.fallbacks
             return await _upstream(forward, taken, lanes, service)
-
-
-def _tell_untouched(gateway: GatewayContext, session: str) -> None:
-    """One info line per session whose subscription login passes through untouched."""
-    told = gateway.untouched_told
-    if told.get(session) is None:
-        told.put(session, True)
-        log.info(UNTOUCHED_NOTE, session)
 
 
 def _ran(lanes: PipelineResult) -> Ran:

@@ -18,8 +18,10 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from skillstate.conversation import ProtocolError, Request, Response, Wire
+from skillstate.economics.exchange import Relayed
 from skillstate.protocols import adapter
 from skillstate.protocols.streams import StreamObserver
+from skillstate.protocols.tails import StreamTail, json_reply
 from skillstate.server.client_stream import ClientStream
 from skillstate.server.errors import failure_response
 from skillstate.server.forward import Forward, Outbound
@@ -94,15 +96,15 @@ async def _stream(
             tail = (tail + chunk)[-4:]
     except UpstreamFailure as failure:
         forward.answered(reply.status, observer.close(), failure.message)
-        return await _fail(stream, failure, tail, client, headers)
+        return await _fail(stream, failure, tail, client.source, headers)
     response = observer.close()
     if observer.cut:  # the upstream's bytes stop short: say so in the client's wire
-        why = "the stream ended before its terminal event"
+        why = CUT
         if observer.broken:
             why += f"; unreadable: {observer.broken}"
         cut = reply_cut_short(reply, why)
         forward.answered(reply.status, response, cut.message)
-        return await _fail(stream, cut, tail, client, headers)
+        return await _fail(stream, cut, tail, client.source, headers)
     note = f"stream observer stopped: {observer.broken}" if observer.broken else None
     forward.answered(reply.status, response, note)
     if finish is not None:
@@ -130,21 +132,31 @@ async def _ended_short(
     """The upstream ended its stream (Chat's ``[DONE]``) before the answer was whole: the
     bytes before the marker go on, then the client wire's error event and its own end; the
     upstream's marker would have ended the client's read before any error could reach it."""
+    tail = await _before_marker(stream, chunk, tail)
+    response = observer.close()
+    cut = reply_cut_short(reply, ENDED_SHORT)
+    forward.answered(reply.status, response, cut.message)
+    return await _fail(stream, cut, tail, client.source, headers)
+
+
+ENDED_SHORT = "the stream ended without a finish reason"
+CUT = "the stream ended before its terminal event"
+
+
+async def _before_marker(stream: ClientStream, chunk: bytes, tail: bytes) -> bytes:
+    """Write what ``chunk`` holds before the end marker in it; the last bytes written."""
     at = min((i for i in (chunk.find(m) for m in END_MARKERS) if i >= 0), default=len(chunk))
     if chunk[:at]:
         await stream.write(chunk[:at])
         tail = (tail + chunk[:at])[-4:]
-    response = observer.close()
-    cut = reply_cut_short(reply, "the stream ended without a finish reason")
-    forward.answered(reply.status, response, cut.message)
-    return await _fail(stream, cut, tail, client, headers)
+    return tail
 
 
 async def _fail(
     stream: ClientStream,
     failure: UpstreamFailure,
     tail: bytes,
-    client: Request,
+    wire: Wire,
     headers: dict[str, str],
 ) -> web.StreamResponse:
     """The upstream failed: an error response when nothing reached the client yet, else the
@@ -152,7 +164,7 @@ async def _fail(
     line ends it first, so the error event is read as an event of its own (per the SSE spec a
     blank line dispatches what came before, here a part event the client cannot read)."""
     if not stream.opened:
-        return failure_response(client.source, failure, headers)
+        return failure_response(wire, failure, headers)
     if not tail.endswith((b"\n\n", b"\r\r", b"\r\n\r\n")):
         await stream.write(b"\n\n")
     return await stream.fail(failure.status, failure.kind, failure.message, relayed=True)
@@ -165,3 +177,64 @@ def _observe(raw: bytes, wire: Wire) -> tuple[Response | None, str | None]:
         return adapter(wire).decode_response(jsonio.loads(raw)), None
     except (ProtocolError, ValueError, TypeError, KeyError) as exc:
         return None, f"not a whole reply: {exc}"
+
+
+async def express(
+    forward: Forward, relayed: Relayed, wire: Wire, headers: dict[str, str], query: str
+) -> web.StreamResponse:
+    """``pass_through`` of a request never decoded (``server.express``): the same tries, the
+    same whole-reply rules, the reply watched by ``protocols.tails`` instead of decoded; what
+    came is left on ``relayed`` for the recorder."""
+
+    async def settle(reply: Reply) -> None:
+        if reply.streamed:
+            return
+        try:
+            relayed.reply = json_reply(reply.wire, await reply.read())
+        except ValueError as exc:
+            raise reply_cut_short(reply, f"not a whole reply: {exc}") from exc
+
+    outbound = Outbound(adapter(forward.wire).path, relayed.body, query, settle=settle)
+    try:
+        async with forward.send(outbound) as reply:
+            headers.update(reply.headers)
+            if reply.streamed:
+                return await _express_stream(forward, reply, relayed, wire, headers)
+            body = await reply.read()
+    except UpstreamFailure as failure:
+        forward.failed(failure.status, failure.message)
+        return failure_response(wire, failure, headers)
+    out = web.Response(status=reply.status, body=body, headers=headers)
+    out.content_type = reply.raw.content_type or "application/json"
+    forward.answered(reply.status, None)
+    return out
+
+
+async def _express_stream(
+    forward: Forward, reply: Reply, relayed: Relayed, wire: Wire, headers: dict[str, str]
+) -> web.StreamResponse:
+    stream = ClientStream(forward.http, wire, None, headers)
+    watch = StreamTail(forward.wire)
+    last = b""
+    try:
+        async for chunk in reply.chunks():
+            watch.feed(chunk)  # read before it is sent, as pass_through's observer
+            if watch.ended_short:
+                last = await _before_marker(stream, chunk, last)
+                relayed.reply = watch.close()
+                cut = reply_cut_short(reply, ENDED_SHORT)
+                forward.answered(reply.status, None, cut.message)
+                return await _fail(stream, cut, last, wire, headers)
+            await stream.write(chunk)
+            last = chunk[-4:] if len(chunk) >= 4 else (last + chunk)[-4:]
+    except UpstreamFailure as failure:
+        relayed.reply = watch.close()
+        forward.answered(reply.status, None, failure.message)
+        return await _fail(stream, failure, last, wire, headers)
+    relayed.reply = watch.close()
+    if watch.cut:
+        cut = reply_cut_short(reply, CUT)
+        forward.answered(reply.status, None, cut.message)
+        return await _fail(stream, cut, last, wire, headers)
+    forward.answered(reply.status, None)
+    return await stream.end()

@@ -16,7 +16,9 @@ class Mode(StrEnum):
 
 def parse_mode(value: str | None) -> Mode | None:
     """The mode ``value`` names (any case), or None when it names none."""
-    try:
-        return Mode((value or "").strip().lower())
-    except ValueError:
+    if not value:
         return None
+    return _BY_NAME.get(value.strip().lower())
+
+
+_BY_NAME = {mode.value: mode for mode in Mode}

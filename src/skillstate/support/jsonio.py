@@ -47,7 +47,17 @@ class TooDeep(ValueError):
 
 def loads(raw: bytes | str) -> Any:
     """Read one JSON document; a ``ValueError`` names what is wrong with it."""
-    return run(reading(raw))
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    if len(data) >= _SLICE_BYTES:
+        return run(reading(data))
+    # ``reading`` without its steps: most documents are short, and a step costs more than
+    # the rest of reading one.
+    value = orjson.loads(data)
+    if isinstance(value, list | dict) and _may_nest(data, MAX_DEPTH) and _too_deep(value):
+        raise TooDeep(f"nests deeper than {MAX_DEPTH} levels")
+    if _LONG_RUN in data.translate(_DIGITS_TO_ZERO):
+        return _standard(data)
+    return value
 
 
 def run(steps: Generator[None, None, Any]) -> Any:
@@ -125,7 +135,12 @@ def _exact_integers(data: bytes, value: Any) -> Generator[None, None, Any]:
             break
     else:
         return value
-    # orjson accepted it, so this can only differ in the integers it keeps exact.
+    return _standard(data)
+
+
+def _standard(data: bytes) -> Any:
+    """``data`` read by the standard library, which keeps every integer exact (orjson
+    accepted it, so this can only differ in those)."""
     try:
         return json.loads(data)
     except RecursionError:  # a deep stack at the call site; the depth itself is checked

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
@@ -117,14 +118,24 @@ class Metrics:
             self.tokens.labels(kind)
         for kind in ("actual", "passthrough"):
             self.cost.labels(kind)
+        self._requests: dict[tuple[str, str, int], Any] = {}
+        self._tokens = [
+            (kind, self.tokens.labels(kind))
+            for kind in ("input", "cached_input", "cache_write", "output", "reasoning")
+        ]
 
     def row(self, row: Row) -> None:
         if row.upstream != LOCAL:
-            self.requests.labels(row.client_wire, row.upstream, str(row.status)).inc()
-        for kind in ("input", "cached_input", "cache_write", "output", "reasoning"):
+            key = (row.client_wire, row.upstream, row.status)
+            counter = self._requests.get(key)
+            if counter is None:  # labels() takes a lock and builds its key on every call
+                counter = self.requests.labels(row.client_wire, row.upstream, str(row.status))
+                self._requests[key] = counter
+            counter.inc()
+        for kind, counter in self._tokens:
             value = getattr(row, kind)
             if value:
-                self.tokens.labels(kind).inc(value)
+                counter.inc(value)
         if row.estimated:
             self.estimated.inc()
         if row.login == SUBSCRIPTION:

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import datetime
 import logging
 import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import Any
 
 from skillstate.conversation import Usage, Wire
 from skillstate.conversation.prefixes import PrefixMemo
@@ -29,11 +29,13 @@ from skillstate.economics.counterfactual import (
     blocks_of,
     calibration,
 )
-from skillstate.economics.exchange import Exchange
+from skillstate.economics.exchange import Exchange, Relayed
 from skillstate.economics.ledger.metrics import Metrics
+from skillstate.economics.ledger.relayed import decoded_request, read_relayed
 from skillstate.economics.ledger.row import LOCAL, SUBSCRIPTION, Row
 from skillstate.economics.ledger.store import Ledger
 from skillstate.economics.metered import Metered, counted
+from skillstate.support.caches import SessionCache
 
 log = logging.getLogger("skillstate.economics.ledger")
 
@@ -49,6 +51,10 @@ as much as the rest of a short request's handling)."""
 _SWEEP_EVERY = 3_600.0
 _SENT: PrefixMemo[Blocks] = PrefixMemo()
 """The blocks of the requests the gateway sent, apart from the clients' own."""
+_DEFERRED_BYTES = 16 * 1024 * 1024
+"""What the bodies of the sessions' last relayed requests may hold at most (a session pushed
+out is estimated against a cold cache)."""
+_Deferred = tuple["Relayed", Exchange, tuple[Usage, bool], float]
 _EPOCH = re.compile(r"(?:^|; )state=[^;]*:epoch(\d+)")
 
 
@@ -80,6 +86,11 @@ class Recorder:
         """Set while someone waits for the queue to be written (``flush``, ``close``)."""
         self._epochs: OrderedDict[str, int] = OrderedDict()
         self._swept = 0.0
+        self._deferred: SessionCache[_Deferred] = SessionCache(
+            entries=1024, max_bytes=_DEFERRED_BYTES, weigh=lambda kept: len(kept[0].body)
+        )
+        """Per session, its last request relayed as bytes, read only if a later request of
+        the session is estimated against it (``_catch_up``)."""
 
     def today(self) -> datetime.date:
         """The UTC day it is by the ledger's clock (the price catalog's age is told by it)."""
@@ -144,15 +155,18 @@ class Recorder:
 
     async def _write(self, exchanges: list[Exchange | None]) -> None:
         done = [exchange for exchange in exchanges if exchange is not None]
-        # Counting and hashing a long history takes milliseconds: on a worker thread, so the
-        # event loop keeps serving meanwhile; the whole batch in one trip, in its order.
-        rows = await asyncio.to_thread(self._rows_of, done) if done else []
-        await self.ledger.append(rows)
-        for row in rows:
-            self.metrics.row(row)
+        if not done:
+            return
+        # Counting and hashing a long history takes milliseconds: on the database's thread,
+        # so the event loop keeps serving meanwhile; the whole batch in one trip, in its
+        # order, written and counted in /metrics there.
+        await self.ledger.append_made(lambda: self._rows_of(done))
 
     def _rows_of(self, exchanges: list[Exchange]) -> list[Row]:
-        return [row for exchange in exchanges for row in self.rows(exchange)]
+        rows = [row for exchange in exchanges for row in self.rows(exchange)]
+        for row in rows:
+            self.metrics.row(row)
+        return rows
 
     async def _sweep(self) -> None:
         self._swept = self._clock()
@@ -173,15 +187,21 @@ class Recorder:
         provider reported no usage is counted here, from the request and the reply, and its
         row says so (``Row.estimated``)."""
         now = self._clock()
-        model = exchange.request.model
-        if exchange.response is not None and exchange.response.model:
+        model, metered = exchange.model, exchange.metered
+        if exchange.relayed is not None:
+            metered, model = read_relayed(exchange, exchange.relayed)
+        elif exchange.response is not None and exchange.response.model:
             model = exchange.response.model
-        counts = [counted(metered) for metered in exchange.metered or [Metered(Usage())]]
+        counts = [counted(each) for each in metered or [Metered(Usage())]]
         login = exchange.login.value
         priced = login != SUBSCRIPTION
         rows = []
         for number, (usage, estimated) in enumerate(counts):
             status = exchange.status if number == len(counts) - 1 else 200
+            cost = self._cost(model, usage) if priced else None
+            first = (
+                self._first(exchange, counts, bool(metered), cost, model, now) if not number else {}
+            )
             rows.append(
                 Row(
                     ts=now,
@@ -201,14 +221,13 @@ class Recorder:
                     cache_write_1h=usage.cache_write_1h,
                     output=usage.output,
                     reasoning=usage.reasoning,
-                    cost_usd=self._cost(model, usage) if priced else None,
+                    cost_usd=cost,
                     cause=_cause(exchange.causes, number),
                     estimated=estimated,
                     login=login,
+                    **first,
                 )
             )
-        first = self._with_estimate(rows[0], exchange, counts)
-        rows[0] = first
         self._count_collapse(exchange)
         return rows
 
@@ -217,39 +236,58 @@ class Recorder:
             return 0.0
         return self._pricing(model, usage)
 
-    def _with_estimate(self, row: Row, exchange: Exchange, counts: list[tuple[Usage, bool]]) -> Row:
-        """``row`` with what a pass-through would have sent and paid for the client request
-        (``counts``: each round's usage, and whether it is the gateway's own count).
+    def _first(
+        self,
+        exchange: Exchange,
+        counts: list[tuple[Usage, bool]],
+        replied: bool,
+        cost: float | None,
+        model: str,
+        now: float,
+    ) -> dict[str, Any]:
+        """What the first row of ``exchange`` says besides its round's usage (whose ``cost``
+        is given): the gateway's time, the attempts, and what a pass-through would have sent
+        and paid for the client request (``counts``: each round's usage, and whether it is the
+        gateway's own count; ``replied``: a reply came).
 
         A request that went upstream as the client sent it (its bytes, or its request no lane
         changed, in the upstream's wire), in one round, is its own pass-through: the estimate
         is what was recorded (basis ``recorded``), so it saves exactly 0; so is a request that
         got no reply (nothing billed), and one an Anthropic subscription billed (no per-token
         price on either side). Any other is the wire's cache rule for the client's
-        request, as the provider's own usage so far supports it (``cache_evidence``)."""
+        request, as the provider's own usage so far supports it (``cache_evidence``).
+
+        A request relayed as bytes is as sent: its own estimate. What the session's caches
+        would learn of it waits until a later request of the session needs it (``_catch_up``):
+        a session passed through to its end never has its requests decoded."""
         overhead = exchange.overhead_s * 1000 if exchange.overhead_s is not None else None
-        row = dataclasses.replace(
-            row,
-            overhead_ms=overhead,
-            upstream_ms=exchange.upstream_s * 1000 if exchange.upstream != LOCAL else 0.0,
-            attempts=",".join(str(status) for status in exchange.attempts),
-        )
+        first: dict[str, Any] = {
+            "overhead_ms": overhead,
+            "upstream_ms": exchange.upstream_s * 1000 if exchange.upstream != LOCAL else 0.0,
+            "attempts": ",".join(str(status) for status in exchange.attempts),
+        }
         # Estimated whatever comes next: the session's caches and the evidence follow every
         # request, so that the next one is estimated against this one.
-        cached, basis = self._pass_through(exchange, counts)
+        if exchange.relayed is not None:
+            self._deferred.put(exchange.session, (exchange.relayed, exchange, counts[0], now))
+            cached, basis = Cached(0), "recorded"
+        else:
+            self._catch_up(exchange.session)
+            cached, basis = self._pass_through(exchange, counts)
         own = exchange.sent is None or exchange.sent is exchange.request
         as_sent = exchange.forwarded_original or (own and exchange.rounds > 0)
-        failed = exchange.status >= 400 and not exchange.metered
-        subscription = row.login == SUBSCRIPTION
+        failed = exchange.status >= 400 and not replied
+        subscription = exchange.login.value == SUBSCRIPTION
         if (as_sent and len(counts) == 1) or failed or subscription:
-            return dataclasses.replace(
-                row,
-                passthrough_input=row.input,
-                passthrough_cached_input=row.cached_input,
-                passthrough_cache_write=row.cache_write,
-                passthrough_cost_usd=row.cost_usd,
+            recorded = counts[0][0]
+            first.update(
+                passthrough_input=recorded.input,
+                passthrough_cached_input=recorded.cached_input,
+                passthrough_cache_write=recorded.cache_write,
+                passthrough_cost_usd=cost,
                 estimate_basis="recorded",
             )
+            return first
         answer = counts[-1][0]  # what the client got: a pass-through makes that call alone
         usage = Usage(
             input=cached.input,
@@ -259,14 +297,14 @@ class Recorder:
             reasoning=answer.reasoning,
             cache_write_1h=cached.written_1h,
         )
-        return dataclasses.replace(
-            row,
+        first.update(
             passthrough_input=cached.input,
             passthrough_cached_input=cached.cached,
             passthrough_cache_write=cached.written,
-            passthrough_cost_usd=self._cost(row.model, usage),
+            passthrough_cost_usd=self._cost(model, usage),
             estimate_basis=basis,
         )
+        return first
 
     def _pass_through(
         self, exchange: Exchange, counts: list[tuple[Usage, bool]]
@@ -275,6 +313,7 @@ class Recorder:
         would have billed it, and the basis of that estimate; this exchange's evidence is
         learnt first."""
         request = exchange.request
+        assert request is not None  # a relayed request is estimated as sent
         blocks = blocks_of(request)
         sent = exchange.sent
         # Where the client's own request went upstream, its blocks are those of what was sent.
@@ -304,12 +343,30 @@ class Recorder:
         predicts for it, the other rounds' reported cache tokens as they are."""
         key = f"{exchange.upstream}\x00{exchange.session}"
         predicted = self._sent.estimate(key, sent, explicit=explicit, ratio=ratio)
-        model = exchange.request.model
+        model = exchange.model
         for number, (usage, estimated) in enumerate(counts):
             if estimated or not exchange.metered:
                 continue  # the gateway's own count, or no reply: no word from the provider
             expected = predicted if number == main else None
             self._evidence.observe(exchange.upstream, model, usage, expected)
+
+    def _catch_up(self, session: str) -> None:
+        """The session's caches as a pass-through's would be after its last request relayed as
+        bytes (decoded now, when a request of the session is estimated against it), at the
+        time it was recorded."""
+        kept = self._deferred.pop(session)
+        if kept is None:
+            return
+        relayed, exchange, (usage, estimated), at = kept
+        request = decoded_request(exchange.client_wire, relayed.body)
+        if request is None:
+            return
+        blocks = blocks_of(request, _SENT)
+        ratio = 1.0 if estimated else calibration(usage.input, blocks.total)
+        explicit = exchange.upstream_wire is Wire.MESSAGES
+        self._cache.estimate(session, blocks, explicit=explicit, ratio=ratio, at=at)
+        key = f"{exchange.upstream}\x00{session}"
+        self._sent.estimate(key, blocks, explicit=explicit, ratio=ratio, at=at)
 
     def _count_collapse(self, exchange: Exchange) -> None:
         found = _EPOCH.search(exchange.lanes)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from skillstate.economics.ledger.row import COLUMNS, Row
@@ -99,6 +99,24 @@ class Ledger:
             self._db, self._memory = await SQLiteDatabase.in_memory(), True
             await self._db.run(_create)
             await self._db.run(lambda conn: _insert(conn, values))
+
+    async def append_made(self, make: Callable[[], list[Row]]) -> list[Row]:
+        """Make rows and append them in one trip to the database's thread (``make`` runs
+        there, off the event loop); the rows made."""
+        made: list[Row] = []
+
+        def work(conn: sqlite3.Connection) -> None:
+            made.extend(make())
+            if made:
+                _insert(conn, [row.values() for row in made])
+
+        try:
+            await self._db.run(work)
+        except sqlite3.Error:
+            if self._memory or not made:
+                raise
+            await self.append(made)  # the database failed to write them: kept in memory
+        return made
 
     async def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Rows of a read-only ``sql`` over the ledger table."""

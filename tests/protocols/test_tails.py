@@ -1,0 +1,114 @@
+"""The express relay's watch (``protocols.tails``) against the full decoder: on every wire, for
+replies of text, tool calls, reasoning and errors, with and without usage, whole or cut at any
+byte, in any chunking, ``StreamTail`` tells a stream whole, cut or ended short exactly where
+``streams.StreamObserver`` does, and the usage and model it reads from the tail are the
+decoded reply's."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from multidict import CIMultiDict, CIMultiDictProxy
+
+from skillstate.conversation import Wire
+from skillstate.protocols import adapter
+from skillstate.protocols.streams import StreamObserver
+from skillstate.protocols.tails import StreamTail, json_reply
+from skillstate.support.jsonio import dumps, loads
+from skillstate.testing import (
+    RecordedRequest,
+    Reply,
+    ScriptedCall,
+    ScriptedError,
+    chat_bodies,
+    messages_bodies,
+    responses_bodies,
+)
+from skillstate.testing.outcome import resolve
+
+WHOLE = {
+    Wire.CHAT: chat_bodies.completion,
+    Wire.RESPONSES: responses_bodies.response,
+    Wire.MESSAGES: messages_bodies.message,
+}
+STREAMED = {
+    Wire.CHAT: chat_bodies.stream,
+    Wire.RESPONSES: responses_bodies.stream,
+    Wire.MESSAGES: messages_bodies.stream,
+}
+
+REPLIES = [
+    Reply("All the tests pass."),
+    Reply("", calls=[ScriptedCall("run", {"cmd": 'echo "finish_reason":"stop" [DONE]'})]),
+    Reply("Looked.", reasoning="First the files, then the tests."),
+    Reply("It parses.", usage=False),
+    Reply('a text that says data: [DONE] and "type":"message_stop"', cached_tokens=64),
+    Reply("half", error=ScriptedError(529, "the model is busy", "overloaded", mid_stream=True)),
+]
+
+
+def _asked(wire: Wire, stream: bool) -> RecordedRequest:
+    body: dict[str, Any] = {"model": "tail-model", "stream": stream}
+    if wire is Wire.CHAT:
+        body["stream_options"] = {"include_usage": True}
+    return RecordedRequest(0, "POST", "/v1/x", {}, CIMultiDictProxy(CIMultiDict()), b"", body, wire)
+
+
+def _stream(wire: Wire, reply: Reply) -> bytes:
+    return b"".join(STREAMED[wire](resolve(reply, _asked(wire, True))))
+
+
+def _chunks(raw: bytes, cuts: list[int]) -> list[bytes]:
+    points = sorted({0, *(c % (len(raw) + 1) for c in cuts), len(raw)})
+    return [raw[a:b] for a, b in itertools.pairwise(points) if b > a]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    wire=st.sampled_from(list(Wire)),
+    which=st.integers(0, len(REPLIES) - 1),
+    end=st.one_of(st.none(), st.integers(0, 10_000)),
+    cuts=st.lists(st.integers(0, 10_000), max_size=12),
+)
+def test_a_stream_is_whole_cut_or_ended_short_as_the_decoder_says(
+    wire: Wire, which: int, end: int | None, cuts: list[int]
+) -> None:
+    raw = _stream(wire, REPLIES[which])
+    if end is not None:
+        raw = raw[: end % (len(raw) + 1)]  # cut short anywhere, or not at all
+    tail, observer = StreamTail(wire), StreamObserver(wire)
+    for chunk in _chunks(raw, cuts):
+        tail.feed(chunk)
+        observer.feed(chunk)
+        assert tail.ended_short == observer.ended_short
+        if tail.ended_short:  # the relay stops here, as at the decoder's word
+            break
+    reply = tail.close()
+    response = observer.close()
+    assert tail.cut == observer.cut
+    if not tail.cut and response is not None:
+        usage, model = reply.usage()
+        assert usage == response.usage
+        assert model == response.model
+
+
+@pytest.mark.parametrize("wire", list(Wire))
+@pytest.mark.parametrize("reply", REPLIES[:5], ids=range(5))
+def test_a_json_reply_reads_as_its_decoded_usage_and_model(wire: Wire, reply: Reply) -> None:
+    raw = dumps(WHOLE[wire](resolve(reply, _asked(wire, False))))
+    decoded = adapter(wire).decode_response(loads(raw))
+    usage, model = json_reply(wire, raw).usage()
+    assert (usage, model) == (decoded.usage, decoded.model)
+
+
+@pytest.mark.parametrize("wire", list(Wire))
+def test_a_json_reply_cut_short_or_of_another_shape_is_not_whole(wire: Wire) -> None:
+    raw = dumps(WHOLE[wire](resolve(REPLIES[0], _asked(wire, False))))
+    with pytest.raises(ValueError):
+        json_reply(wire, raw[:-3])
+    with pytest.raises(ValueError, match="not a"):
+        json_reply(wire, b'{"id": "x", "object": "list"}')

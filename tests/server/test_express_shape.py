@@ -1,0 +1,128 @@
+"""The express path's shape, not its time (issue 28): a request passed through untouched (mode
+off by the gateway's setting, by ``x-skillstate-mode`` or by a bypass) builds no canonical
+request or reply and makes no trip to a thread while it is served, on every wire, JSON and
+stream; a request a lane may change (hybrid, a lane that acts in mode off) still takes the full
+path. Every function the handler's task calls is seen through ``sys.setprofile`` on the event
+loop's thread: the recorder's own task (which does go to a thread, in batches) is another
+task."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import CodeType, FrameType
+from typing import Any
+
+import aiohttp
+import pytest
+
+from skillstate.conversation import Request, Response, Wire
+from skillstate.protocols import adapter
+from skillstate.server import proxy
+from skillstate.testing import Reply, ScriptedUpstream
+from skillstate.testing.gateway import gateway_for
+
+PATHS = {
+    Wire.CHAT: "/v1/chat/completions",
+    Wire.RESPONSES: "/v1/responses",
+    Wire.MESSAGES: "/v1/messages",
+}
+BODIES: dict[Wire, dict[str, Any]] = {
+    Wire.CHAT: {"model": "m", "messages": [{"role": "user", "content": "hi"}]},
+    Wire.RESPONSES: {"model": "m", "input": "hi"},
+    Wire.MESSAGES: {
+        "model": "m",
+        "max_tokens": 64,
+        "messages": [{"role": "user", "content": "hi"}],
+    },
+}
+FORBIDDEN: dict[str, CodeType] = {
+    "Request.__init__": Request.__init__.__code__,
+    "Response.__init__": Response.__init__.__code__,
+    "run_in_executor": asyncio.BaseEventLoop.run_in_executor.__code__,
+    "to_thread": asyncio.to_thread.__code__,
+    "ThreadPoolExecutor.submit": concurrent.futures.ThreadPoolExecutor.submit.__code__,
+    **{
+        f"{wire.value} decode_request": adapter(wire).decode_request.__code__  # type: ignore[attr-defined]
+        for wire in Wire
+    },
+}
+HANDLER = proxy.handle_generation.__code__
+
+
+@contextmanager
+def calls_by_task() -> Iterator[dict[int, set[CodeType]]]:
+    """The code of every function called on this thread while inside, by the task it ran in."""
+    seen: dict[int, set[CodeType]] = {}
+
+    def profile(frame: FrameType, event: str, arg: object) -> None:
+        if event == "call":
+            try:
+                task = asyncio.current_task()
+            except RuntimeError:
+                return
+            seen.setdefault(id(task), set()).add(frame.f_code)
+
+    sys.setprofile(profile)
+    try:
+        yield seen
+    finally:
+        sys.setprofile(None)
+
+
+def _handlers(seen: dict[int, set[CodeType]]) -> list[set[CodeType]]:
+    return [codes for codes in seen.values() if HANDLER in codes]
+
+
+async def _served(
+    wire: Wire, stream: bool, headers: dict[str, str], settings: dict[str, Any]
+) -> set[CodeType]:
+    async with (
+        ScriptedUpstream(lambda r: Reply(text="fine")) as up,
+        gateway_for(up.url, settings=settings) as gw,
+        aiohttp.ClientSession() as http,
+    ):
+        url = gw.url + PATHS[wire]
+        body = {**BODIES[wire], "stream": stream}
+        async with http.post(url, json=body, headers=headers) as warm:  # first-use imports
+            await warm.read()
+        with calls_by_task() as seen:
+            async with http.post(url, json=body, headers=headers) as reply:
+                assert reply.status == 200, await reply.text()
+                await reply.read()
+        assert gw.context.recorder is not None
+        await gw.context.recorder.flush()
+    [handled] = _handlers(seen)
+    return handled
+
+
+HOW = {
+    "serve --mode off": ({}, {"mode": "off"}),
+    "x-skillstate-mode: off": ({"x-skillstate-mode": "off"}, {"mode": "hybrid"}),
+    "x-skillstate-bypass": ({"x-skillstate-bypass": "1"}, {"mode": "paper"}),
+}
+
+
+@pytest.mark.parametrize("how", sorted(HOW))
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+@pytest.mark.parametrize("wire", list(Wire))
+async def test_a_request_passed_through_builds_no_canonical_model_and_no_thread_trip(
+    wire: Wire, stream: bool, how: str
+) -> None:
+    headers, settings = HOW[how]
+    handled = await _served(wire, stream, headers, settings)
+    found = sorted(name for name, code in FORBIDDEN.items() if code in handled)
+    assert found == []
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [{"mode": "hybrid"}, {"mode": "off", "lanes": {"style": {"enabled": True}}}],
+    ids=["hybrid", "a lane that acts in mode off"],
+)
+async def test_a_request_a_lane_may_change_takes_the_full_path(settings: dict[str, Any]) -> None:
+    handled = await _served(Wire.CHAT, False, {}, settings)
+    assert FORBIDDEN["openai-chat decode_request"] in handled  # the check sees what it looks for
