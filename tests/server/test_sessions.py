@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from skillstate.conversation import ProtocolError, Wire
-from skillstate.server.sessions import resolve_session
+from skillstate.server.sessions import canonical_json, resolve_session
 
 CHAT = {
     "model": "m",
@@ -64,3 +66,23 @@ def test_fingerprint_is_stable_as_the_conversation_grows() -> None:
     assert first.source == "fingerprint" and first.id.startswith("fp-")
     other = {**CHAT, "messages": [CHAT["messages"][0], {"role": "user", "content": "other"}]}
     assert resolve_session({}, other, Wire.CHAT).id != first.id
+
+
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_JSON)
+def test_the_fingerprint_json_is_the_standard_librarys_to_the_byte(value: object) -> None:
+    """The fingerprint's contract is the standard library's compact, key-sorted JSON; the
+    fast writer must give the same bytes for any value a body holds, or fall back to it."""
+    standard = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert canonical_json(value) == standard.encode("utf-8", "surrogatepass")

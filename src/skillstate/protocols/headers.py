@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from multidict import CIMultiDict, CIMultiDictProxy
+
 from skillstate.conversation import Wire
 
 _NEVER = frozenset(
@@ -155,8 +157,8 @@ def _renamed(lower: str, client_wire: Wire) -> str:
 def _lower_get(headers: Mapping[str, str], name: str) -> str | None:
     """Case-insensitive lookup that works on plain dicts and aiohttp's CIMultiDict alike."""
     value = headers.get(name)
-    if value is not None:
-        return value
+    if value is not None or isinstance(headers, CIMultiDictProxy | CIMultiDict):
+        return value  # a multidict's own lookup ignores case already
     for key, value in headers.items():
         if key.lower() == name:
             return value

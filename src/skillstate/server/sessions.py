@@ -21,6 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from skillstate.conversation import ProtocolError, Wire
 from skillstate.protocols.signals import fingerprint_material, session_signals
 
@@ -52,8 +54,32 @@ def resolve_session(headers: Mapping[str, str], body: Mapping[str, Any], wire: W
         source, value = signals[0]
         return SessionId(_safe(value), source)
     material = [wire.value, *fingerprint_material(wire, body)]
-    text = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return SessionId("fp-" + hashlib.sha256(text.encode()).hexdigest()[:24], "fingerprint")
+    digest = hashlib.sha256(canonical_json(material)).hexdigest()
+    return SessionId("fp-" + digest[:24], "fingerprint")
+
+
+def canonical_json(value: Any) -> bytes:
+    """``value`` as the fingerprint's contract writes it: the standard library's compact,
+    key-sorted JSON (``ensure_ascii=False``), in UTF-8. orjson writes the same bytes for
+    everything but floats (its shortest forms differ: ``0.00001`` for ``1e-05``) and integers
+    past 64 bits; a value holding one is written by the standard library. The walk that
+    tells costs a step per value, not per character, as writing does."""
+    if _plain(value):
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _plain(value: Any) -> bool:
+    """Whether ``value`` holds only strings, booleans, None and 64-bit integers."""
+    if isinstance(value, str) or value is None or isinstance(value, bool):
+        return True
+    if isinstance(value, int):
+        return -(2**63) <= value < 2**64
+    if isinstance(value, list):
+        return all(_plain(item) for item in value)
+    if isinstance(value, dict):
+        return all(isinstance(key, str) and _plain(item) for key, item in value.items())
+    return False
 
 
 def _safe(value: str) -> str:
