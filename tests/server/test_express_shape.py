@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import logging
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -126,3 +127,22 @@ async def test_a_request_passed_through_builds_no_canonical_model_and_no_thread_
 async def test_a_request_a_lane_may_change_takes_the_full_path(settings: dict[str, Any]) -> None:
     handled = await _served(Wire.CHAT, False, {}, settings)
     assert FORBIDDEN["openai-chat decode_request"] in handled  # the check sees what it looks for
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+async def test_the_debug_line_of_a_request_relayed_undecoded_tells_its_usage(
+    stream: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``-v``'s one line per request reads the usage from the relayed reply's bytes."""
+    with caplog.at_level(logging.DEBUG, logger="skillstate.requests"):
+        async with (
+            ScriptedUpstream(lambda r: Reply(text="fine", input_tokens=21, output_tokens=4)) as up,
+            gateway_for(up.url, settings={"mode": "off"}) as gw,
+            aiohttp.ClientSession() as http,
+        ):
+            body = {**BODIES[Wire.MESSAGES], "stream": stream}
+            async with http.post(gw.url + PATHS[Wire.MESSAGES], json=body) as reply:
+                assert reply.status == 200
+                await reply.read()
+    [line] = [r.getMessage() for r in caplog.records if r.name == "skillstate.requests"]
+    assert "mode=off" in line and "in=21 out=4" in line, line

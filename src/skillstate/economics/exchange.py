@@ -83,6 +83,8 @@ class Exchange:
     def summary(self) -> str:
         """The request in one log line: who, where, what came back, what the lanes did."""
         usage = self.response.usage if self.response is not None else None
+        if self.relayed is not None and self.relayed.reply is not None:
+            usage = self.relayed.reply.usage()[0]  # read here only when the line is written
         tokens = f"in={usage.input} out={usage.output}" if usage is not None else "in=? out=?"
         wires = f"{self.client_wire.value}->{self.upstream_wire.value}"
         lanes = f" lanes[{self.lanes}]" if self.lanes else ""
