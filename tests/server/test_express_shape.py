@@ -119,6 +119,17 @@ async def test_a_request_passed_through_builds_no_canonical_model_and_no_thread_
     assert found == []
 
 
+async def test_a_subscription_login_passed_through_takes_the_express_path_whatever_the_lanes() -> (
+    None
+):
+    """An Anthropic subscription login runs no lane at all (``route.untouched_login``): even
+    with a lane on that acts in mode off, its request is relayed undecoded."""
+    oauth = {"authorization": "Bearer sk-ant-oat01-" + "f" * 86 + "AA"}
+    settings = {"mode": "hybrid", "lanes": {"style": {"enabled": True}}}
+    handled = await _served(Wire.MESSAGES, True, oauth, settings)
+    assert sorted(name for name, code in FORBIDDEN.items() if code in handled) == []
+
+
 @pytest.mark.parametrize(
     "settings",
     [{"mode": "hybrid"}, {"mode": "off", "lanes": {"style": {"enabled": True}}}],

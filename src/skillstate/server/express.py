@@ -73,8 +73,6 @@ def scan(
 ) -> tuple[Arrival, Express] | None:
     """The request's ``Arrival`` and what serving it needs, where the express path serves
     it; None where the full path must (see the module)."""
-    if any(lane.name not in gateway.idle_off for lane in chosen):
-        return None
     model = body.get("model")
     stream = body.get("stream", False)
     if not isinstance(model, str) or not isinstance(stream, bool):
@@ -87,6 +85,8 @@ def scan(
     untouched = route.untouched_login(login, gateway.subscription_rewrite)
     if route.mode_for(bypass or untouched, asked, gateway.mode) is not Mode.OFF:
         return None
+    if not untouched and any(lane.name not in gateway.idle_off for lane in chosen):
+        return None  # a lane that may act in mode off: run it (an untouched login runs none)
     try:
         session = resolve_session(http.headers, body, wire)
     except (ProtocolError, TypeError, ValueError, KeyError, IndexError, AttributeError):
