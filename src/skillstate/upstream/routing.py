@@ -94,5 +94,7 @@ class Router:
 
     def fallbacks(self, upstream: Upstream) -> list[Upstream]:
         """The upstreams ``upstream`` falls back to, in its order."""
+        if not upstream.fallbacks:
+            return []
         named = {candidate.name: candidate for candidate in self.upstreams}
         return [named[name] for name in upstream.fallbacks if name in named]
