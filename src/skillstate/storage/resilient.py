@@ -29,7 +29,6 @@ from skillstate.storage.protocols import (
     Updater,
     VersionConflict,
 )
-from skillstate.storage.updates import SessionLocks, run_update
 from skillstate.support import jsonio
 from skillstate.support.caches import SessionCache, compact
 
@@ -82,7 +81,6 @@ class ResilientStateStore:
         self._known: SessionCache[_Known] = SessionCache(
             entries=remembered, max_bytes=remembered_bytes, weigh=_weight
         )
-        self._locks = SessionLocks()
 
     @classmethod
     def failed(cls, error: BaseException, *, clock: Callable[[], float] = time.time) -> Self:
@@ -109,10 +107,9 @@ class ResilientStateStore:
         return record
 
     async def update(self, session: str, updater: Updater) -> StateRecord:
-        async def commit(name: str, change: Change, expected: int) -> StateRecord:
-            return await self.commit(name, change, expected_version=expected)
-
-        return await run_update(self.load, commit, self._locks, session, updater)
+        record = await self._call(lambda store: store.update(session, updater))
+        self._remember(session, record)
+        return record
 
     async def touch(self, session: str) -> None:
         await self._call(lambda store: store.touch(session))

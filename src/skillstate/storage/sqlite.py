@@ -35,7 +35,7 @@ from skillstate.storage.protocols import (
     VersionConflict,
 )
 from skillstate.storage.records import EMPTY, check_session, decode_object, encode_object
-from skillstate.storage.updates import SessionLocks, run_update
+from skillstate.storage.updates import SessionLocks
 
 DB_NAME = "skillstate.db"
 SCHEMA_VERSION = 1
@@ -174,10 +174,14 @@ class SQLiteStateStore:
         return StateRecord(decode_object(state), version, change.step, decode_object(meta))
 
     async def update(self, session: str, updater: Updater) -> StateRecord:
-        async def commit(name: str, change: Change, expected: int) -> StateRecord:
-            return await self.commit(name, change, expected_version=expected)
-
-        return await run_update(self.load, commit, self._locks, session, updater)
+        """Read, compute and commit in one trip to the database's thread, in one transaction
+        (``BEGIN IMMEDIATE``: no other process commits between the read and the write, so
+        nothing conflicts); ``updater`` runs on that thread, and must be a pure function of
+        the record it is given. This process's updates of a session still take turns
+        (``SessionLocks``)."""
+        check_session(session)
+        async with self._locks.hold(session):
+            return await self._db.run(partial(_update, session, updater, self._clock()))
 
     async def touch(self, session: str) -> None:
         check_session(session)
@@ -235,6 +239,30 @@ def _commit(
             (session, current + 1, step, state, meta, created, now),
         )
     return current + 1
+
+
+def _update(session: str, updater: Updater, now: float, conn: sqlite3.Connection) -> StateRecord:
+    with transaction(conn):
+        sql = "SELECT state, version, step, meta, live, created FROM sessions WHERE session = ?"
+        found = conn.execute(sql, (session,)).fetchone()
+        if found is None:
+            record, created = StateRecord({}, 0), now
+        else:
+            record = StateRecord(
+                decode_object(found[0]), found[1], found[2], decode_object(found[3])
+            )
+            created = found[5] if found[4] else now
+        change = updater(record)
+        if change is None:
+            return record
+        state = encode_object(change.state, MAX_STATE_BYTES, "a state")
+        meta = encode_object(change.meta, MAX_STATE_BYTES, "a state's meta")
+        version = record.version + 1
+        conn.execute(
+            "INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?, ?, 1, ?, ?)",
+            (session, version, change.step, state, meta, created, now),
+        )
+    return StateRecord(decode_object(state), version, change.step, decode_object(meta))
 
 
 def _reset(session: str, conn: sqlite3.Connection) -> bool:
