@@ -195,10 +195,9 @@ class StateEngine:
     ) -> Prepared | None:
         if mode is Mode.OFF or (mode is Mode.HYBRID and not request.tools):
             return None
-        record = await self.store.load(session)
-        if mode is Mode.HYBRID and self._subagent(record, request):
-            return None  # before the step is counted: the request is not the session's
-        record = await self._start(session, record, request)
+        record = await self._start(session, request, subagents_apart=mode is Mode.HYBRID)
+        if record is None:
+            return None  # a subagent's request, not the session's: no step counted
         if mode is Mode.PAPER:
             task = newest_instruction(request.messages)
             procedure = [Text(t) for t in record.meta.get("procedure", [])]
@@ -222,11 +221,20 @@ class StateEngine:
         self._last.put(session, LastReport.of(prepared.report, prepared.decision, prepared.epoch))
         return prepared
 
-    async def _start(self, session: str, record: StateRecord, request: Request) -> StateRecord:
+    async def _start(
+        self, session: str, request: Request, *, subagents_apart: bool
+    ) -> StateRecord | None:
         """Fix the procedure (the system prompt) and seed Σ at the session's first request;
-        count the step on every later one."""
+        count the step on every later one. With ``subagents_apart``, a subagent's request
+        (``_subagent``) changes nothing and gives None. One update: the record read and the
+        step counted in one trip to the store."""
+        subagent = False
 
-        def updater(current: StateRecord) -> Change:
+        def updater(current: StateRecord) -> Change | None:
+            nonlocal subagent
+            if subagents_apart and self._subagent(current, request):
+                subagent = True
+                return None
             meta = dict(current.meta)
             if "procedure" not in meta:
                 meta["procedure"] = [part.text for part in procedure_of(request)]
@@ -237,7 +245,8 @@ class StateEngine:
                 state = apply_patch(self.config.schema, {}, self.config.initial_state).state
             return current.changed(state=state, step=current.step + 1, meta=meta)
 
-        return await self.store.update(session, updater)
+        record = await self.store.update(session, updater)
+        return None if subagent else record
 
     def _subagent(self, record: StateRecord, request: Request) -> bool:
         """A subagent sharing its parent's session id has its own system prompt and its own
