@@ -24,22 +24,12 @@ from skillstate.testing import (
     Reply,
     ScriptedCall,
     ScriptedError,
-    chat_bodies,
-    messages_bodies,
-    responses_bodies,
 )
 from skillstate.testing.outcome import resolve
+from skillstate.testing.upstream import SPEAKERS
 
-WHOLE = {
-    Wire.CHAT: chat_bodies.completion,
-    Wire.RESPONSES: responses_bodies.response,
-    Wire.MESSAGES: messages_bodies.message,
-}
-STREAMED = {
-    Wire.CHAT: chat_bodies.stream,
-    Wire.RESPONSES: responses_bodies.stream,
-    Wire.MESSAGES: messages_bodies.stream,
-}
+WHOLE = {wire: speaker.body for wire, speaker in SPEAKERS.items()}
+STREAMED = {wire: speaker.stream for wire, speaker in SPEAKERS.items()}
 
 REPLIES = [
     Reply("All the tests pass."),

@@ -22,22 +22,12 @@ from skillstate.support.jsonio import dumps, loads
 from skillstate.testing import (
     RecordedRequest,
     Reply,
-    chat_bodies,
-    messages_bodies,
-    responses_bodies,
 )
 from skillstate.testing.outcome import resolve
+from skillstate.testing.upstream import SPEAKERS
 
-WHOLE = {
-    Wire.CHAT: chat_bodies.completion,
-    Wire.RESPONSES: responses_bodies.response,
-    Wire.MESSAGES: messages_bodies.message,
-}
-STREAMED = {
-    Wire.CHAT: chat_bodies.stream,
-    Wire.RESPONSES: responses_bodies.stream,
-    Wire.MESSAGES: messages_bodies.stream,
-}
+WHOLE = {wire: speaker.body for wire, speaker in SPEAKERS.items()}
+STREAMED = {wire: speaker.stream for wire, speaker in SPEAKERS.items()}
 over_wires = pytest.mark.parametrize("wire", list(Wire))
 
 

@@ -50,17 +50,17 @@ from skillstate.testing.token_view import TokenView, token_view
 
 
 @dataclass(frozen=True, slots=True)
-class _Speaker:
+class Speaker:
     """How one wire answers: a finished body, or the SSE events of a stream."""
 
     body: Callable[[Outcome], Json]
     stream: Callable[[Outcome], Iterator[bytes]]
 
 
-_SPEAKERS = {
-    Wire.CHAT: _Speaker(chat_bodies.completion, chat_bodies.stream),
-    Wire.RESPONSES: _Speaker(responses_bodies.response, responses_bodies.stream),
-    Wire.MESSAGES: _Speaker(messages_bodies.message, messages_bodies.stream),
+SPEAKERS = {  # also the tests' way to write a wire's reply for an outcome
+    Wire.CHAT: Speaker(chat_bodies.completion, chat_bodies.stream),
+    Wire.RESPONSES: Speaker(responses_bodies.response, responses_bodies.stream),
+    Wire.MESSAGES: Speaker(messages_bodies.message, messages_bodies.stream),
 }
 
 #: (method, path without /v1) -> (wire, fields the provider requires)
@@ -221,7 +221,7 @@ class ScriptedUpstream:
         outcome = resolve(reply, recorded)
         if self.billing is not None and view is not None:
             outcome = _billed(outcome, self.billing, recorded, view)
-        speaker = _SPEAKERS[outcome.wire]
+        speaker = SPEAKERS[outcome.wire]
         if recorded.stream:
             return await self._stream(request, recorded.index, speaker.stream(outcome), reply)
         if reply.hold is not None:
