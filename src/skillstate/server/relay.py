@@ -7,7 +7,11 @@ inside ``Forward``'s tries (``Outbound.settle``), so one that does not parse or 
 reply of its wire is the upstream's retryable failure (``reply_cut_short``), tried again, and
 the client gets none of it; a stream is checked at its end, without
 holding a byte back, and one that ended short of its terminal event ends with the client
-wire's own error event."""
+wire's own error event.
+
+``express`` is the same relay for a request never decoded (``server.express``): no observer
+decodes the reply; ``protocols.tails`` tells whether it is whole (a JSON body of its wire's
+shape; a stream's terminal event), by the same rules, and keeps its bytes for the recorder."""
 
 from __future__ import annotations
 
