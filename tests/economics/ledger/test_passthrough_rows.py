@@ -11,9 +11,13 @@ import pytest
 
 from skillstate.conversation import Message, Request, Text, Usage, Wire
 from skillstate.economics import tokenizer
-from skillstate.economics.exchange import LOCAL, Exchange
+from skillstate.economics.exchange import LOCAL, Exchange, Relayed
 from skillstate.economics.ledger import Ledger, Recorder, Row
 from skillstate.economics.metered import Metered
+from skillstate.protocols import adapter
+from skillstate.protocols.tails import json_reply
+from skillstate.support import jsonio
+from skillstate.testing import chat_bodies
 
 SYSTEM = [Text("You are a careful coding agent working in a Python repository. " * 40)]
 
@@ -143,3 +147,45 @@ async def test_a_reply_the_gateway_made_itself_keeps_the_saving_of_the_call_it_s
     row = _first((await _recorder()).rows(local))
     assert row.cost_usd == 0.0 and row.estimate_basis == "automatic"
     assert row.passthrough_cost_usd and row.passthrough_cost_usd > 0
+
+
+def _as_sent(request: Request) -> Request:
+    """``request`` as the gateway decodes it from the body a client sends for it."""
+    body = jsonio.dumps(adapter(Wire.CHAT).encode_request(request))
+    return adapter(Wire.CHAT).decode_request(jsonio.loads(body))
+
+
+def _relayed(request: Request, usage: Usage) -> Exchange:
+    """``request`` passed through as its bytes (the express path), its reply's usage in them."""
+    body = jsonio.dumps(adapter(Wire.CHAT).encode_request(request))
+    reply = {"model": "m", "choices": [], "usage": chat_bodies.usage(usage)}
+    relayed = Relayed(body, json_reply(Wire.CHAT, jsonio.dumps(reply)))
+    return _exchange(None, None, metered=[], model="m", relayed=relayed)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("first", ["decoded", "relayed"])
+async def test_a_request_after_one_relayed_as_bytes_is_estimated_as_after_a_decoded_one(
+    first: str,
+) -> None:
+    """A session's pass-through cache is brought up to a request relayed undecoded when a
+    later request of the session is estimated: the later one's estimate is the same as after
+    the same first request decoded (here: the prefix it shares is read from the cache)."""
+    recorder = await _recorder()
+    opening = _as_sent(_request(3))
+    usage = Usage(input=tokenizer.count_request(opening), output=9)
+    kept = _relayed(opening, usage) if first == "relayed" else _exchange(opening, usage)
+    row = _first(recorder.rows(kept))
+    assert (row.estimate_basis, row.passthrough_input) == ("recorded", usage.input)
+    later = _as_sent(_request(5))
+    sent = _rewritten(later)
+    usage = Usage(input=tokenizer.count_request(sent), cached_input=2_048, output=9)
+    after = _first(recorder.rows(_exchange(later, usage, forwarded_original=False, sent=sent)))
+    assert after.passthrough_cached_input == 4_096  # the opening, in steps of 1,024
+    reference = await _recorder()
+    reference.rows(_exchange(opening, Usage(input=usage.input, output=9)))
+    assert (
+        after.passthrough_cached_input
+        == _first(
+            reference.rows(_exchange(later, usage, forwarded_original=False, sent=sent))
+        ).passthrough_cached_input
+    )

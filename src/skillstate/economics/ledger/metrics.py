@@ -184,7 +184,10 @@ class Metrics:
 
     def _active(self) -> float:
         since = time.time() - ACTIVE_WINDOW
-        return float(sum(1 for seen in self._seen.values() if seen >= since))
+        # A copy taken in one step: the rows are counted on the database's thread
+        # (``Recorder._rows_of``), which may move an entry while /metrics is read.
+        seen = list(self._seen.values())
+        return float(sum(1 for at in seen if at >= since))
 
     def sessions_held(self) -> int:
         """How many sessions' last times are kept for the gauge (what its window costs)."""

@@ -29,7 +29,7 @@ from skillstate.economics.counterfactual import (
     blocks_of,
     calibration,
 )
-from skillstate.economics.exchange import Exchange, Relayed
+from skillstate.economics.exchange import Exchange
 from skillstate.economics.ledger.metrics import Metrics
 from skillstate.economics.ledger.relayed import decoded_request, read_relayed
 from skillstate.economics.ledger.row import LOCAL, SUBSCRIPTION, Row
@@ -54,7 +54,10 @@ _SENT: PrefixMemo[Blocks] = PrefixMemo()
 _DEFERRED_BYTES = 16 * 1024 * 1024
 """What the bodies of the sessions' last relayed requests may hold at most (a session pushed
 out is estimated against a cold cache)."""
-_Deferred = tuple["Relayed", Exchange, tuple[Usage, bool], float]
+_Deferred = tuple[bytes, Wire, str, Wire, tuple[Usage, bool], float]
+"""A relayed request as ``_catch_up`` reads it: its body, the client's wire, the upstream and
+its wire, its round's usage, when it was recorded (not the exchange: its reply's bytes would
+stay with it)."""
 _EPOCH = re.compile(r"(?:^|; )state=[^;]*:epoch(\d+)")
 
 
@@ -87,7 +90,7 @@ class Recorder:
         self._epochs: OrderedDict[str, int] = OrderedDict()
         self._swept = 0.0
         self._deferred: SessionCache[_Deferred] = SessionCache(
-            entries=1024, max_bytes=_DEFERRED_BYTES, weigh=lambda kept: len(kept[0].body)
+            entries=1024, max_bytes=_DEFERRED_BYTES, weigh=lambda kept: len(kept[0])
         )
         """Per session, its last request relayed as bytes, read only if a later request of
         the session is estimated against it (``_catch_up``)."""
@@ -269,7 +272,9 @@ class Recorder:
         # Estimated whatever comes next: the session's caches and the evidence follow every
         # request, so that the next one is estimated against this one.
         if exchange.relayed is not None:
-            self._deferred.put(exchange.session, (exchange.relayed, exchange, counts[0], now))
+            body = exchange.relayed.body
+            wires = (exchange.client_wire, exchange.upstream, exchange.upstream_wire)
+            self._deferred.put(exchange.session, (body, *wires, counts[0], now))
             cached, basis = Cached(0), "recorded"
         else:
             self._catch_up(exchange.session)
@@ -357,15 +362,15 @@ class Recorder:
         kept = self._deferred.pop(session)
         if kept is None:
             return
-        relayed, exchange, (usage, estimated), at = kept
-        request = decoded_request(exchange.client_wire, relayed.body)
+        body, client_wire, upstream, upstream_wire, (usage, estimated), at = kept
+        request = decoded_request(client_wire, body)
         if request is None:
             return
         blocks = blocks_of(request, _SENT)
         ratio = 1.0 if estimated else calibration(usage.input, blocks.total)
-        explicit = exchange.upstream_wire is Wire.MESSAGES
+        explicit = upstream_wire is Wire.MESSAGES
         self._cache.estimate(session, blocks, explicit=explicit, ratio=ratio, at=at)
-        key = f"{exchange.upstream}\x00{session}"
+        key = f"{upstream}\x00{session}"
         self._sent.estimate(key, blocks, explicit=explicit, ratio=ratio, at=at)
 
     def _count_collapse(self, exchange: Exchange) -> None:
