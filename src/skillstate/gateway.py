@@ -239,16 +239,11 @@ async def running(settings: Settings, *, port: int | None = None) -> AsyncIterat
         max_connections=settings.max_connections,
         header_timeout=settings.header_timeout,
     )
-    # What was built to start lives as long as the gateway: out of the collector's way, so
-    # that its full collections walk only what requests make (a pause in a request's tail).
-    gc.collect()
-    gc.freeze()
     try:
         await site.start()  # a port in use fails here: the runner and stores still close
         bound = runner.addresses[0][1]
         yield RunningGateway(f"http://{settings.host}:{bound}", context)
     finally:
-        gc.unfreeze()  # what the gateway built may go now (a process that starts another)
         await runner.cleanup()
         await context.mcp.close()
         await recorder.close()
@@ -298,6 +293,12 @@ async def serve(settings: Settings) -> None:
     encoding()
     trim = loop.create_task(_give_back_heap_every(HEAP_TRIM_EVERY), name="skillstate-trim")
     async with running(settings) as gateway:
+        # What was built to start lives as long as the process: out of the collector's way,
+        # so that its full collections walk only what requests make (a pause in a request's
+        # tail). Here, in the server's own process, not in ``running``, which tests start by
+        # the hundred in one process.
+        gc.collect()
+        gc.freeze()
         upstreams = gateway.context.router.upstreams
         log.info("skillstate listening on %s", gateway.url)
         log.info("mode %s", settings.mode)
