@@ -37,18 +37,22 @@ def test_the_report_gives_each_median_and_its_ratio_to_its_floor() -> None:
     assert report[-1].startswith("median of 3 runs each, each a new process")
 
 
+ARMS = [
+    "python -c 'import click, rich'",
+    "skillstate --help",
+    "skillstate --version",
+    "python -c 'import json'",
+    "skillstate hook claude (git status)",
+    "ls",
+    "skillstate shell -- ls",
+]
+"""The arms, in the order they are measured and printed."""
+
+
 def test_the_arms_run_the_command_line_this_interpreter_has(tmp_path: Path) -> None:
     chosen = arms(tmp_path)
     names = [arm.name for arm in chosen]
-    assert names == [
-        "python -c 'import click, rich'",
-        "skillstate --help",
-        "skillstate --version",
-        "python -c 'import json'",
-        "skillstate hook claude (git status)",
-        "ls",
-        "skillstate shell -- ls",
-    ]
+    assert names == ARMS
     floors = [arm for arm in chosen if arm.target is None]
     assert [arm.argv[1:] for arm in floors[:2]] == [
         ("-c", "import click, rich"),
@@ -71,14 +75,6 @@ def test_the_command_measures_every_arm() -> None:
     result = CliRunner().invoke(cli, ["bench", "startup", "--rounds", "1"])
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert [line.split("  ")[0] for line in lines[1:8]] == [
-        "python -c 'import click, rich'",
-        "skillstate --help",
-        "skillstate --version",
-        "python -c 'import json'",
-        "skillstate hook claude (git status)",
-        "ls",
-        "skillstate shell -- ls",
-    ]
+    assert [line.split("  ")[0] for line in lines[1:8]] == ARMS
     assert all(re.search(r"\d+\.\d+x", line) for line in lines[1:8])
     assert all(line.endswith(("ok", "OVER")) for line in (lines[2], lines[3], lines[5], lines[7]))

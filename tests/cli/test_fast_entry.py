@@ -16,15 +16,14 @@ import pytest
 from click.testing import CliRunner
 from command_probe import SRC, probe
 
-from skillstate.archive import Archive
 from skillstate.cli import fast
 from skillstate.cli.main import cli
 from skillstate.cli.shell import shell_command
 from skillstate.integrations import claude, codex
 from skillstate.integrations.model import Locations
-from skillstate.integrations.shell.run import Outcome, exact
+from skillstate.integrations.shell.run import Outcome
 from skillstate.outputs.commands import reducers
-from skillstate.storage import open_stores
+from skillstate.testing.shell_archive import archived_run
 
 GATEWAY = ("aiohttp", "pydantic", "pydantic_core", "click", "rich", "asyncio")
 """Packages neither command may import on its fast path; and of skillstate's own, these:"""
@@ -256,18 +255,12 @@ def test_what_the_shell_archives_the_store_reads_back_exactly(project: Path) -> 
         assert code == 0
         refs.append((words, next(w for w in stdout.split() if w.startswith("ar_"))))
 
-    async def read(ref: str) -> tuple[list[str], Outcome]:
-        stores = await open_stores(data)
-        try:
-            messages = await Archive(stores.archive).span(ref)
-        finally:
-            await stores.close()
-        assert messages is not None
-        return exact(messages)
-
     for words, ref in refs:
         direct = subprocess.run(words, cwd=project, capture_output=True, check=True)
-        assert asyncio.run(read(ref)) == (words, Outcome(direct.stdout, direct.stderr, 0))
+        assert asyncio.run(archived_run(data, ref)) == (
+            words,
+            Outcome(direct.stdout, direct.stderr, 0),
+        )
 
 
 @pytest.mark.parametrize("command", ["hook", "shell"])

@@ -12,9 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from skillstate.archive import Archive
-from skillstate.integrations.shell.run import Outcome, exact
-from skillstate.storage import open_stores
+from skillstate.testing.shell_archive import archived_run
 
 SRC = Path(__file__).parents[3] / "src"
 
@@ -34,16 +32,6 @@ def _ref(stdout: bytes) -> str:
     first = stdout.decode().splitlines()[0]
     assert first.startswith("[skillstate: output reduced on purpose")
     return next(word for word in first.split() if word.startswith("ar_"))
-
-
-async def _archived(data_dir: Path, ref: str) -> tuple[list[str], Outcome]:
-    stores = await open_stores(data_dir)
-    try:
-        messages = await Archive(stores.archive).span(ref)
-    finally:
-        await stores.close()
-    assert messages is not None
-    return exact(messages)
 
 
 @pytest.fixture
@@ -67,7 +55,7 @@ def test_a_failing_pytest_keeps_its_exit_code_and_is_reduced(project: Path, tmp_
     text = done.stdout.decode()
     assert "test_broken" in text and "assert 1 + 1 == 3" in text
     assert "test_pass_7 PASSED" not in text
-    archived_words, outcome = asyncio.run(_archived(data, _ref(done.stdout)))
+    archived_words, outcome = asyncio.run(archived_run(data, _ref(done.stdout)))
     assert archived_words == words
     direct = subprocess.run(words, cwd=project, capture_output=True, env=env)
     assert outcome.code == 1
@@ -85,7 +73,7 @@ def test_stderr_is_exact_and_stdout_comes_back_from_the_archive(
     assert done.returncode == direct.returncode == 1
     assert done.stderr == direct.stderr
     assert len(done.stdout) < len(direct.stdout) / 2
-    _, outcome = asyncio.run(_archived(data, _ref(done.stdout)))
+    _, outcome = asyncio.run(archived_run(data, _ref(done.stdout)))
     assert outcome.stdout == direct.stdout
     assert outcome.stderr == direct.stderr
     listed = _skillstate(data, project, "archive", "get", _ref(done.stdout))
@@ -158,7 +146,7 @@ def test_it_archives_where_sockets_may_not_send(project: Path, tmp_path: Path) -
     data = tmp_path / "data"
     done = _skillstate(data, project, "shell", "--", "cat", "big.txt", env=env)
     assert done.returncode == 0, done.stderr
-    _, outcome = asyncio.run(_archived(data, _ref(done.stdout)))
+    _, outcome = asyncio.run(archived_run(data, _ref(done.stdout)))
     assert outcome.stdout == (project / "big.txt").read_bytes()
 
 
