@@ -209,6 +209,7 @@ async def running(settings: Settings, *, port: int | None = None) -> AsyncIterat
     context.lanes_off = settings.lanes.off
     context.lane_headers = lane_headers()
     context.idle_off = frozenset(spec.name for spec in LANES if spec.idle_off)
+    context.idle_passing = frozenset(spec.name for spec in LANES if spec.idle_passing)
     context.history = ResponseHistory(stores.archive)
     context.mcp = McpEndpoint(functools.partial(_mcp_tools, settings, context.engine, stores))
     ledger = await Ledger.open(stores.database)

@@ -26,8 +26,9 @@ from typing import IO, Any
 
 import pytest
 
-from skillstate.conversation import Wire
+from skillstate.conversation import Request, Wire
 from skillstate.economics.exchange import Exchange
+from skillstate.economics.ledger.relayed import decoded_request
 from skillstate.testing import RecordedRequest, ScriptedUpstream
 from skillstate.testing.agents import MARKER, AgentPolicy
 from skillstate.testing.gateway import gateway_for
@@ -271,6 +272,16 @@ def _shape(item: object) -> str:
         else type(content).__name__
     )
     return f"type={item.get('type')} role={item.get('role')} content={kinds}"
+
+
+def client_request(exchange: Exchange) -> Request:
+    """The client's request of ``exchange``, decoded here where it was relayed undecoded."""
+    if exchange.request is not None:
+        return exchange.request
+    assert exchange.relayed is not None
+    request = decoded_request(exchange.client_wire, exchange.relayed.body)
+    assert request is not None
+    return request
 
 
 def _exchange(exchange: Exchange) -> str:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from e2e_support import Invocation, Trip, assert_translated, round_trip
+from e2e_support import Invocation, Trip, assert_translated, client_request, round_trip
 from test_claude_code import assert_claude_result, claude_print
 from test_codex import assert_codex_session, codex_exec
 from wire_rules import wire_problems
@@ -158,7 +158,7 @@ def assert_recalled(trip: Trip) -> None:
     assert answer.request == call.request + 1 and FACT in answer.text, report
     assert "recall" not in trip.cli.stdout + trip.cli.stderr, report
     for exchange in trip.exchanges:
-        for message in exchange.request.messages:
+        for message in client_request(exchange).messages:
             for part in message.parts:
                 assert not (isinstance(part, ToolCall) and part.name == "recall"), report
                 assert not (isinstance(part, ToolResult) and part.call_id == call.id), report

@@ -6,6 +6,7 @@ does not declare it does act in mode off on some request (the declaration is not
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from skillstate.conversation import Message, Request, Text, Tool, ToolCall, Tool
 from skillstate.gateway import build_engine, build_lanes
 from skillstate.pipeline.lane import LaneContext
 from skillstate.pipeline.lineup import LANES
+from skillstate.state.compaction import is_compaction
 from skillstate.state.mode import Mode
 from skillstate.state.tools import recall_tool
 from skillstate.storage.stores import open_stores
@@ -28,9 +30,9 @@ def requests(wire: Wire) -> list[Request]:
     tools = [recall_tool(), Tool(name="run", description="Run a command.", parameters={})]
     turns = [
         Message("user", [Text("Fix the build.")]),
-        Message("assistant", [ToolCall("c1", "run", {"cmd": "make"})]),
+        Message("assistant", [ToolCall("c1", "run", '{"cmd": "make"}')]),
         Message("user", [ToolResult("c1", [Text(LOG)])]),
-        Message("assistant", [ToolCall("c2", "run", {"cmd": "make test"})]),
+        Message("assistant", [ToolCall("c2", "run", '{"cmd": "make test"}')]),
         Message("user", [ToolResult("c2", [Text(LOG)])]),
     ]
     return [
@@ -70,3 +72,31 @@ async def test_a_lane_not_declared_idle_acts_in_mode_off(lanes: dict[str, object
     context = LaneContext("s", Wire.CHAT, Wire.CHAT, Mode.OFF, extra={"style": "concise"})
     outcome = await lanes["style"](request, context)  # type: ignore[operator]
     assert outcome.request is not request
+
+
+PASSING = sorted(spec.name for spec in LANES if spec.idle_passing)
+
+
+def passing_requests(wire: Wire) -> list[Request]:
+    """``requests`` as a session passed through before its first boundary sends them: tools
+    of its own (not the gateway's ``recall``, which comes with the first boundary) and no
+    host's compaction (``may_compact`` sends that one down the full path)."""
+    own = [Tool(name="run", description="Run a command.", parameters={})]
+    return [replace(request, tools=own) for request in requests(wire) if not is_compaction(request)]
+
+
+@pytest.mark.parametrize("wire", list(Wire))
+@pytest.mark.parametrize("name", PASSING)
+async def test_a_lane_idle_while_passing_returns_the_request_it_was_given_in_hybrid(
+    lanes: dict[str, object], name: str, wire: Wire
+) -> None:
+    """``LaneSpec.idle_passing``: before the session's first boundary, in hybrid mode, the
+    lane leaves the request as it came (the state lane only follows up, untouched)."""
+    assert {"state", "outputs", "compaction"} <= set(PASSING) and "style" not in PASSING
+    lane = lanes[name]
+    for request in passing_requests(wire):
+        context = LaneContext("s", wire, wire, Mode.HYBRID)
+        outcome = await lane(request, context)  # type: ignore[operator]
+        assert outcome.request is request
+        assert (outcome.writes, outcome.answer) == ([], None)
+        assert outcome.followup is None or outcome.followup.untouched

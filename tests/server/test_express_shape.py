@@ -1,8 +1,10 @@
 """The express path's shape, not its time (issue 28): a request passed through untouched (mode
-off by the gateway's setting, by ``x-skillstate-mode`` or by a bypass) builds no canonical
+off by the gateway's setting, by ``x-skillstate-mode`` or by a bypass; hybrid mode for a request
+without tools, or of a session passed through before its first boundary) builds no canonical
 request or reply and makes no trip to a thread while it is served, on every wire, JSON and
-stream; a request a lane may change (hybrid, a lane that acts in mode off) still takes the full
-path. Every function the handler's task calls is seen through ``sys.setprofile`` on the event
+stream; a request a lane may change (hybrid at the session's first request, one long enough
+for a boundary, a host's compaction, paper mode, a lane that acts in mode off) still takes the
+full path. Every function the handler's task calls is seen through ``sys.setprofile`` on the event
 loop's thread: the recorder's own task (which does go to a thread, in batches) is another
 task."""
 
@@ -78,17 +80,44 @@ def _handlers(seen: dict[int, set[CodeType]]) -> list[set[CodeType]]:
     return [codes for codes in seen.values() if HANDLER in codes]
 
 
+TOOLS: dict[Wire, list[dict[str, Any]]] = {
+    Wire.CHAT: [{"type": "function", "function": {"name": "read_file", "parameters": {}}}],
+    Wire.RESPONSES: [{"type": "function", "name": "read_file", "parameters": {}}],
+    Wire.MESSAGES: [{"name": "read_file", "input_schema": {"type": "object"}}],
+}
+
+
+def with_tools(wire: Wire, turns: int = 1, text: str = "hi") -> dict[str, Any]:
+    """The wire's body with a tool offered, and ``turns`` user messages (``text`` the last)."""
+    said = [{"role": "user", "content": f"turn {n}"} for n in range(turns - 1)]
+    said.append({"role": "user", "content": text})
+    listed = "input" if wire is Wire.RESPONSES else "messages"
+    return {**BODIES[wire], listed: said, "tools": TOOLS[wire]}
+
+
 async def _served(
-    wire: Wire, stream: bool, headers: dict[str, str], settings: dict[str, Any]
+    wire: Wire,
+    stream: bool,
+    headers: dict[str, str],
+    settings: dict[str, Any],
+    body: dict[str, Any] | None = None,
+    first: dict[str, Any] | None = None,
 ) -> set[CodeType]:
+    """What the handler's task called serving ``body`` (the wire's plain one if None), after
+    ``first`` (``body`` if None) was served in the same session."""
     async with (
         ScriptedUpstream(lambda r: Reply(text="fine")) as up,
         gateway_for(up.url, settings=settings) as gw,
         aiohttp.ClientSession() as http,
     ):
         url = gw.url + PATHS[wire]
-        body = {**BODIES[wire], "stream": stream}
-        async with http.post(url, json=body, headers=headers) as warm:  # first-use imports
+        headers = {"x-skillstate-session": "shape", **headers}
+        body = {**(body or BODIES[wire]), "stream": stream}
+        earlier = {**(first or body), "stream": stream}
+        if wire is Wire.CHAT and stream:  # hybrid: one that does not ask takes the full path
+            for sent in (body, earlier):
+                sent.setdefault("stream_options", {"include_usage": True})
+        async with http.post(url, json=earlier, headers=headers) as warm:  # first-use imports
             await warm.read()
         with calls_by_task() as seen:
             async with http.post(url, json=body, headers=headers) as reply:
@@ -130,13 +159,58 @@ async def test_a_subscription_login_passed_through_takes_the_express_path_whatev
     assert sorted(name for name, code in FORBIDDEN.items() if code in handled) == []
 
 
-@pytest.mark.parametrize(
-    "settings",
-    [{"mode": "hybrid"}, {"mode": "off", "lanes": {"style": {"enabled": True}}}],
-    ids=["hybrid", "a lane that acts in mode off"],
-)
-async def test_a_request_a_lane_may_change_takes_the_full_path(settings: dict[str, Any]) -> None:
-    handled = await _served(Wire.CHAT, False, {}, settings)
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+@pytest.mark.parametrize("wire", list(Wire))
+async def test_hybrid_relays_undecoded_a_request_without_tools_and_one_of_a_session_passed_through(
+    wire: Wire, stream: bool
+) -> None:
+    """Without tools the state lane takes nothing; with them, a session it passed through at
+    its first request is relayed while a request cannot reach a boundary (``state.passing``)."""
+    hybrid = {"mode": "hybrid"}
+    plain = await _served(wire, stream, {}, hybrid)
+    later = await _served(wire, stream, {}, hybrid, with_tools(wire, 3), first=with_tools(wire))
+    for handled in (plain, later):
+        assert sorted(name for name, code in FORBIDDEN.items() if code in handled) == []
+
+
+HYBRID = {"mode": "hybrid"}
+ASKED = {"a lane that acts in mode off": {"mode": "off", "lanes": {"style": {"enabled": True}}}}
+FULL: dict[str, tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any] | None]] = {
+    "a lane that acts in mode off": (ASKED["a lane that acts in mode off"], None, None),
+    "paper": ({"mode": "paper"}, None, None),
+    "hybrid, a Chat stream that did not ask for its usage": (
+        HYBRID,
+        {**BODIES[Wire.CHAT], "stream": True, "stream_options": {"include_usage": False}},
+        None,
+    ),
+    "hybrid, the session's first request with tools": (
+        HYBRID,
+        with_tools(Wire.CHAT),
+        BODIES[Wire.CHAT],
+    ),
+    "hybrid, as long as a boundary needs": (
+        HYBRID,
+        with_tools(Wire.CHAT, 12),
+        with_tools(Wire.CHAT),
+    ),
+    "hybrid, a host's compaction": (
+        HYBRID,
+        with_tools(Wire.CHAT, 2, "Your task is to create a detailed summary of the conversation"),
+        with_tools(Wire.CHAT),
+    ),
+    "hybrid, a lane that acts in hybrid": (
+        {**HYBRID, "lanes": {"effort": {"enabled": True}}},
+        with_tools(Wire.CHAT, 2),
+        with_tools(Wire.CHAT),
+    ),
+}
+
+
+@pytest.mark.parametrize("how", sorted(FULL))
+async def test_a_request_a_lane_may_change_takes_the_full_path(how: str) -> None:
+    settings, body, first = FULL[how]
+    stream = bool(body and body.get("stream"))
+    handled = await _served(Wire.CHAT, stream, {}, settings, body, first)
     assert FORBIDDEN["openai-chat decode_request"] in handled  # the check sees what it looks for
 
 

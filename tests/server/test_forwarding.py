@@ -137,6 +137,8 @@ async def test_client_disconnect_cancels_the_upstream_request() -> None:
 
 
 async def test_observer_rebuilds_the_streamed_response() -> None:
+    """A relayed stream the gateway reads (a session's first request with tools, which the
+    state lane reads; one it cannot change is relayed undecoded: ``test_express_shape``)."""
     seen: list[Exchange] = []
     reply = Reply(text="Hello world", calls=[ScriptedCall("ls", {"path": "."})])
     body = json.dumps(
@@ -145,6 +147,7 @@ async def test_observer_rebuilds_the_streamed_response() -> None:
             "stream": True,
             "stream_options": {"include_usage": True},
             "messages": [{"role": "user", "content": "hi"}],
+            "tools": [{"type": "function", "function": {"name": "ls", "parameters": {}}}],
         }
     ).encode()
     async with ScriptedUpstream(Script([reply, reply])) as up, gateway_for(up.url) as gw:

@@ -92,6 +92,11 @@ async def test_deep_tool_schemas_translated_to_another_wire_are_refused_not_500(
     assert up.requests == []
 
 
+DECODED = {"mode": "paper"}
+"""A mode whose lanes read every request: the gateway decodes it (a request the express path
+relays in mode off or hybrid is not decoded, and the upstream judges what it holds)."""
+
+
 async def test_a_list_where_a_tool_call_type_belongs_is_a_400() -> None:
     data = json.dumps(
         {
@@ -107,7 +112,7 @@ async def test_a_list_where_a_tool_call_type_belongs_is_a_400() -> None:
             ],
         }
     ).encode()
-    async with ScriptedUpstream() as up, gateway_for(up.url) as gw:
+    async with ScriptedUpstream() as up, gateway_for(up.url, settings=DECODED) as gw:
         status, body = await _post(gw.url + ROUTES["chat"], data)
     assert status == 400
     _wire_error("chat", body)
@@ -190,7 +195,7 @@ def _chat(messages: int, parts_each: int) -> bytes:
 
 
 async def test_messages_and_parts_per_request_are_bounded() -> None:
-    settings = {"max_messages": 10, "max_parts": 25}
+    settings = {"max_messages": 10, "max_parts": 25, **DECODED}
     async with ScriptedUpstream() as up, gateway_for(up.url, settings=settings) as gw:
         status, body = await _post(gw.url + ROUTES["chat"], _chat(11, 1))
         assert status == 400 and "max_messages" in _wire_error("chat", body)
@@ -201,6 +206,6 @@ async def test_messages_and_parts_per_request_are_bounded() -> None:
         ).encode()
         status, body = await _post(gw.url + "/v1/messages/count_tokens", messages)
         assert status == 400 and "max_messages" in _wire_error("messages", body)
+        assert up.requests == []  # none of those reached it
         status, _ = await _post(gw.url + ROUTES["chat"], _chat(8, 3))
         assert status == 200
-        assert len(up.requests) == 1

@@ -113,5 +113,6 @@ LANE = LaneSpec(
     build=lambda parts, options: CompactionLane(parts.engine, parts.clock),
     on=True,
     idle_off=True,
+    idle_passing=True,  # it acts on a host's compaction only
 )
 """On by default: it answers only a host's own request to compact its history, from Σ."""

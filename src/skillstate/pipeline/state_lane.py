@@ -100,7 +100,11 @@ class StateLane:
 
 
 LANE = LaneSpec(
-    name="state", build=lambda parts, options: StateLane(parts.engine), on=True, idle_off=True
+    name="state",
+    build=lambda parts, options: StateLane(parts.engine),
+    on=True,
+    idle_off=True,
+    idle_passing=True,
 )
 """On by default: Σ and the archive in place of the turns they absorbed is what pays most
 (docs/lanes.md); the mode (``x-skillstate-mode``) says how, per request."""

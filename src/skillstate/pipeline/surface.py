@@ -49,7 +49,11 @@ class LaneSpec:
     docs/lanes.md). ``idle_off``: the lane changes nothing in mode ``off`` (it acts on the
     state lane's work, or only in a state mode), so a request in mode off that runs no other
     lane is relayed without being decoded (``server.express``); a lane that says so returns
-    the request it was given, the same object, whenever the mode is off. ``options``: the
+    the request it was given, the same object, whenever the mode is off.
+    ``idle_passing``: the lane changes nothing in hybrid mode either while the state lane
+    passes the session through before its first boundary (``state.passing``), for a
+    request that holds no host's compaction (``state.compaction.may_compact``): such a
+    request is relayed undecoded too. ``options``: the
     frozen dataclass its table's keys (besides ``enabled``) fill, every field with its default
     and its type (``int``, ``float``, ``bool``, ``str``, ``tuple[str, ...]``), bounds checked
     in ``__post_init__`` with a ``ValueError`` naming the option; None when it takes none.
@@ -61,6 +65,7 @@ class LaneSpec:
     build: Callable[[LaneParts, Any], Lane]
     on: bool = False
     idle_off: bool = False
+    idle_passing: bool = False
     options: type[Any] | None = None
     header: LaneHeader | None = None
     check: Callable[[], None] | None = None

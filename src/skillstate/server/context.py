@@ -63,6 +63,9 @@ class GatewayContext:
     idle_off: frozenset[str] = frozenset()
     """The lanes of ``lanes`` that change nothing in mode off (``LaneSpec.idle_off``): a
     request in mode off that runs no other is relayed undecoded (``server.express``)."""
+    idle_passing: frozenset[str] = frozenset()
+    """The lanes of ``lanes`` that change nothing in hybrid mode while a session is passed
+    through before its first boundary (``LaneSpec.idle_passing``)."""
     history: ResponseHistory | None = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     first_byte_timeout: float = 300.0

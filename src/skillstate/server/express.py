@@ -1,20 +1,30 @@
 """The express path: a request that no lane can change, relayed without being decoded.
 
-A request in mode ``off`` (the gateway's mode, ``x-skillstate-mode``, a bypass, or a login
-passed through untouched) for an upstream of the client's own wire, that runs no lane but
-those that change nothing in mode off (``LaneSpec.idle_off``), goes up as the client's bytes
-and comes back as the upstream's, as ``relay.pass_through`` would send them, and costs only
-what that needs: the routing fields and the session read from the parsed body (``scan``),
-no canonical request, no lanes, no round loop, the reply watched for its end by
-``protocols.tails`` instead of decoded. What the ledger needs of it (the usage, the model,
-the gateway's own count where the provider reported none) is read from the bytes by the
-recorder, off the request path (``economics.ledger.relayed``).
+A request for an upstream of the client's own wire that no lane would change goes up as the
+client's bytes and comes back as the upstream's, as ``relay.pass_through`` would send them:
+
+* in mode ``off`` (the gateway's mode, ``x-skillstate-mode``, a bypass, or a login passed
+  through untouched), running no lane but those that change nothing in mode off
+  (``LaneSpec.idle_off``);
+* in hybrid mode, running no lane but those idle while a session is passed through before
+  its first boundary (``LaneSpec.idle_passing``), holding no host's compaction
+  (``state.compaction.may_compact``), and either offering no tools (the state lane takes
+  none) or of a session the state lane passes through that this request cannot move to a
+  boundary (``state.passing``: the step is counted, the rest caught up on later).
+
+Such a request costs only what relaying needs: the routing fields and the session read from
+the parsed body (``scan``), no canonical request, no lanes, no round loop, the reply watched
+for its end by ``protocols.tails`` instead of decoded. What the ledger needs of it (the usage,
+the model, the gateway's own count where the provider reported none) is read from the bytes
+by the recorder, off the request path (``economics.ledger.relayed``).
 
 Everything the route decides is decided as for any request (``route.admit`` and
 ``route.serve`` over the same ``Arrival``): a request ``scan`` cannot read plainly (a model
-that is not a string, a session header that is not valid) is left to the full path, which
-refuses it in its own words. The gateway's limits on messages and parts guard the work of
-decoding, which this path does not do; the body's size limit holds for every request.
+that is not a string, a session header that is not valid, no list of messages or input
+items, more messages than ``max_messages``) is left to the full path, which refuses it in its
+own words. The limit on parts and the checks of each message guard the work of decoding,
+which this path does not do (the upstream judges what a relayed body holds); the body's size
+limit holds for every request.
 """
 
 from __future__ import annotations
@@ -30,12 +40,14 @@ from skillstate.conversation import ProtocolError, Wire
 from skillstate.economics.exchange import Exchange, Relayed
 from skillstate.pipeline.lane import Lane
 from skillstate.protocols.logins import Login
+from skillstate.protocols.openai_chat.params import asks_usage
 from skillstate.server import relay, route
 from skillstate.server.context import GatewayContext
 from skillstate.server.forward import Forward
 from skillstate.server.inbound import MODE, bypassed, take_login_of
 from skillstate.server.route import Arrival, Ran, Relay, RunLanes
 from skillstate.server.sessions import SessionId, resolve_session
+from skillstate.state.compaction import may_compact
 from skillstate.state.mode import Mode
 from skillstate.upstream.routing import Upstream
 
@@ -61,6 +73,9 @@ class Express:
     login: Login
     model: str
     stream: bool
+    mode: Mode
+    passed: bool
+    """The state lane passes the request through (``state.passing``): its step is counted."""
 
 
 def scan(
@@ -83,15 +98,35 @@ def scan(
     bypass = bypassed(http)
     asked = http.headers.get(MODE)
     untouched = route.untouched_login(login, gateway.subscription_rewrite)
-    if route.mode_for(bypass or untouched, asked, gateway.mode) is not Mode.OFF:
+    mode = route.mode_for(bypass or untouched, asked, gateway.mode)
+    if mode is Mode.OFF:
+        idle = gateway.idle_off
+    elif mode is Mode.HYBRID and gateway.engine is not None:
+        if _full_in_hybrid(wire, stream, body, raw):
+            return None
+        idle = gateway.idle_passing
+    else:
         return None
-    if not untouched and any(lane.name not in gateway.idle_off for lane in chosen):
-        return None  # a lane that may act in mode off: run it (an untouched login runs none)
+    if not untouched and any(lane.name not in idle for lane in chosen):
+        return None  # a lane that may act: run it (an untouched login runs none)
     try:
         session = resolve_session(http.headers, body, wire)
     except (ProtocolError, TypeError, ValueError, KeyError, IndexError, AttributeError):
         return None
+    messages = _messages(body, wire)
+    if messages is None or messages > gateway.max_messages:
+        return None  # the full path says what is wrong with it
     fallbacks = gateway.router.fallbacks(upstream)
+    passed = False
+    state = not untouched and any(lane.name == route.STATE_LANE for lane in chosen)
+    if mode is Mode.HYBRID and state and (body.get("tools") or body.get("functions")):
+        engine = gateway.engine
+        assert engine is not None  # checked with the mode
+        if not engine.passing.passes(session.id, messages):
+            return None
+        if any(f.wire_for(wire) is not wire for f in fallbacks):
+            return None  # a fallback of another wire takes the round loop (route.serve)
+        passed = True
     arrival = Arrival(
         wire,
         model=model,
@@ -109,7 +144,26 @@ def scan(
         login=login,
         subscription_rewrite=gateway.subscription_rewrite,
     )
-    return arrival, Express(raw, session, upstream, fallbacks, login, model, stream)
+    express = Express(raw, session, upstream, fallbacks, login, model, stream, mode, passed)
+    return arrival, express
+
+
+def _full_in_hybrid(wire: Wire, stream: bool, body: dict[str, Any], raw: bytes) -> bool:
+    """Whether a hybrid request must take the full path whatever its lanes: it may be a host's
+    compaction (``may_compact``), or it is a Chat stream that did not ask for its usage, which
+    the full path asks the provider for (hybrid's bill is what its report is about; mode off
+    counts such a stream itself)."""
+    return (wire is Wire.CHAT and stream and not asks_usage(body)) or may_compact(raw)
+
+
+def _messages(body: dict[str, Any], wire: Wire) -> int | None:
+    """At most how many canonical messages ``body`` decodes to, on any wire: its list of
+    messages or input items, and one for a system prompt or instructions beside it (None
+    where there is no such list, or it is not one: the full path refuses it, in words)."""
+    listed = body.get("input" if wire is Wire.RESPONSES else "messages")
+    if isinstance(listed, str) and wire is Wire.RESPONSES:
+        return 2
+    return len(listed) + 1 if isinstance(listed, list) else None
 
 
 async def serve(
@@ -122,8 +176,14 @@ async def serve(
     """Relay the request as ``route.serve`` says a request no lane touched is served."""
     if run.untouched:
         tell_untouched(gateway, express.session.id)
-    service = route.serve(arrival, run, Ran())
-    assert isinstance(service, Relay)  # same wire, mode off, nothing ran: relayed
+    ran = Ran()
+    if express.passed:
+        assert gateway.engine is not None  # scan asked it
+        step = gateway.engine.passing.relayed(express.session.id)
+        summary = f"{route.STATE_LANE}=hybrid:step{step}"
+        ran = Ran(summary=summary, followup=True, untouched=True)
+    service = route.serve(arrival, run, ran)
+    assert isinstance(service, Relay)  # same wire, nothing changed: relayed
     wire = arrival.wire
     relayed = Relayed(express.raw)
     exchange = Exchange(
@@ -139,7 +199,8 @@ async def serve(
         forwarded_original=True,
         elapsed_s=0.0,
         started=time.perf_counter(),
-        mode=Mode.OFF.value,
+        mode=service.record.mode.value,
+        lanes=service.record.lanes,
         login=express.login,
         model=express.model,
         relayed=relayed,

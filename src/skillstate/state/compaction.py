@@ -30,7 +30,7 @@ from enum import StrEnum
 from typing import Any
 
 from skillstate.conversation.model import Json, Message, Request, Text
-from skillstate.protocols.openai_responses.compaction import is_trigger
+from skillstate.protocols.openai_responses.compaction import ITEM, is_trigger
 from skillstate.state.schema import StateSchema
 from skillstate.state.sweep import Command, Sweep, flattened_transcript, sweep
 
@@ -89,6 +89,22 @@ def compaction_of(request: Request) -> Compaction | None:
     if "<conversation>" in text and any(phrase in text for phrase in _OPENCODE):
         return Compaction.OPENCODE
     return None
+
+
+MARKS = (
+    _CLAUDE_CODE[0].encode(),
+    _CODEX.encode(),
+    *(phrase.strip("<>").encode() for phrase in _OPENCODE),
+    ITEM.encode(),  # Codex's compaction trigger, and the compaction items it sends back
+)
+"""What a request's bytes hold wherever ``compaction_of`` finds a host's compaction or the
+history holds a compaction item: letters, spaces and hyphens, which JSON never escapes."""
+
+
+def may_compact(raw: bytes) -> bool:
+    """Whether the request whose body is ``raw`` may ask for a compaction or hold a compaction
+    item; False only where neither can be there. One search of the bytes per mark."""
+    return any(mark in raw for mark in MARKS)
 
 
 def is_compaction(request: Request) -> bool:

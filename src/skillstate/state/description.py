@@ -6,6 +6,9 @@ archive index), so the report says what the engine last did, not a fresh guess. 
 * ``session``, ``state`` (Σ), ``step``, ``version``, ``state_bytes``, ``created``,
   ``last_seen`` (the store clock's seconds) and ``collapse_pending`` (a forced boundary waits
   for the next request);
+* ``relayed``: the session's requests relayed undecoded since the state lane last read one
+  (``state.passing``), counted in ``step``; Σ's seed takes their tool calls from the next
+  request the lane reads;
 * ``context``: the last request as measured when it was prepared: its ``mode``, ``step``, the
   client's ``messages`` and the ``outbound_messages`` sent upstream; in hybrid mode also the
   ``tokens`` of the client's turns by where they went (``head``, ``collapsed``, ``verbatim``,
@@ -48,14 +51,17 @@ def describe_session(
     epoch: Json | None,
     last: Json | None,
     entries: Sequence[ArchiveEntry],
+    relayed: int = 0,
 ) -> Json:
     """The report above, from ``list_sessions``' line for the session, its record, its stored
-    ``epoch`` and ``last`` documents (None when absent) and its archive index."""
+    ``epoch`` and ``last`` documents (None when absent), its archive index and the requests
+    ``relayed`` since the lane last read one."""
     turns: list[Json] = list(last.get("turns", [])) if last else []
     return {
         "session": info.session,
         "state": record.state,
-        "step": record.step,
+        "step": record.step + relayed,
+        "relayed": relayed,
         "version": record.version,
         "state_bytes": info.state_bytes,
         "created": info.created,

@@ -43,10 +43,11 @@ from skillstate.state.merge import apply_patch
 from skillstate.state.mode import Mode
 from skillstate.state.options import CollapseOptions
 from skillstate.state.paper import newest_instruction, procedure_of, render_paper
+from skillstate.state.passing import Passing
 from skillstate.state.render import SpanRef, render_hybrid
 from skillstate.state.reports import LastReport, hybrid_report
 from skillstate.state.schema import StateSchema
-from skillstate.state.seed import assistant_turns, seed_state
+from skillstate.state.seed import seed_finished
 from skillstate.state.tools import (
     RECALL_TOOL,
     SKILL_STATE_TOOL,
@@ -150,6 +151,8 @@ class StateEngine:
         self._epochs: SessionCache[Json] = SessionCache(
             entries=kept_sessions, max_bytes=EPOCH_BYTES, weigh=_json_weight
         )
+        self.passing = Passing(entries=kept_sessions, min_turns=config.options.min_turns)
+        """The sessions passed through before their first boundary (``state.passing``)."""
 
     def _remember(self, cache: SessionCache[Json], session: str, value: Json | None) -> None:
         cache.put(session, {} if value is None else value)
@@ -186,6 +189,7 @@ class StateEngine:
         entries forgotten)."""
         self._epochs.pop(session)
         self._last.pop(session)
+        self.passing.forget(session)
         await asyncio.gather(*self._writes)  # a report pushed out is not written after the reset
         had_state = await self.store.reset(session)
         return had_state, await self.archive.forget(session)
@@ -195,7 +199,10 @@ class StateEngine:
     ) -> Prepared | None:
         if mode is Mode.OFF or (mode is Mode.HYBRID and not request.tools):
             return None
-        record = await self._start(session, request, subagents_apart=mode is Mode.HYBRID)
+        relayed = self.passing.taken(session)
+        record = await self._start(
+            session, request, subagents_apart=mode is Mode.HYBRID, relayed=relayed
+        )
         if record is None:
             return None  # a subagent's request, not the session's: no step counted
         if mode is Mode.PAPER:
@@ -222,10 +229,13 @@ class StateEngine:
         return prepared
 
     async def _start(
-        self, session: str, request: Request, *, subagents_apart: bool
+        self, session: str, request: Request, *, subagents_apart: bool, relayed: int = 0
     ) -> StateRecord | None:
         """Fix the procedure (the system prompt) and seed Σ at the session's first request;
-        count the step on every later one. With ``subagents_apart``, a subagent's request
+        count the step on every later one. Where ``relayed`` requests before it went by
+        unread (``state.passing``), first finish the last of them as ``finish`` would have:
+        its history is this one's up to the reply it got (the last assistant message), and
+        the steps of the others are counted. With ``subagents_apart``, a subagent's request
         (``_subagent``) changes nothing and gives None. One update: the record read and the
         step counted in one trip to the store."""
         subagent = False
@@ -243,10 +253,23 @@ class StateEngine:
             state = current.state
             if current.version == 0 and self.config.initial_state:
                 state = apply_patch(self.config.schema, {}, self.config.initial_state).state
-            return current.changed(state=state, step=current.step + 1, meta=meta)
+            step = current.step + relayed
+            if relayed and self.config.options.seed_from_tools:
+                state, step = self._caught_up(state, step, meta, request.messages)
+            return current.changed(state=state, step=step + 1, meta=meta)
 
         record = await self.store.update(session, updater)
         return None if subagent else record
+
+    def _caught_up(
+        self, state: Json, step: int, meta: Json, messages: list[Message]
+    ) -> tuple[Json, int]:
+        """Σ and the step as ``finish`` would have left them after the last request relayed
+        unread: the one whose history is ``messages`` up to their last assistant message."""
+        replied = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=0)
+        earlier = messages[:replied]
+        keys = meta.get("model_keys", [])
+        return seed_finished(state, step, keys, earlier, self.config.schema, answered=True)
 
     def _subagent(self, record: StateRecord, request: Request) -> bool:
         """A subagent sharing its parent's session id has its own system prompt and its own
@@ -308,6 +331,8 @@ class StateEngine:
         if passthrough and epoch is not None and self._hands_over(request):
             prepared.handover = handover_request(request, record.state, self.config.schema)
             report["handover"] = "asked"
+        if passthrough and epoch is None and not force:
+            self.passing.kept(session, record.step)
         return prepared
 
     @staticmethod
@@ -492,12 +517,7 @@ class StateEngine:
 
     async def finish(self, prepared: Prepared, response: Response | None) -> None:
         """Hybrid mode: fill holes in Σ from the tool calls of the window (never overwriting
-        what the model wrote).
-
-        Until the model writes Σ's ``step``, the seed keeps it: the model turns so far, the
-        ``response`` this finishes included. The session's own step count (the one
-        ``prepare`` advances and ``/state`` lists) is set to the same number, so the two name
-        the same step, also after a retried request or a rewound history."""
+        what the model wrote), and keep the step (``seed.seed_finished``)."""
         if prepared.mode is not Mode.HYBRID or not self.config.options.seed_from_tools:
             return
         messages = prepared.client.messages
@@ -506,15 +526,10 @@ class StateEngine:
         schema = self.config.schema
 
         def updater(current: StateRecord) -> Change | None:
-            seeded = seed_state(current.state, messages, schema, window=range(start, len(messages)))
-            step = current.step
-            if schema.shape("step") is not None and "step" not in current.meta.get(
-                "model_keys", []
-            ):
-                step = assistant_turns(messages)
-                if answered and (not messages or messages[-1].role != "assistant"):
-                    step += 1  # the reply this finishes is a turn of its own
-                seeded = {**seeded, "step": step}
+            keys = current.meta.get("model_keys", [])
+            seeded, step = seed_finished(
+                current.state, current.step, keys, messages, schema, start=start, answered=answered
+            )
             if seeded == current.state and step == current.step:
                 return None
             return current.changed(state=seeded, step=step)
@@ -522,6 +537,8 @@ class StateEngine:
         await self.store.update(prepared.session, updater)
 
     async def request_collapse(self, session: str) -> None:
+        self.passing.hold(session)
+
         def updater(current: StateRecord) -> Change:
             return current.changed(meta={**current.meta, "force_collapse": True})
 
@@ -538,7 +555,8 @@ class StateEngine:
         epoch = await self.store.get_doc(session, DOC_NAME)
         last = await self._last_report(session)
         entries = await self.archive.entries(session)
-        return describe_session(info, record, epoch, last, entries)
+        relayed = self.passing.relayed_since(session)
+        return describe_session(info, record, epoch, last, entries, relayed)
 
 
 def _tools_ran(messages: list[Message]) -> str:

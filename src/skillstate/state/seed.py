@@ -105,6 +105,30 @@ def seed_state(
     return outcome.state if outcome.accepted else state
 
 
+def seed_finished(
+    state: Json,
+    step: int,
+    model_keys: Sequence[str],
+    messages: Sequence[Message],
+    schema: StateSchema,
+    *,
+    start: int = 0,
+    answered: bool,
+) -> tuple[Json, int]:
+    """Σ and the session's step once a request of ``messages`` (its window from ``start``) is
+    answered (``answered``: by an assistant reply): ``seed_state`` over the window and, until
+    the model writes Σ's ``step`` (it is not in ``model_keys``), the step both in Σ and in the
+    session: the model turns so far, the reply included. The same number in both, also after
+    a retried request or a rewound history."""
+    seeded = seed_state(state, messages, schema, window=range(start, len(messages)))
+    if schema.shape("step") is not None and "step" not in model_keys:
+        step = assistant_turns(messages)
+        if answered and (not messages or messages[-1].role != "assistant"):
+            step += 1  # the reply is a turn of its own
+        seeded = {**seeded, "step": step}
+    return seeded, step
+
+
 def assistant_turns(messages: Sequence[Message]) -> int:
     """How many model turns ``messages`` hold: runs of consecutive assistant messages (one
     turn may be several messages on wires that split it). A re-sent history's count is

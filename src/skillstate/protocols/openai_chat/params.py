@@ -129,15 +129,22 @@ def encode_params(req: Request, body: Json) -> None:
     encode_outputs(req, body, hints, nulls)
 
 
+def asks_usage(fields: Json) -> bool:
+    """Whether a Chat body (or a request's ``extra``, which keeps the field) asks its stream
+    for the usage (``stream_options.include_usage``)."""
+    options = fields.get("stream_options")
+    return isinstance(options, dict) and bool(options.get("include_usage"))
+
+
 def ask_usage(req: Request) -> Request:
     """``req`` asking for the stream's usage, for a request the gateway reads the reply of
     itself (the client's stream encoder still sends the client only what it asked for). A
     request of another wire asks already (see ``encode_params``)."""
     if not req.params.stream or req.source is not Wire.CHAT:
         return req
-    options = req.extra.get("stream_options")
-    if isinstance(options, dict) and options.get("include_usage"):
+    if asks_usage(req.extra):
         return req
+    options = req.extra.get("stream_options")
     merged = {**(options if isinstance(options, dict) else {}), "include_usage": True}
     return dataclasses.replace(req, extra={**req.extra, "stream_options": merged})
 

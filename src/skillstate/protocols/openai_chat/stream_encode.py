@@ -40,6 +40,7 @@ from skillstate.conversation import (
     Wire,
 )
 from skillstate.protocols.openai_chat.errors import error_body
+from skillstate.protocols.openai_chat.params import asks_usage
 from skillstate.protocols.openai_chat.tool_calls import custom_input, custom_tool_names
 from skillstate.protocols.openai_chat.usage import encode_usage, finish_reason
 from skillstate.support.jsonio import dumps
@@ -189,5 +190,4 @@ class ChatStreamEncoder:
 def _wants_usage(request: Request | None) -> bool:
     if request is None or request.source is not Wire.CHAT:
         return True
-    options = request.extra.get("stream_options")
-    return isinstance(options, dict) and bool(options.get("include_usage"))
+    return asks_usage(request.extra)
