@@ -15,17 +15,11 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from skillstate.bench.harness import free_port, healthy
 from skillstate.testing import Reply, ScriptedUpstream
 from skillstate.testing.policies import Script
 
 SCRIPT = Path(sys.executable).with_name("skillstate")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _env(data: Path, **settings: str) -> dict[str, str]:
@@ -43,7 +37,7 @@ async def _serve(
     """Bare ``skillstate --upstream UPSTREAM --port <free>`` as a user starts it, with
     ``_env(data, **settings)``: the process (stderr piped), healthy, and its URL. The caller
     stops it; if it never comes up it is killed here."""
-    port = _free_port()
+    port = free_port()
     proc = await asyncio.create_subprocess_exec(
         str(SCRIPT),
         "--upstream",
@@ -55,25 +49,12 @@ async def _serve(
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        await _wait_healthy(url)
+        await healthy(url, alive=lambda: proc.returncode is None)
     except BaseException:
         proc.kill()
         await proc.communicate()
         raise
     return proc, url
-
-
-async def _wait_healthy(url: str) -> None:
-    async with aiohttp.ClientSession() as session:
-        for _ in range(600):  # 30 s: a loaded machine starts slowly
-            try:
-                async with session.get(url + "/health") as reply:
-                    if reply.status == 200:
-                        return
-            except aiohttp.ClientError:
-                pass
-            await asyncio.sleep(0.05)
-    raise AssertionError("the gateway did not come up")
 
 
 async def test_bare_skillstate_serves_and_stops_on_sigint(tmp_path: Path) -> None:
@@ -190,7 +171,7 @@ async def test_a_network_address_without_a_token_is_one_line_and_no_start(
         "--host",
         host,
         "--port",
-        str(_free_port()),
+        str(free_port()),
         env=_env(tmp_path / "data"),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

@@ -208,7 +208,7 @@ async def serving(*args: str, env: Mapping[str, str] | None = None) -> AsyncIter
         )
         url = f"http://127.0.0.1:{port}"
         try:
-            await _healthy(url, alive=lambda: process.returncode is None)
+            await healthy(url, alive=lambda: process.returncode is None)
             yield Serving(url, process)
         finally:
             if process.returncode is None:
@@ -216,7 +216,9 @@ async def serving(*args: str, env: Mapping[str, str] | None = None) -> AsyncIter
             await process.wait()
 
 
-async def _healthy(url: str, alive: Callable[[], bool], limit: float = 30.0) -> None:
+async def healthy(url: str, alive: Callable[[], bool], limit: float = 30.0) -> None:
+    """Once the gateway at ``url`` answers ``/health`` with 200; ``RuntimeError`` when it is
+    no longer ``alive`` or not up in ``limit`` seconds (a loaded machine starts slowly)."""
     deadline = time.monotonic() + limit
     async with aiohttp.ClientSession() as session:
         while time.monotonic() < deadline:

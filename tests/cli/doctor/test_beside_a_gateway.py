@@ -10,23 +10,8 @@ import os
 import sys
 from pathlib import Path
 
-import aiohttp
-
-from skillstate.bench.harness import free_port
+from skillstate.bench.harness import free_port, healthy
 from skillstate.testing import ScriptedUpstream
-
-
-async def _up(url: str) -> None:
-    async with aiohttp.ClientSession() as http:
-        for _ in range(400):
-            try:
-                async with http.get(url + "/health") as reply:
-                    if reply.status == 200:
-                        return
-            except aiohttp.ClientError:
-                pass
-            await asyncio.sleep(0.025)
-    raise AssertionError("the gateway did not come up")
 
 
 async def test_doctor_reports_the_running_gateways_upstream(tmp_path: Path) -> None:
@@ -43,7 +28,7 @@ async def test_doctor_reports_the_running_gateways_upstream(tmp_path: Path) -> N
             stderr=asyncio.subprocess.DEVNULL,
         )
         try:
-            await _up(f"http://127.0.0.1:{port}")
+            await healthy(f"http://127.0.0.1:{port}", alive=lambda: gateway.returncode is None)
             doctor = await asyncio.create_subprocess_exec(
                 *(sys.executable, "-m", "skillstate", "doctor", "--port", str(port), "--json"),
                 env=env,
