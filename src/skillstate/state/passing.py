@@ -14,6 +14,10 @@ the step here, and the next request the lane reads adds the steps counted here t
 store's and seeds Σ from its whole history, which holds every tool call the relayed requests
 carried (the seed only adds, and reads the whole window before a boundary).
 
+A subagent's request under its parent's session id, which the lane would leave uncounted
+(``StateEngine._subagent`` needs the decoded request), is counted here like the parent's; where
+Σ keeps a ``step`` (the default schema) the catch-up sets the step from the history anyway.
+
 What this process knows is all it goes by: a session's first request, one after a restart,
 or one whose entry was pushed out of memory is read by the lane. (Several processes serving
 one session would each keep their own; the shared store's version would have to tell them
