@@ -9,8 +9,9 @@ the prefix it covers, and computes only what comes after. Nothing is kept alive 
 and equal but different objects never match (they may differ where equality does not look).
 
 Bounded by the number of messages remembered in all, the least recently used conversation
-dropped first; a conversation shorter than ``min_messages`` is not remembered at all. Safe to
-use from several threads.
+dropped first, and before that any least recently used one whose messages are gone (it can
+never be found again: its value would only hold memory until pushed out); a conversation
+shorter than ``min_messages`` is not remembered at all. Safe to use from several threads.
 """
 
 from __future__ import annotations
@@ -66,7 +67,9 @@ class PrefixMemo(Generic[T]):
             self._held -= len(old[0]) if old is not None else 0
             self._kept[key] = (refs, value)
             self._held += len(refs)
-            while self._held > self.max_messages:
+            while self._kept and (
+                self._held > self.max_messages or next(iter(self._kept.values()))[0][0]() is None
+            ):
                 _, (dropped, _) = self._kept.popitem(last=False)
                 self._held -= len(dropped)
 
