@@ -52,3 +52,16 @@ def test_the_memo_keeps_no_message_alive_and_is_bounded() -> None:
     del gone
     gc.collect()
     assert alive() is None
+
+
+def test_a_conversation_whose_messages_are_gone_is_dropped_before_the_bound() -> None:
+    memo: PrefixMemo[list[int]] = PrefixMemo(min_messages=1)
+    older = conversation(3)
+    memo.keep(older, [0])  # still alive, and older than the one that goes
+    gone = conversation(3)
+    memo.keep(gone, [1, 2, 3])
+    del gone
+    gc.collect()
+    live = conversation(3)
+    memo.keep(live, [4])
+    assert len(memo) == 2 and memo.find(live) == (3, [4]) and memo.find(older) == (3, [0])

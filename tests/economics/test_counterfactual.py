@@ -3,10 +3,15 @@ from 1,024 tokens, and explicit breakpoints with reads, writes, lookback and TTL
 
 from __future__ import annotations
 
+import gc
+import tracemalloc
+
 from skillstate.conversation import CacheMark, Message, Request, Text, Wire
+from skillstate.conversation.prefixes import PrefixMemo
 from skillstate.economics import tokenizer
 from skillstate.economics.counterfactual import (
     AUTOMATIC_MIN,
+    Blocks,
     PassThroughCache,
     blocks_of,
     calibration,
@@ -176,3 +181,21 @@ def test_the_sessions_kept_are_bounded_by_bytes_the_oldest_estimated_cold() -> N
             cache.estimate(session, blocks_of(request), explicit=False, ratio=1.0)
         again = cache.estimate("a", blocks_of(request), explicit=False, ratio=1.0)
         assert (again.cached > 0) is cached
+
+
+def test_a_session_keeps_its_previous_request_s_hashes_within_their_weight() -> None:
+    """What a session's entry holds once its request is gone is its chain of hashes (8 bytes a
+    block), no more than the bound weighs it at."""
+    request = _request([f"message {n}" for n in range(1000)])
+    tokenizer.count_request(request)  # the counts kept on the messages are not the cache's
+    cache = PassThroughCache(clock=Clock())
+    unkept: PrefixMemo[Blocks] = PrefixMemo(min_messages=10**9)  # no memo keeps the blocks
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        cache.estimate("s", blocks_of(request, unkept), explicit=False, ratio=1.0)
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert held <= 512 + 9 * 1001

@@ -3,10 +3,16 @@ where the session's description still finds it."""
 
 from __future__ import annotations
 
+import gc
+import tracemalloc
+
 from skillstate.conversation import Message, Request, Text, Tool, ToolCall, ToolResult, Wire
+from skillstate.economics.tokenizer import encoding
+from skillstate.state.boundary import decide
 from skillstate.state.engine import REPORT_DOC, EngineConfig, StateEngine
 from skillstate.state.mode import Mode
 from skillstate.state.options import CollapseOptions
+from skillstate.state.reports import LastReport
 from skillstate.state.schema import StateSchema
 from skillstate.storage import MemoryArchiveStore, MemoryStateStore
 
@@ -39,3 +45,24 @@ async def test_a_report_pushed_out_of_memory_is_kept_in_the_store() -> None:
     assert (await engine.describe("c") or {})["context"]["messages"] == 7
     await engine.reset("a")
     assert await engine.store.get_doc("a", REPORT_DOC) is None
+
+
+def test_a_kept_report_holds_no_more_than_it_weighs() -> None:
+    """The reports' cache is bounded by their weight: what a report keeps once its request,
+    its decision and their turns are gone must be no more than its weight says."""
+    encoding()  # loaded before measuring: the vocabulary's load is not the report's
+    request = _loop(30)  # under 64 messages: no prefix memo keeps its turns
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        decision = decide(request.messages, None, {}, CollapseOptions())
+        last = LastReport.of({"mode": "hybrid", "step": 1}, decision, None)
+        del decision, request
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert held <= last.weight()
+    turns = last.shown()["turns"]
+    assert [t["kind"] for t in turns[:3]] == ["user", "assistant", "assistant"]
+    assert [t["index"] for t in turns] == list(range(31))

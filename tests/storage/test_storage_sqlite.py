@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from skillstate.storage import Change, SQLiteDatabase, SQLiteStateStore, StateRecord
+from skillstate.storage.sqlite import PAGE_CACHE_KIB
 
 CHILD = """
 import asyncio, sys
@@ -47,6 +48,14 @@ async def test_the_database_is_in_wal_mode_and_owner_only(tmp_path: Path) -> Non
     assert wal == 0o600
     assert stat.S_IMODE(data_dir.stat().st_mode) == 0o700
     assert stat.S_IMODE((data_dir / "skillstate.db").stat().st_mode) == 0o600
+
+
+async def test_the_page_cache_is_bounded_below_sqlite_s_default(tmp_path: Path) -> None:
+    db = await SQLiteDatabase.open(tmp_path / "skillstate.db")
+    size = await db.run(lambda conn: conn.execute("PRAGMA cache_size").fetchone()[0])
+    await db.close()
+    assert size == -PAGE_CACHE_KIB  # negative: KiB (the default is -2000)
+    assert PAGE_CACHE_KIB < 2000
 
 
 async def test_files_left_open_by_an_earlier_run_are_made_owner_only(tmp_path: Path) -> None:

@@ -8,9 +8,13 @@ references to those messages; the next request whose messages start with the sam
 the prefix it covers, and computes only what comes after. Nothing is kept alive by the memo,
 and equal but different objects never match (they may differ where equality does not look).
 
-Bounded by the number of messages remembered in all, the least recently used conversation
-dropped first; a conversation shorter than ``min_messages`` is not remembered at all. Safe to
-use from several threads.
+A conversation whose first message is gone is dropped at the next ``keep``: it can never be
+found again, and its value would only hold memory until pushed out (a request decoded afresh,
+under ``protocols.memo``'s bound, leaves one behind each time). So the memo holds about the
+conversations still alive, a few at a time, and the sweep is short. Bounded besides by the
+number of messages remembered in all, the least recently used conversation dropped first; a
+conversation shorter than ``min_messages`` is not remembered at all. Safe to use from several
+threads.
 """
 
 from __future__ import annotations
@@ -66,6 +70,8 @@ class PrefixMemo(Generic[T]):
             self._held -= len(old[0]) if old is not None else 0
             self._kept[key] = (refs, value)
             self._held += len(refs)
+            for gone in [k for k, (refs, _) in self._kept.items() if refs[0]() is None]:
+                self._held -= len(self._kept.pop(gone)[0])
             while self._held > self.max_messages:
                 _, (dropped, _) = self._kept.popitem(last=False)
                 self._held -= len(dropped)

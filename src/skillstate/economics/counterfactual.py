@@ -139,8 +139,10 @@ class PassThroughCache:
         max_bytes: int = 2 * 1024 * 1024,
     ) -> None:
         self._clock = clock
-        self._previous: SessionCache[tuple[Blocks, float]] = SessionCache(
-            entries=sessions, max_bytes=max_bytes, weigh=_blocks_weight
+        # The previous request's chain of hashes alone is what the next one is compared with
+        # (its token ends and marks are the new request's to read): half a Blocks' weight.
+        self._previous: SessionCache[tuple[array[int], float]] = SessionCache(
+            entries=sessions, max_bytes=max_bytes, weigh=_chain_weight
         )
         self._entries: SessionCache[dict[int, tuple[int, float]]] = SessionCache(
             entries=sessions, max_bytes=max_bytes, weigh=_entries_weight
@@ -162,10 +164,10 @@ class PassThroughCache:
         if explicit:
             return self._explicit(session, blocks, ratio, now, total)
         previous = self._previous.get(session)
-        self._previous.put(session, (blocks, now))
+        self._previous.put(session, (blocks.chain, now))
         if previous is None or now - previous[1] > AUTOMATIC_TTL:
             return Cached(total)
-        common = _common_prefix(previous[0], blocks)
+        common = _common_prefix(previous[0], blocks.chain)
         cached = round(blocks.ends[common - 1] * ratio) if common else 0
         cached = cached // AUTOMATIC_STEP * AUTOMATIC_STEP if cached >= AUTOMATIC_MIN else 0
         return Cached(total, min(cached, total))
@@ -202,22 +204,23 @@ class PassThroughCache:
         return Cached(total, min(read, total), written, written_1h)
 
 
-def _blocks_weight(kept: tuple[Blocks, float]) -> int:
-    """Two 8-byte items a block, and the objects around them."""
-    return 256 + 16 * len(kept[0].chain) + 16 * len(kept[0].marks)
+def _chain_weight(kept: tuple[array[int], float]) -> int:
+    """An 8-byte hash a block (arrays grown by appending hold up to an eighth more), and the
+    objects around them."""
+    return 256 + 9 * len(kept[0])
 
 
 def _entries_weight(entries: dict[int, tuple[int, float]]) -> int:
     return 232 + 160 * len(entries)
 
 
-def _common_prefix(left: Blocks, right: Blocks) -> int:
-    """How many leading blocks ``left`` and ``right`` share. The hashes run over everything
+def _common_prefix(left: array[int], right: array[int]) -> int:
+    """How many leading blocks two chains of hashes share. The hashes run over everything
     before them, so once two differ every later pair does: a binary search finds the end."""
-    low, high = 0, min(len(left.chain), len(right.chain))
+    low, high = 0, min(len(left), len(right))
     while low < high:
         middle = (low + high + 1) // 2
-        if left.chain[middle - 1] == right.chain[middle - 1]:
+        if left[middle - 1] == right[middle - 1]:
             low = middle
         else:
             high = middle - 1

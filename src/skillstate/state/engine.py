@@ -57,7 +57,7 @@ from skillstate.state.tools import (
 )
 from skillstate.storage.protocols import ArchiveStore, Change, StateRecord, StateStore
 from skillstate.support import jsonio
-from skillstate.support.caches import SessionCache
+from skillstate.support.caches import SessionCache, compact
 
 log = logging.getLogger("skillstate.state")
 
@@ -148,14 +148,17 @@ class StateEngine:
         self._writes: set[asyncio.Task[None]] = set()
         # Write-through: this process is the only writer of its sessions' epochs. None (no
         # epoch yet) is kept as {}: the cache's None means "not kept".
-        self._epochs: SessionCache[Json] = SessionCache(
-            entries=kept_sessions, max_bytes=EPOCH_BYTES, weigh=_json_weight
+        self._epochs: SessionCache[bytes] = SessionCache(
+            entries=kept_sessions, max_bytes=EPOCH_BYTES, weigh=len
         )
         self.passing = Passing(entries=kept_sessions, min_turns=config.options.min_turns)
         """The sessions passed through before their first boundary (``state.passing``)."""
 
-    def _remember(self, cache: SessionCache[Json], session: str, value: Json | None) -> None:
-        cache.put(session, {} if value is None else value)
+    def _remember_epoch(self, session: str, doc: Json | None) -> None:
+        """Kept as its JSON, in a buffer of its own length: parsed, a document costs several
+        times its JSON's bytes (what the bound counts), and it is parsed once a request anyway
+        (``Epoch.from_json``)."""
+        self._epochs.put(session, compact(jsonio.dumps({} if doc is None else doc)))
 
     def _keep_report(self, session: str, report: Json) -> None:
         """A report pushed out of memory, written to the store off the request's path."""
@@ -172,9 +175,9 @@ class StateEngine:
     async def _epoch_doc(self, session: str) -> Json | None:
         kept = self._epochs.get(session)
         if kept is not None:
-            return kept or None
+            return jsonio.loads(kept) or None
         doc = await self.store.get_doc(session, DOC_NAME)
-        self._remember(self._epochs, session, doc)
+        self._remember_epoch(session, doc)
         return doc
 
     async def _last_report(self, session: str) -> Json | None:
@@ -363,7 +366,7 @@ class StateEngine:
         record = await self.store.load(prepared.session)
         epoch = replace(epoch, snapshot=record.state)
         await self.store.put_doc(prepared.session, DOC_NAME, epoch.to_json())
-        self._remember(self._epochs, prepared.session, epoch.to_json())
+        self._remember_epoch(prepared.session, epoch.to_json())
         prepared.record, prepared.epoch = record, epoch
         prepared.request = self._render(
             prepared.client, record, epoch, prepared.upstream, prepared.internal
@@ -422,7 +425,7 @@ class StateEngine:
             kept_until=len(request.messages),
         )
         await self.store.put_doc(session, DOC_NAME, epoch.to_json())
-        self._remember(self._epochs, session, epoch.to_json())
+        self._remember_epoch(session, epoch.to_json())
         log.info(
             "session %s: epoch %d collapses messages %d-%d", session, epoch.number, *_ends(span)
         )
@@ -584,7 +587,3 @@ def _digest(texts: list[str]) -> str:
 
 def _ends(span: range) -> tuple[int, int]:
     return span.start + 1, span.stop
-
-
-def _json_weight(doc: Json) -> int:
-    return len(jsonio.dumps(doc))

@@ -4,13 +4,13 @@ request (``LastReport``), kept per session in memory within a byte budget."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from array import array
 from dataclasses import dataclass
 
 from skillstate.conversation import Json, Request
 from skillstate.state.boundary import Decision
 from skillstate.state.epoch_record import Epoch
-from skillstate.state.turns import Turn
+from skillstate.state.turns import TurnKind
 from skillstate.storage.protocols import StateRecord
 
 
@@ -28,13 +28,23 @@ def hybrid_report(
     }
 
 
+_KINDS: tuple[TurnKind, ...] = ("user", "assistant", "results", "instruction")
+_KIND_CODES = {kind: code for code, kind in enumerate(_KINDS)}
+
+
 @dataclass(frozen=True, slots=True)
 class LastReport:
     """What ``/state`` shows of the request the engine took last: its report, and in hybrid
-    mode where each turn went (listed only when asked: a long session has thousands)."""
+    mode where each turn went (listed only when asked: a long session has thousands).
+
+    A session's last report stays in memory after its request, so each turn is kept as only
+    what the listing shows: where it ends, its tokens and its kind, in arrays (17 bytes a
+    turn; a ``Turn`` with its tuples of call ids costs about twenty times that)."""
 
     report: Json
-    turns: Sequence[Turn] | None = None
+    ends: array[int] | None = None
+    tokens: array[int] | None = None
+    kinds: bytes = b""
     head: int = 0
     cut: int = 0
 
@@ -43,18 +53,28 @@ class LastReport:
         if decision is None:
             return cls(report)
         head, cut = (epoch.head, epoch.cut) if epoch else (0, 0)
-        return cls(report, decision.turns, head, cut)
+        turns = decision.turns
+        ends = array("q", [t.end for t in turns])
+        tokens = array("q", [t.tokens for t in turns])
+        kinds = bytes([_KIND_CODES[t.kind] for t in turns])
+        return cls(report, ends, tokens, kinds, head, cut)
 
     def shown(self) -> Json:
-        if self.turns is None:
+        if self.ends is None or self.tokens is None:
             return self.report
-        return {**self.report, "turns": [_turn_entry(t, self.head, self.cut) for t in self.turns]}
+        turns = zip(self.kinds, self.tokens, self.ends, strict=True)
+        entries = [
+            _turn_entry(index, _KINDS[kind], tokens, end, self.head, self.cut)
+            for index, (kind, tokens, end) in enumerate(turns)
+        ]
+        return {**self.report, "turns": entries}
 
     def weight(self) -> int:
-        """About what a kept report costs in memory: its dict, and a small object per turn."""
-        return 640 + 120 * len(self.turns or ())
+        """About what a kept report costs in memory: its dict (under 640 bytes), itself and its
+        three arrays (under 400), and 17 bytes a turn."""
+        return 1024 + 17 * len(self.kinds)
 
 
-def _turn_entry(turn: Turn, head: int, cut: int) -> Json:
-    where = "head" if turn.end <= head else "collapsed" if turn.end <= cut else "verbatim"
-    return {"index": turn.index, "kind": str(turn.kind), "tokens": turn.tokens, "where": where}
+def _turn_entry(index: int, kind: str, tokens: int, end: int, head: int, cut: int) -> Json:
+    where = "head" if end <= head else "collapsed" if end <= cut else "verbatim"
+    return {"index": index, "kind": kind, "tokens": tokens, "where": where}

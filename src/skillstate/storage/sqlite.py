@@ -41,6 +41,11 @@ DB_NAME = "skillstate.db"
 SCHEMA_VERSION = 1
 T = TypeVar("T")
 Synchronous = Literal["NORMAL", "FULL"]
+PAGE_CACHE_KIB = 512
+"""SQLite's page cache for the connection. Its default (2,000 KiB) fills as the file grows and
+stays resident on the database thread's heap for the life of the process; the gateway's reads
+are a session's record and documents and the ledger's newest rows, a few pages each, and a page
+that is not cached is read again from the system's file cache."""
 
 _TABLES = (
     """CREATE TABLE IF NOT EXISTS sessions (
@@ -106,6 +111,7 @@ def _connect(path: Path, busy_timeout: float, synchronous: Synchronous) -> sqlit
     try:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute(f"PRAGMA synchronous={synchronous}")
+        conn.execute(f"PRAGMA cache_size=-{PAGE_CACHE_KIB}")
         with transaction(conn):
             found = conn.execute("PRAGMA user_version").fetchone()[0]
             if found > SCHEMA_VERSION:
