@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from skillstate.conversation import Message, Request, Text, Usage, Wire
+from skillstate.conversation import CacheMark, Message, Request, Text, Usage, Wire
 from skillstate.economics import tokenizer
 from skillstate.economics.exchange import LOCAL, Exchange, Relayed
 from skillstate.economics.ledger import Ledger, Recorder, Row
@@ -17,25 +17,32 @@ from skillstate.economics.metered import Metered
 from skillstate.protocols import adapter
 from skillstate.protocols.tails import json_reply
 from skillstate.support import jsonio
-from skillstate.testing import chat_bodies
+from skillstate.testing import chat_bodies, messages_bodies
 
 SYSTEM = [Text("You are a careful coding agent working in a Python repository. " * 40)]
 
 
-def _request(turns: int) -> Request:
+def _request(turns: int, wire: Wire = Wire.CHAT) -> Request:
+    """A conversation of ``turns``; on Anthropic's wire with the client's cache breakpoint on
+    its last message (as Claude Code sends), on Chat with none (the provider's cache is
+    automatic)."""
+    mark = CacheMark() if wire is Wire.MESSAGES else None
     messages = [
-        Message("user" if n % 2 == 0 else "assistant", [Text(f"turn {n} " + "word " * 1_200)])
+        Message(
+            "user" if n % 2 == 0 else "assistant",
+            [Text(f"turn {n} " + "word " * 1_200, cache=mark if n == turns - 1 else None)],
+        )
         for n in range(turns)
     ]
-    return Request(model="m", messages=messages, source=Wire.CHAT, system=SYSTEM)
+    return Request(model="m", messages=messages, source=wire, system=SYSTEM)
 
 
 def _exchange(request: Request, usage: Usage | None, **changes: Any) -> Exchange:
     fields: dict[str, Any] = {
         "session": "s",
         "session_source": "header",
-        "client_wire": Wire.CHAT,
-        "upstream_wire": Wire.CHAT,
+        "client_wire": request.source if request is not None else Wire.CHAT,
+        "upstream_wire": request.source if request is not None else Wire.CHAT,
         "upstream": "default",
         "request": request,
         "response": None,
@@ -151,36 +158,47 @@ async def test_a_reply_the_gateway_made_itself_keeps_the_saving_of_the_call_it_s
 
 def _as_sent(request: Request) -> Request:
     """``request`` as the gateway decodes it from the body a client sends for it."""
-    body = jsonio.dumps(adapter(Wire.CHAT).encode_request(request))
-    return adapter(Wire.CHAT).decode_request(jsonio.loads(body))
+    wire = request.source
+    body = jsonio.dumps(adapter(wire).encode_request(request))
+    return adapter(wire).decode_request(jsonio.loads(body))
 
 
 def _relayed(request: Request, usage: Usage) -> Exchange:
     """``request`` passed through as its bytes (the express path), its reply's usage in them."""
-    body = jsonio.dumps(adapter(Wire.CHAT).encode_request(request))
-    reply = {"model": "m", "choices": [], "usage": chat_bodies.usage(usage)}
-    relayed = Relayed(body, json_reply(Wire.CHAT, jsonio.dumps(reply)))
-    return _exchange(None, None, metered=[], model="m", relayed=relayed)  # type: ignore[arg-type]
+    wire = request.source
+    body = jsonio.dumps(adapter(wire).encode_request(request))
+    if wire is Wire.MESSAGES:
+        reply = {"model": "m", "content": [], "usage": messages_bodies.usage(usage)}
+    else:
+        reply = {"model": "m", "choices": [], "usage": chat_bodies.usage(usage)}
+    relayed = Relayed(body, json_reply(wire, jsonio.dumps(reply)))
+    exchange = _exchange(None, None, metered=[], model="m", relayed=relayed)  # type: ignore[arg-type]
+    return dataclasses.replace(exchange, client_wire=wire, upstream_wire=wire)
 
 
+@pytest.mark.parametrize("wire", [Wire.CHAT, Wire.MESSAGES], ids=["automatic", "breakpoints"])
 @pytest.mark.parametrize("first", ["decoded", "relayed"])
 async def test_a_request_after_one_relayed_as_bytes_is_estimated_as_after_a_decoded_one(
-    first: str,
+    first: str, wire: Wire
 ) -> None:
     """A session's pass-through cache is brought up to a request relayed undecoded when a
     later request of the session is estimated: the later one's estimate is the same as after
-    the same first request decoded (here: the prefix it shares is read from the cache)."""
+    the same first request decoded (here: the prefix it shares is read from the cache), with
+    the provider's automatic cache and with the client's own breakpoints."""
     recorder = await _recorder()
-    opening = _as_sent(_request(3))
+    opening = _as_sent(_request(3, wire))
     usage = Usage(input=tokenizer.count_request(opening), output=9)
     kept = _relayed(opening, usage) if first == "relayed" else _exchange(opening, usage)
     row = _first(recorder.rows(kept))
     assert (row.estimate_basis, row.passthrough_input) == ("recorded", usage.input)
-    later = _as_sent(_request(5))
+    later = _as_sent(_request(5, wire))
     sent = _rewritten(later)
     usage = Usage(input=tokenizer.count_request(sent), cached_input=2_048, output=9)
     after = _first(recorder.rows(_exchange(later, usage, forwarded_original=False, sent=sent)))
-    assert after.passthrough_cached_input == 4_096  # the opening, in steps of 1,024
+    if wire is Wire.CHAT:
+        assert after.passthrough_cached_input == 4_096  # the opening, in steps of 1,024
+    else:  # the opening up to its breakpoint, to the token
+        assert after.passthrough_cached_input and 4_096 < after.passthrough_cached_input < 5_120
     reference = await _recorder()
     reference.rows(_exchange(opening, Usage(input=usage.input, output=9)))
     assert (
