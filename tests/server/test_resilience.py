@@ -136,6 +136,21 @@ async def test_an_upstream_that_never_answers_is_a_504(
 
 
 @over_pairs
+@over_streams
+@over_modes
+async def test_a_reply_slower_to_start_than_a_stream_may_stall_is_served(
+    pair: tuple[str, str], stream: bool, mode: str
+) -> None:
+    """The first-byte limit holds until the reply starts, the idle limit only after it: a
+    provider that thinks for longer than a stream may stay silent is still waited for."""
+    script = Script([Reply(text="Pondered", delay=0.6)])
+    settings = {"retries": 0, "first_byte_timeout": 3.0, "stream_idle_timeout": 0.2}
+    async with rigged(pair, stream, script, **settings) as rig:
+        got = await rig.post(mode)
+    assert got.status == 200 and "Pondered" in got.text
+
+
+@over_pairs
 @over_modes
 async def test_a_stream_that_stalls_ends_with_the_wires_error_event(
     pair: tuple[str, str], mode: str

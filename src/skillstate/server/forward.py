@@ -362,8 +362,7 @@ class Forward:
         if outbound.body is None:
             headers.pop("content-type", None)
             return await client.get(url, headers, timeout=outbound.timeout)
-        async with asyncio.timeout(first_byte_s):
-            return await client.post(url, outbound.body, headers)
+        return await client.post(url, outbound.body, headers, first_byte_s)
 
     async def _wait(self, delay: float, why: str) -> None:
         log.info("upstream %r: %s; trying again in %.2fs", self.upstream.name, why, delay)
