@@ -264,6 +264,8 @@ class Forward:
             try:
                 raw = await self._call(call, self.gateway.first_byte_timeout)
                 break
+            except TimeoutError:  # aiohttp's read timeout is a connection error too
+                return None
             except aiohttp.ClientConnectionError:  # a pooled connection the server had closed
                 continue  # (it closes the empty stream's after the pool took it back)
             except (aiohttp.ClientError, TimeoutError):
