@@ -268,7 +268,7 @@ class Forward:
                 return None
             except aiohttp.ClientConnectionError:  # a pooled connection the server had closed
                 continue  # (it closes the empty stream's after the pool took it back)
-            except (aiohttp.ClientError, TimeoutError):
+            except aiohttp.ClientError:
                 return None
         else:
             return None
