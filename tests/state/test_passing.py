@@ -25,19 +25,23 @@ def test_relayed_requests_count_steps_the_lane_takes_over() -> None:
     assert passing.taken("a") == 0
 
 
-def test_a_boundary_asked_for_stops_relaying_and_keeps_what_to_catch_up_on() -> None:
+def _one_relayed() -> Passing:
+    """Session ``a`` passed through at step 1, and one request of it relayed since."""
     passing = Passing(entries=8, min_turns=12)
     passing.kept("a", step=1)
     passing.relayed("a")
+    return passing
+
+
+def test_a_boundary_asked_for_stops_relaying_and_keeps_what_to_catch_up_on() -> None:
+    passing = _one_relayed()
     passing.hold("a")
     assert not passing.passes("a", 1)
     assert passing.taken("a") == 1
 
 
 def test_a_reset_forgets_and_a_min_turns_of_zero_passes_nothing() -> None:
-    passing = Passing(entries=8, min_turns=12)
-    passing.kept("a", step=1)
-    passing.relayed("a")
+    passing = _one_relayed()
     passing.forget("a")
     assert passing.taken("a") == 0
     never = Passing(entries=8, min_turns=0)
