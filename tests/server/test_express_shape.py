@@ -233,22 +233,33 @@ async def test_the_debug_line_of_a_request_relayed_undecoded_tells_its_usage(
     assert "mode=off" in line and "in=21 out=4" in line, line
 
 
+UNREADABLE: dict[Wire, tuple[dict[str, Any], dict[str, Any]]] = {
+    Wire.CHAT: ({"messages": [{"role": "user", "content": "hi"}] * 3}, {"messages": "hi"}),
+    Wire.RESPONSES: ({"input": [{"role": "user", "content": "hi"}] * 3}, {"input": 42}),
+    Wire.MESSAGES: (
+        {"max_tokens": 5, "messages": [{"role": "user", "content": "hi"}] * 3},
+        {"max_tokens": 5, "messages": {"role": "user", "content": "hi"}},
+    ),
+}
+"""Per wire: more messages than ``max_messages`` (2), and messages that are not a list."""
+
+
+@pytest.mark.parametrize("wire", list(Wire))
 @pytest.mark.parametrize("mode", ["off", "hybrid"])
 async def test_a_request_the_express_path_cannot_read_plainly_is_refused_by_the_full_path(
-    mode: str,
+    mode: str, wire: Wire
 ) -> None:
     """No list of messages, or more than ``max_messages``: the full path says what is wrong,
     in the client's wire, and nothing goes upstream."""
-    settings = {"mode": mode, "max_messages": 2}
-    too_many = {"model": "m", "messages": [{"role": "user", "content": "hi"}] * 3}
-    not_a_list = {"model": "m", "messages": "hi"}
+    too_many, not_a_list = UNREADABLE[wire]
+    listed = "input" if wire is Wire.RESPONSES else "messages"
     async with (
         ScriptedUpstream(lambda r: Reply(text="fine")) as up,
-        gateway_for(up.url, settings=settings) as gw,
+        gateway_for(up.url, settings={"mode": mode, "max_messages": 2}) as gw,
         aiohttp.ClientSession() as http,
     ):
-        for body, said in ((too_many, "max_messages"), (not_a_list, "messages")):
-            async with http.post(gw.url + PATHS[Wire.CHAT], json=body) as reply:
+        for body, said in ((too_many, "max_messages"), (not_a_list, listed)):
+            async with http.post(gw.url + PATHS[wire], json={"model": "m", **body}) as reply:
                 assert reply.status == 400
                 assert said in (await reply.json())["error"]["message"]
         assert up.requests == []

@@ -73,7 +73,6 @@ class Express:
     login: Login
     model: str
     stream: bool
-    mode: Mode
     passed: bool
     """The state lane passes the request through (``state.passing``): its step is counted."""
 
@@ -102,8 +101,8 @@ def scan(
     if mode is Mode.OFF:
         idle = gateway.idle_off
     elif mode is Mode.HYBRID and gateway.engine is not None:
-        if _full_in_hybrid(wire, stream, body, raw):
-            return None
+        if wire is Wire.CHAT and stream and not asks_usage(body):
+            return None  # the full path asks the provider for the usage hybrid's bill needs
         idle = gateway.idle_passing
     else:
         return None
@@ -118,15 +117,18 @@ def scan(
         return None  # the full path says what is wrong with it
     fallbacks = gateway.router.fallbacks(upstream)
     passed = False
-    state = not untouched and any(lane.name == route.STATE_LANE for lane in chosen)
-    if mode is Mode.HYBRID and state and (body.get("tools") or body.get("functions")):
-        engine = gateway.engine
-        assert engine is not None  # checked with the mode
-        if not engine.passing.passes(session.id, messages):
-            return None
-        if any(f.wire_for(wire) is not wire for f in fallbacks):
-            return None  # a fallback of another wire takes the round loop (route.serve)
-        passed = True
+    if mode is Mode.HYBRID:
+        state = any(lane.name == route.STATE_LANE for lane in chosen)
+        if state and (body.get("tools") or body.get("functions")):
+            engine = gateway.engine
+            assert engine is not None  # checked with the mode
+            if not engine.passing.passes(session.id, messages):
+                return None
+            if any(f.wire_for(wire) is not wire for f in fallbacks):
+                return None  # a fallback of another wire takes the round loop (route.serve)
+            passed = True
+        if may_compact(raw):  # last: one search of the body per mark
+            return None  # a host's compaction, or the gateway's compaction items
     arrival = Arrival(
         wire,
         model=model,
@@ -144,16 +146,7 @@ def scan(
         login=login,
         subscription_rewrite=gateway.subscription_rewrite,
     )
-    express = Express(raw, session, upstream, fallbacks, login, model, stream, mode, passed)
-    return arrival, express
-
-
-def _full_in_hybrid(wire: Wire, stream: bool, body: dict[str, Any], raw: bytes) -> bool:
-    """Whether a hybrid request must take the full path whatever its lanes: it may be a host's
-    compaction (``may_compact``), or it is a Chat stream that did not ask for its usage, which
-    the full path asks the provider for (hybrid's bill is what its report is about; mode off
-    counts such a stream itself)."""
-    return (wire is Wire.CHAT and stream and not asks_usage(body)) or may_compact(raw)
+    return arrival, Express(raw, session, upstream, fallbacks, login, model, stream, passed)
 
 
 def _messages(body: dict[str, Any], wire: Wire) -> int | None:
