@@ -87,6 +87,23 @@ def test_a_stream_is_whole_cut_or_ended_short_as_the_decoder_says(
 
 
 @pytest.mark.parametrize("wire", list(Wire))
+@pytest.mark.parametrize("which", range(len(REPLIES)))
+def test_a_stream_fed_a_byte_at_a_time_is_told_as_the_decoder_says(wire: Wire, which: int) -> None:
+    """A marker split over several chunks, each shorter than the overlap, is still found."""
+    raw = _stream(wire, REPLIES[which])
+    tail, observer = StreamTail(wire), StreamObserver(wire)
+    for at in range(len(raw)):
+        tail.feed(raw[at : at + 1])
+        observer.feed(raw[at : at + 1])
+        assert tail.ended_short == observer.ended_short
+        if tail.ended_short:
+            break
+    tail.close()
+    observer.close()
+    assert tail.cut == observer.cut
+
+
+@pytest.mark.parametrize("wire", list(Wire))
 @pytest.mark.parametrize("reply", REPLIES[:5], ids=range(5))
 def test_a_json_reply_reads_as_its_decoded_usage_and_model(wire: Wire, reply: Reply) -> None:
     raw = dumps(WHOLE[wire](resolve(reply, _asked(wire, False))))

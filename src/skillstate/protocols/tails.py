@@ -30,8 +30,8 @@ from skillstate.protocols.streams import EventReader
 from skillstate.support import jsonio
 
 _OVERLAP = 96
-"""Bytes of the previous chunk scanned again with the next one: longer than any marker, so a
-marker split between two chunks is still found."""
+"""Bytes before a chunk scanned again with it (of however many chunks they came in): longer
+than any marker, so a marker split across chunks is still found."""
 
 _ERROR = rb'(?:event: ?error\r?\n|"type"\s*:\s*"error")'
 _TERMINAL: dict[Wire, re.Pattern[bytes]] = {
@@ -59,7 +59,16 @@ class StreamTail:
     terminal event cut in half, or an error event that does not parse, counts as the decoder
     counts it. That is the end of the stream only, whatever its length."""
 
-    __slots__ = ("_done", "_marked", "_terminal", "chunks", "cut", "ended_short", "wire")
+    __slots__ = (
+        "_before",
+        "_done",
+        "_marked",
+        "_terminal",
+        "chunks",
+        "cut",
+        "ended_short",
+        "wire",
+    )
 
     def __init__(self, wire: Wire) -> None:
         self.wire = wire
@@ -67,13 +76,16 @@ class StreamTail:
         self._terminal = _TERMINAL[wire]
         self._marked = -1
         """The chunk in which the first terminal marker ended (-1: none yet)."""
+        self._before = b""
+        """The last ``_OVERLAP`` bytes fed so far."""
         self._done = False
         self.ended_short = False
         self.cut = False
 
     def feed(self, chunk: bytes) -> None:
         chunks = self.chunks
-        seam = chunks[-1][-_OVERLAP:] + chunk if chunks else chunk
+        seam = self._before + chunk
+        self._before = seam[-_OVERLAP:]
         chunks.append(chunk)
         if self._marked < 0 and self._terminal.search(seam) is not None:
             self._marked = len(chunks) - 1
@@ -87,7 +99,10 @@ class StreamTail:
 
     def _read_end(self) -> EventReader:
         """The wire's decoder over the stream's end: from the event the first marker is in."""
-        first = max(0, self._marked - 1)  # the marker may begin in the chunk before
+        first, back = self._marked, 0
+        while first > 0 and back < _OVERLAP:  # the marker may begin in the chunks before
+            first -= 1
+            back += len(self.chunks[first])
         end = b"".join(self.chunks[first:])
         start = self._event_start(end)
         if start is None:  # that event began in an earlier chunk still
