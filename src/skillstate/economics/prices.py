@@ -146,6 +146,9 @@ def cost(price: Price, usage: Billed) -> Decimal:
     return total / _MILLION
 
 
+_RESOLVED = 4096
+"""How many model names a catalog keeps its resolution of."""
+
 # A snapshot or alias suffix after a family's name: a date (Anthropic's 20250929, OpenAI's
 # 2024-08-06 and older 0613), ``-latest``, ``-preview``. Only these: ``gpt-4o-mini`` is another
 # model than ``gpt-4o``, and ``claude-opus-4-1`` than ``claude-opus-4``, so a family's name
@@ -167,6 +170,10 @@ class Catalog:
     sources: Mapping[str, str] = field(default_factory=dict)
     effort: frozenset[str] = frozenset()
     """The listed models that take a reasoning effort (the catalog's ``[effort] models``)."""
+    _resolved: dict[str, str | None] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
+    """``resolve``'s answers by model name (every ledger row asks), at most ``_RESOLVED``."""
 
     def accepts_effort(self, model: str) -> bool:
         """Whether ``model`` (resolved as for its price) takes a reasoning effort."""
@@ -181,6 +188,14 @@ class Catalog:
         follows is only snapshot suffixes (``gpt-4o-2024-08-06``, ``claude-3-5-sonnet-latest``).
         A listed snapshot (``gpt-4o-2024-05-13``) wins over its family.
         """
+        if model in self._resolved:
+            return self._resolved[model]
+        found = self._resolve(model)
+        if len(self._resolved) < _RESOLVED:  # names are the clients' to choose: bounded
+            self._resolved[model] = found
+        return found
+
+    def _resolve(self, model: str) -> str | None:
         names = [model.strip()]
         if "/" in names[0]:
             names.append(names[0].rsplit("/", 1)[1])

@@ -87,7 +87,18 @@ class Adapter:
 
 
 def adapter(wire: Wire) -> Adapter:
-    """The adapter for ``wire`` (imported on first use, so nothing happens at import time)."""
+    """The adapter for ``wire`` (imported on first use, so nothing happens at import time;
+    kept after it, since every request asks)."""
+    found = _ADAPTERS.get(wire)
+    if found is None:
+        found = _ADAPTERS[wire] = _import(wire)
+    return found
+
+
+_ADAPTERS: dict[Wire, Adapter] = {}
+
+
+def _import(wire: Wire) -> Adapter:
     if wire is Wire.CHAT:
         from skillstate.protocols.openai_chat import ADAPTER as chat
 

@@ -94,13 +94,16 @@ def upstream_headers(
 ) -> dict[str, str]:
     """The headers to send upstream for a request that arrived with ``client`` headers."""
     same = client_wire is upstream_wire
+    crossing = _SAME if same else _CROSSING
     out: dict[str, str] = {}
     for name, value in client.items():
-        lower = name.lower()
-        if lower in _NEVER or lower in _CREDENTIALS or lower.startswith("x-skillstate-"):
-            continue
-        if same or lower in _NEUTRAL:
-            out[lower] = value
+        sent = crossing.get(name)
+        if sent is None:
+            sent = _crossing(name, same)
+            if len(crossing) < _NAMES_KEPT:  # names are the clients' to choose: bounded
+                crossing[name] = sent
+        if sent:
+            out[sent] = value
     key = api_key or client_credential(client)
     if key:
         out.update(credential_headers(upstream_wire, key, client=client, client_wire=client_wire))
@@ -110,6 +113,20 @@ def upstream_headers(
     for name, value in extra:
         out[name.lower()] = value
     return out
+
+
+_SAME: dict[str, str] = {}
+_CROSSING: dict[str, str] = {}
+"""A client header's name as it goes upstream ("": it does not), per name as sent, to an
+upstream of the client's wire and of another: a client sends the same few on every request."""
+_NAMES_KEPT = 1024
+
+
+def _crossing(name: str, same: bool) -> str:
+    lower = name.lower()
+    if lower in _NEVER or lower in _CREDENTIALS or lower.startswith("x-skillstate-"):
+        return ""
+    return lower if same or lower in _NEUTRAL else ""
 
 
 def response_headers(
@@ -154,10 +171,13 @@ def _renamed(lower: str, client_wire: Wire) -> str:
     return names.get(lower, lower)
 
 
+_MULTIDICTS = (CIMultiDictProxy, CIMultiDict)
+
+
 def _lower_get(headers: Mapping[str, str], name: str) -> str | None:
     """Case-insensitive lookup that works on plain dicts and aiohttp's CIMultiDict alike."""
     value = headers.get(name)
-    if value is not None or isinstance(headers, CIMultiDictProxy | CIMultiDict):
+    if value is not None or isinstance(headers, _MULTIDICTS):
         return value  # a multidict's own lookup ignores case already
     for key, value in headers.items():
         if key.lower() == name:

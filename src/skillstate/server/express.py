@@ -169,7 +169,7 @@ async def serve(
     """Relay the request as ``route.serve`` says a request no lane touched is served."""
     if run.untouched:
         tell_untouched(gateway, express.session.id)
-    ran = Ran()
+    ran = NOTHING_RAN
     if express.passed:
         assert gateway.engine is not None  # scan asked it
         step = gateway.engine.passing.relayed(express.session.id)
@@ -203,6 +203,10 @@ async def serve(
     forward.fallbacks = express.fallbacks
     async with forward.recording():
         return await relay.express(forward, relayed, wire, dict(service.headers), http.query_string)
+
+
+NOTHING_RAN = Ran()
+"""What the lanes did to a request no lane ran on (a frozen record: one serves them all)."""
 
 
 def tell_untouched(gateway: GatewayContext, session: str) -> None:

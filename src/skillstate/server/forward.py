@@ -16,12 +16,11 @@ after it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import logging
 import math
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 import aiohttp
@@ -51,8 +50,9 @@ from skillstate.server.replies import (
     failure_of,
     invalid_refusal,
     not_retried,
+    streamed_reply,
 )
-from skillstate.server.timing import TIMING
+from skillstate.server.timing import TIMING, Timing
 from skillstate.support import jsonio
 from skillstate.upstream.circuit import Outcome, State
 from skillstate.upstream.retry import RetryPolicy, retry_after
@@ -111,34 +111,12 @@ class Forward:
     _ended: bool = False
     _reported: bool = False
 
-    @contextlib.asynccontextmanager
-    async def send(self, outbound: Outbound) -> AsyncIterator[Reply]:
+    def send(self, outbound: Outbound) -> Call:
         """Call the upstream; the reply when its status is below 400, else ``UpstreamFailure``
         (raised before the body is yielded to anyone). Failures a provider means as "try
         again" are retried first (``upstream.retry``), behind the upstream's circuit breaker;
         never once the reply was yielded, since its bytes may be on their way."""
-        timing = self.http.get(TIMING)
-        if timing is not None:
-            timing.enter(time.perf_counter())
-        try:
-            reply = await self._with_fallbacks(outbound)
-            outcome = Outcome.PACED  # ended without a verdict (the client gone): none
-            try:
-                yield reply
-                outcome = Outcome.OK
-            except (aiohttp.ClientError, TimeoutError) as exc:
-                raise reply._broke(failure_of(exc, self.upstream.name, self.wire)) from exc
-            finally:
-                reply.raw.release()
-                if not (outbound.probe or outbound.optional):
-                    if reply.failure is not None:
-                        outcome = Outcome.FAILED
-                    circuit = self.gateway.circuit(reply.upstream)
-                    circuit.tried(outcome)
-                    circuit.record(outcome)
-        finally:
-            if timing is not None:
-                timing.leave(time.perf_counter())
+        return Call(self, outbound)
 
     async def _with_fallbacks(self, outbound: Outbound) -> Reply:
         """The reply of this upstream or, when it is down, of a fallback: one whose circuit is
@@ -380,7 +358,10 @@ class Forward:
         if not self.relayed:
             self.relayed = relayed
         first_byte = self._first_byte if self.exchange is not None else None
-        return Reply(raw.status, self.wire, relayed, self.upstream.name, raw, first_byte)
+        upstream = self.upstream.name
+        return Reply(
+            raw.status, self.wire, relayed, upstream, raw, first_byte, streamed=streamed_reply(raw)
+        )
 
     async def _refusal(
         self, raw: aiohttp.ClientResponse, relayed: dict[str, str]
@@ -406,22 +387,12 @@ class Forward:
 
     # --- the Exchange: written here only, finished once ------------------------------------
 
-    @contextlib.asynccontextmanager
-    async def recording(self) -> AsyncIterator[None]:
+    def recording(self) -> Recording:
         """Serve the client request inside this: its ``Exchange`` goes to the observers once,
-        from the ``finally`` below, whichever way the request ends. The way it ended is what
-        ``answered`` or ``failed`` said, first word kept; a request that ended without either
-        ended with the client gone (499) or the gateway's own error (500)."""
-        try:
-            yield
-        except (ClientGone, asyncio.CancelledError):
-            self.failed(CLIENT_GONE, "the client went away before its reply was complete")
-            raise
-        except Exception as exc:
-            self.failed(500, f"internal gateway error ({type(exc).__name__})")
-            raise
-        finally:
-            self._finish()
+        whichever way the request ends. The way it ended is what ``answered`` or ``failed``
+        said, first word kept; a request that ended without either ended with the client gone
+        (499) or the gateway's own error (500)."""
+        return Recording(self)
 
     def answered(
         self,
@@ -485,6 +456,82 @@ class Forward:
         if self.exchange is not None and not self._reported:
             self._reported = True
             notify(self.gateway, self.exchange)
+
+
+class Call:
+    """``Forward.send``'s call, as an async context manager: the reply inside, and on the way
+    out its connection released, its circuit told the call's outcome (the client gone without
+    a verdict is none; a reply that broke while read, failed) and the upstream's time ended.
+    A read of the reply that fails with aiohttp's error leaves as ``UpstreamFailure``."""
+
+    __slots__ = ("_forward", "_outbound", "_reply", "_timing")
+
+    def __init__(self, forward: Forward, outbound: Outbound) -> None:
+        self._forward = forward
+        self._outbound = outbound
+        self._reply: Reply | None = None
+        self._timing: Timing | None = None
+
+    async def __aenter__(self) -> Reply:
+        forward = self._forward
+        timing = self._timing = forward.http.get(TIMING)
+        if timing is not None:
+            timing.enter(time.perf_counter())
+        try:
+            reply = self._reply = await forward._with_fallbacks(self._outbound)
+        except BaseException:
+            if timing is not None:
+                timing.leave(time.perf_counter())
+            raise
+        return reply
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, _: object
+    ) -> None:
+        forward, reply, outbound = self._forward, self._reply, self._outbound
+        assert reply is not None  # entered
+        outcome = Outcome.OK if error is None else Outcome.PACED
+        broke = None
+        if isinstance(error, aiohttp.ClientError | TimeoutError):
+            broke = reply._broke(failure_of(error, forward.upstream.name, forward.wire))
+        try:
+            reply.raw.release()
+            if not (outbound.probe or outbound.optional):
+                if reply.failure is not None:
+                    outcome = Outcome.FAILED
+                circuit = forward.gateway.circuit(reply.upstream)
+                circuit.tried(outcome)
+                circuit.record(outcome)
+        finally:
+            if self._timing is not None:
+                self._timing.leave(time.perf_counter())
+        if broke is not None:
+            raise broke from error
+
+
+class Recording:
+    """``Forward.recording``: the request's ``Exchange`` to the observers once, on the way
+    out, with how it ended where nothing said so."""
+
+    __slots__ = ("_forward",)
+
+    def __init__(self, forward: Forward) -> None:
+        self._forward = forward
+
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, _: object
+    ) -> None:
+        forward = self._forward
+        try:
+            if isinstance(error, ClientGone | asyncio.CancelledError):
+                forward.failed(CLIENT_GONE, "the client went away before its reply was complete")
+            elif isinstance(error, Exception):
+                forward.failed(500, f"internal gateway error ({type(error).__name__})")
+        finally:
+            forward._finish()
 
 
 STALE_TRIES = 3

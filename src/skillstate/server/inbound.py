@@ -201,6 +201,8 @@ def check_json_type(request: web.Request) -> None:
     """Only ``application/json`` bodies: a browser page can send ``text/plain``, a form or a
     typeless body to any address without asking (a CORS "simple request"), never JSON."""
     given = request.headers.get("Content-Type")
+    if given == JSON_TYPE:
+        return  # what clients send: nothing to parse
     if given is None or request.content_type != JSON_TYPE:
         shown = "none" if given is None else repr(given)
         raise Refusal(415, f"Content-Type must be {JSON_TYPE} (got {shown})")

@@ -71,12 +71,21 @@ async def pass_through(
     except UpstreamFailure as failure:
         forward.failed(failure.status, failure.message)
         return failure_response(client.source, failure, headers)
-    out = web.Response(status=reply.status, body=body, headers=headers)
-    out.content_type = reply.raw.content_type or "application/json"
+    out = _whole(reply, body, headers)
     if finish is not None and reply.status < 400:
         await asyncio.shield(finish(response))
     forward.answered(reply.status, response, note)
     return out
+
+
+def _whole(reply: Reply, body: bytes, headers: dict[str, str]) -> web.Response:
+    """A JSON reply for the client: its bytes, under the upstream's content type as sent."""
+    headers[CONTENT_TYPE] = reply.raw.headers.get(CONTENT_TYPE) or JSON
+    return web.Response(status=reply.status, body=body, headers=headers)
+
+
+CONTENT_TYPE = "Content-Type"
+JSON = "application/json"
 
 
 async def _stream(
@@ -208,8 +217,7 @@ async def express(
     except UpstreamFailure as failure:
         forward.failed(failure.status, failure.message)
         return failure_response(wire, failure, headers)
-    out = web.Response(status=reply.status, body=body, headers=headers)
-    out.content_type = reply.raw.content_type or "application/json"
+    out = _whole(reply, body, headers)
     forward.answered(reply.status, None)
     return out
 

@@ -81,6 +81,11 @@ class UpstreamFailure(Exception):
         return Outcome.FAILED
 
 
+def streamed_reply(raw: aiohttp.ClientResponse) -> bool:
+    """Whether ``raw`` is an event stream, by its content type."""
+    return "text/event-stream" in raw.headers.get("content-type", "")
+
+
 @dataclass(slots=True)
 class Reply:
     """An upstream reply with a usable status; read it once, in one of three ways."""
@@ -97,10 +102,8 @@ class Reply:
     is told the call failed."""
     _head: bytes | None = None
     """The stream's first chunk, read by ``peek`` and given first by ``chunks``."""
-
-    @property
-    def streamed(self) -> bool:
-        return "text/event-stream" in self.raw.headers.get("content-type", "")
+    streamed: bool = False
+    """The reply is an event stream (``streamed_reply``)."""
 
     async def read(self) -> bytes:
         try:

@@ -70,16 +70,24 @@ def canonical_json(value: Any) -> bytes:
 
 
 def _plain(value: Any) -> bool:
-    """Whether ``value`` holds only strings, booleans, None and 64-bit integers."""
-    if isinstance(value, str) or value is None or isinstance(value, bool):
-        return True
-    if isinstance(value, int):
-        return -(2**63) <= value < 2**64
-    if isinstance(value, list):
-        return all(_plain(item) for item in value)
-    if isinstance(value, dict):
-        return all(isinstance(key, str) and _plain(item) for key, item in value.items())
-    return False
+    """Whether ``value`` holds only strings, booleans, None and 64-bit integers, in lists
+    and string-keyed dicts (of exactly these types, as JSON reads: anything else is written
+    by the standard library, which is always right)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is str or item is None or kind is bool:
+            continue
+        if kind is list:
+            stack += item
+        elif kind is dict:
+            if not all(type(key) is str for key in item):
+                return False
+            stack += item.values()
+        elif kind is not int or not -(2**63) <= item < 2**64:
+            return False
+    return True
 
 
 def _safe(value: str) -> str:

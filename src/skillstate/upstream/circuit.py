@@ -238,8 +238,12 @@ class Circuit:
                 self._totals[at] -= gone[at]
 
     def _bucket(self) -> list[int]:
-        self._expire()
+        """The count of now. Counts expire as a new one begins: while the last one is now's,
+        every older one due to go has gone (it went when that one began)."""
         index = self._index()
-        if not self._buckets or self._buckets[-1][0] != index:
-            self._buckets.append([index, 0, 0, 0, 0])
-        return self._buckets[-1]
+        buckets = self._buckets
+        if buckets and buckets[-1][0] == index:
+            return buckets[-1]
+        self._expire()
+        buckets.append([index, 0, 0, 0, 0])
+        return buckets[-1]

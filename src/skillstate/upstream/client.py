@@ -47,7 +47,6 @@ class UpstreamClient:
                     sock_read=self._read_timeout,
                 ),
                 auto_decompress=True,
-                skip_auto_headers=("User-Agent",),
             )
 
     async def close(self) -> None:
@@ -85,7 +84,9 @@ class UpstreamClient:
             # it first.
             headers["content-length"] = str(len(body))
             data = _pieces(body)
-        reply = await self.session.post(url, data=data, headers=headers, timeout=timeout)
+        reply = await self.session.post(
+            url, data=data, headers=headers, timeout=timeout, skip_auto_headers=_agent(headers)
+        )
         connection = reply.connection
         if connection is not None and connection.protocol is not None:
             connection.protocol.read_timeout = self._read_timeout  # from now on, between reads
@@ -96,7 +97,19 @@ class UpstreamClient:
         self, url: str, headers: dict[str, str], *, timeout: float | None = None
     ) -> aiohttp.client._RequestContextManager:
         limit = aiohttp.ClientTimeout(total=timeout) if timeout else None
-        return self.session.get(url, headers=headers, timeout=limit)
+        return self.session.get(
+            url, headers=headers, timeout=limit, skip_auto_headers=_agent(headers)
+        )
+
+
+_NO_AGENT = ("User-Agent",)
+
+
+def _agent(headers: dict[str, str]) -> tuple[str, ...] | None:
+    """What aiohttp is told not to add: its own ``User-Agent`` where the client sent none (the
+    provider sees the client's, or none; never aiohttp's). Asked per call, since aiohttp's
+    skip list costs each call that has one a copy of its headers (most carry the client's)."""
+    return None if "user-agent" in headers else _NO_AGENT
 
 
 async def _pieces(body: bytes) -> AsyncIterator[memoryview]:

@@ -20,6 +20,9 @@ CIRCUIT_STATES = ("closed", "degraded", "open", "half-open")
 """The states of an upstream's circuit (``upstream.circuit.Circuit.status``), as the gauge
 labels them."""
 
+_TOKEN_KINDS = ("input", "cached_input", "cache_write", "output", "reasoning")
+"""The usage a row counts in ``skillstate_tokens_total``, by kind."""
+
 _KINDS = {429: "rate_limit", 502: "bad_gateway", 503: "unavailable", 504: "timeout"}
 
 
@@ -119,33 +122,54 @@ class Metrics:
         for kind in ("actual", "passthrough"):
             self.cost.labels(kind)
         self._requests: dict[tuple[str, str, int], Any] = {}
-        self._tokens = [
-            (kind, self.tokens.labels(kind))
-            for kind in ("input", "cached_input", "cache_write", "output", "reasoning")
-        ]
+        self._tokens = [(kind, self.tokens.labels(kind)) for kind in _TOKEN_KINDS]
+        # The children every row counts in, looked up once (labels() takes a lock each call).
+        self._passthrough_tokens = self.tokens.labels("passthrough_input")
+        self._actual_cost = self.cost.labels("actual")
+        self._passthrough_cost = self.cost.labels("passthrough")
 
     def row(self, row: Row) -> None:
-        if row.upstream != LOCAL:
-            key = (row.client_wire, row.upstream, row.status)
+        self.rows([row])
+
+    def rows(self, rows: list[Row]) -> None:
+        """Count ``rows`` (a batch the recorder wrote): each counter is added to once per
+        batch, not per row (every ``inc`` takes a lock)."""
+        requests: dict[tuple[str, str, int], int] = {}
+        tokens = dict.fromkeys(_TOKEN_KINDS, 0)
+        estimated = subscription = unpriced = 0
+        cost = 0.0
+        for row in rows:
+            if row.upstream != LOCAL:
+                key = (row.client_wire, row.upstream, row.status)
+                requests[key] = requests.get(key, 0) + 1
+            for kind in _TOKEN_KINDS:
+                tokens[kind] += getattr(row, kind)
+            estimated += row.estimated
+            if row.login == SUBSCRIPTION:
+                subscription += 1
+            elif row.cost_usd is None:
+                unpriced += 1
+            else:
+                cost += row.cost_usd
+            if row.round == 0:
+                self._first(row)
+        for key, count in requests.items():
             counter = self._requests.get(key)
             if counter is None:  # labels() takes a lock and builds its key on every call
-                counter = self.requests.labels(row.client_wire, row.upstream, str(row.status))
+                counter = self.requests.labels(key[0], key[1], str(key[2]))
                 self._requests[key] = counter
-            counter.inc()
+            counter.inc(count)
         for kind, counter in self._tokens:
-            value = getattr(row, kind)
-            if value:
-                counter.inc(value)
-        if row.estimated:
-            self.estimated.inc()
-        if row.login == SUBSCRIPTION:
-            self.subscription.inc()
-        elif row.cost_usd is None:
-            self.unpriced.inc()
-        elif row.cost_usd:
-            self.cost.labels("actual").inc(row.cost_usd)
-        if row.round == 0:
-            self._first(row)
+            if tokens[kind]:
+                counter.inc(tokens[kind])
+        if estimated:
+            self.estimated.inc(estimated)
+        if subscription:
+            self.subscription.inc(subscription)
+        if unpriced:
+            self.unpriced.inc(unpriced)
+        if cost:
+            self._actual_cost.inc(cost)
 
     def local_answer(self, reason: str, status: int) -> None:
         """The gateway answered a request itself: a refusal (``status`` 400 or over) or an
@@ -162,9 +186,9 @@ class Metrics:
 
     def _first(self, row: Row) -> None:
         if row.passthrough_input:
-            self.tokens.labels("passthrough_input").inc(row.passthrough_input)
+            self._passthrough_tokens.inc(row.passthrough_input)
         if row.passthrough_cost_usd:
-            self.cost.labels("passthrough").inc(row.passthrough_cost_usd)
+            self._passthrough_cost.inc(row.passthrough_cost_usd)
         if row.overhead_ms is not None:
             self.overhead.observe(row.overhead_ms / 1000)
         if row.upstream != LOCAL and row.upstream_ms is not None:

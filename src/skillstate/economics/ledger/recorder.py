@@ -145,7 +145,7 @@ class Recorder:
             finally:
                 for _ in batch:
                     self._queue.task_done()
-            if None in batch:
+            if any(exchange is None for exchange in batch):  # close() was called
                 return
             if self._clock() - self._swept > _SWEEP_EVERY:
                 await self._sweep()
@@ -167,8 +167,7 @@ class Recorder:
 
     def _rows_of(self, exchanges: list[Exchange]) -> list[Row]:
         rows = [row for exchange in exchanges for row in self.rows(exchange)]
-        for row in rows:
-            self.metrics.row(row)
+        self.metrics.rows(rows)
         return rows
 
     async def _sweep(self) -> None:
