@@ -26,7 +26,7 @@ AGENT = "some-agent/1.2 (tests)"
 
 async def _post(url: str, body: bytes, agent: str | None, mode: str) -> int:
     headers = {"content-type": "application/json", "x-skillstate-mode": mode}
-    skip = ()
+    skip: tuple[str, ...] = ()
     if agent is None:
         skip = ("User-Agent",)  # aiohttp's client would send its own
     else:

@@ -37,6 +37,12 @@ class SSEDecoder:
         self._skip_lf = False
         buffer = self._buffer + chunk if self._buffer else chunk
         events: list[SSEEvent] = []
+        if b"\r" not in buffer:  # lines end in LF alone, as most servers write them
+            lines = buffer.split(b"\n")
+            self._buffer = lines.pop()  # what follows the last LF: a line not yet whole
+            for line in lines:
+                self._line(line, events)
+            return events
         start = 0
         size = len(buffer)
         while start < size:
@@ -75,6 +81,10 @@ class SSEDecoder:
                 events.append(SSEEvent("\n".join(self._data), self._event, self._id))
             self._data = []
             self._event = None
+            return
+        if raw[:5] == b"data:":  # the usual line: its name needs no decoding
+            rest = raw[6:] if raw[5:6] == b" " else raw[5:]
+            self._data.append(rest.decode("utf-8", errors="replace"))
             return
         if raw[:1] == b":":
             return
