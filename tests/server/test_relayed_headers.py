@@ -5,16 +5,17 @@ content type the provider gave it, parameters and all."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import json
 
 import aiohttp
 import pytest
 from aiohttp import web
 
+from skillstate.bench.history import TOOLS
 from skillstate.bench.mock_provider import _COMPLETION
 from skillstate.testing import ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
+from skillstate.testing.loopback import on_loopback
 
 BODIES = {
     "/v1/chat/completions": b'{"model":"m","messages":[{"role":"user","content":"hi"}]}',
@@ -52,8 +53,7 @@ async def test_the_provider_sees_the_clients_agent_and_never_aiohttps(
         assert "user-agent" not in up.requests[-1].headers
 
 
-@asynccontextmanager
-async def _provider(content_type: str) -> AsyncIterator[str]:
+def _provider(content_type: str) -> web.Application:
     """A provider whose Chat replies come under ``content_type``."""
 
     async def completion(request: web.Request) -> web.Response:
@@ -62,22 +62,22 @@ async def _provider(content_type: str) -> AsyncIterator[str]:
 
     app = web.Application()
     app.router.add_post("/v1/chat/completions", completion)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
-    finally:
-        await runner.cleanup()
+    return app
 
 
 @pytest.mark.parametrize("given", ["application/json; charset=utf-8", "application/json"])
 @pytest.mark.parametrize("mode", ["off", "hybrid"])
-async def test_a_relayed_json_reply_keeps_the_providers_content_type(given: str, mode: str) -> None:
-    async with _provider(given) as url, gateway_for(url) as gw:
+@pytest.mark.parametrize("tools", [False, True], ids=["express", "lanes-read"])
+async def test_a_relayed_json_reply_keeps_the_providers_content_type(
+    given: str, mode: str, tools: bool
+) -> None:
+    """Relayed undecoded (the express path) and relayed after the lanes read it (hybrid's
+    state lane reads a request that offers tools; ``relay.pass_through``)."""
+    async with on_loopback(_provider(given)) as url, gateway_for(url) as gw:
         headers = {"content-type": "application/json", "x-skillstate-mode": mode}
         body = BODIES["/v1/chat/completions"]
+        if tools:
+            body = body[:-1] + b',"tools":' + json.dumps(TOOLS).encode() + b"}"
         async with (
             aiohttp.ClientSession() as session,
             session.post(gw.url + "/v1/chat/completions", data=body, headers=headers) as reply,

@@ -9,8 +9,8 @@ in ten thousand: the circuit breaker's counts by the second vary a little). So t
 not move with the pace either, each request's ledger rows are written before the next request
 (the recorder flushed): in use they are written in batches of whatever came in 50 ms, whose
 cost per request shrinks as requests come faster; counted one batch per request, the figure
-is the most a request's rows cost. Everything runs in this
-process on one event loop: the mock provider, the gateway (``gateway.running``, mode off by
+is the most a request's rows cost. Everything runs in this process on one event loop: the
+mock provider, the gateway (``gateway.running``, mode off by
 default), the bare forwarder (``bench.forwarder``) and a client that sends the benchmark's
 short request (``bench.overhead.BODY``) to each in turn, one at a time. Each arm is counted
 with ``sys.settrace`` opcode events over ``--requests`` requests after a warm-up; an arm's own
@@ -36,7 +36,6 @@ from types import CodeType, FrameType
 from typing import Any
 
 import aiohttp
-from aiohttp import web
 
 from skillstate.bench import forwarder, mock_provider
 from skillstate.bench.history import TOOLS
@@ -45,11 +44,10 @@ from skillstate.config import load_settings
 from skillstate.economics.tokenizer import encoding
 from skillstate.gateway import running
 from skillstate.support.eventloop import new_loop
+from skillstate.testing.loopback import on_loopback
 
 Counts = collections.Counter[CodeType | str]
 Trace = Callable[[FrameType, str, Any], Any]
-
-ARMS = ("direct", "forwarder", "gateway")
 
 
 def counting(counts: Counts) -> Trace:
@@ -72,26 +70,21 @@ def counting(counts: Counts) -> Trace:
     return tracer
 
 
-async def _app(app: web.Application) -> tuple[web.AppRunner, str]:
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    return runner, f"http://127.0.0.1:{runner.addresses[0][1]}"
-
-
 async def measure(requests: int, body: bytes, mode: str) -> dict[str, Counts]:
     """Each arm's opcode counts over ``requests`` requests of ``body``."""
     encoding()  # the gateway loads it at start: not a request's work
-    mock, upstream = await _app(mock_provider.build())
-    floor, floor_url = await _app(forwarder.build(upstream))
-    environ = {"HOME": tempfile.mkdtemp(), "SKILLSTATE_DATA_DIR": tempfile.mkdtemp()}
-    cli = {"upstream": upstream, "upstream_profile": "openai", "mode": mode}
-    settings = load_settings(cli=cli, environ=environ)
     counted: dict[str, Counts] = {}
-    try:
+    async with (
+        on_loopback(mock_provider.build()) as upstream,
+        on_loopback(forwarder.build(upstream)) as floor,
+    ):
+        environ = {"HOME": tempfile.mkdtemp(), "SKILLSTATE_DATA_DIR": tempfile.mkdtemp()}
+        cli = {"upstream": upstream, "upstream_profile": "openai", "mode": mode}
+        settings = load_settings(cli=cli, environ=environ)
         async with running(settings, port=0) as gateway, aiohttp.ClientSession() as client:
-            bases = {"direct": upstream, "forwarder": floor_url, "gateway": gateway.url}
+            recorder = gateway.context.recorder
+            assert recorder is not None
+            bases = {"direct": upstream, "forwarder": floor, "gateway": gateway.url}
 
             async def one(base: str) -> None:
                 url = base + "/v1/chat/completions"
@@ -104,8 +97,7 @@ async def measure(requests: int, body: bytes, mode: str) -> dict[str, Counts]:
             for arm, base in bases.items():
                 for _ in range(max(20, requests // 5)):  # warm: pools, caches, first imports
                     await one(base)
-                assert gateway.context.recorder is not None
-                await gateway.context.recorder.flush()
+                await recorder.flush()
                 counts: Counts = collections.Counter()
                 trace = counting(counts)
                 sys.settrace(trace)
@@ -113,14 +105,11 @@ async def measure(requests: int, body: bytes, mode: str) -> dict[str, Counts]:
                 try:
                     for _ in range(requests):
                         await one(base)
-                        await gateway.context.recorder.flush()  # its own batch: see above
+                        await recorder.flush()  # its own batch: see the module
                 finally:
                     sys.settrace(None)
                     threading.settrace(None)
                 counted[arm] = counts
-    finally:
-        await floor.cleanup()
-        await mock.cleanup()
     return counted
 
 

@@ -29,6 +29,7 @@ from skillstate.protocols.tails import StreamTail, json_reply
 from skillstate.server.client_stream import ClientStream
 from skillstate.server.errors import failure_response
 from skillstate.server.forward import Forward, Outbound
+from skillstate.server.inbound import JSON_TYPE
 from skillstate.server.replies import Reply, UpstreamFailure, reply_cut_short
 from skillstate.support import jsonio
 
@@ -80,12 +81,11 @@ async def pass_through(
 
 def _whole(reply: Reply, body: bytes, headers: dict[str, str]) -> web.Response:
     """A JSON reply for the client: its bytes, under the upstream's content type as sent."""
-    headers[CONTENT_TYPE] = reply.raw.headers.get(CONTENT_TYPE) or JSON
+    headers[CONTENT_TYPE] = reply.raw.headers.get(CONTENT_TYPE) or JSON_TYPE
     return web.Response(status=reply.status, body=body, headers=headers)
 
 
 CONTENT_TYPE = "Content-Type"
-JSON = "application/json"
 
 
 async def _stream(
