@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from multidict import CIMultiDict, CIMultiDictProxy
 
-from skillstate.conversation import Wire
+from skillstate.conversation import Text, Wire
 from skillstate.protocols import adapter
 from skillstate.protocols.streams import StreamObserver
 from skillstate.protocols.tails import StreamTail, json_reply
@@ -119,3 +119,78 @@ def test_a_json_reply_cut_short_or_of_another_shape_is_not_whole(wire: Wire) -> 
         json_reply(wire, raw[:-3])
     with pytest.raises(ValueError, match="not a"):
         json_reply(wire, b'{"id": "x", "object": "list"}')
+
+
+_DELTAS = st.one_of(
+    st.fixed_dictionaries({"content": st.text(max_size=6)}),
+    st.fixed_dictionaries({"role": st.just("assistant"), "content": st.just("")}),
+    st.fixed_dictionaries({"content": st.none(), "refusal": st.none(), "tool_calls": st.none()}),
+    st.fixed_dictionaries({"reasoning_content": st.text(max_size=4)}),
+    st.fixed_dictionaries({"refusal": st.text(max_size=4)}),
+    st.fixed_dictionaries(
+        {"tool_calls": st.just([{"index": 0, "id": "c", "function": {"arguments": "{}"}}])}
+    ),
+)
+_CHAT_EVENTS = st.one_of(
+    _DELTAS.map(lambda delta: {"model": "m", "choices": [{"index": 0, "delta": delta}]}),
+    _DELTAS.map(lambda delta: {"choices": [{"index": 1, "delta": delta}]}),  # another choice
+    st.just({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+    st.just({"choices": [], "usage": None}),
+    st.just({"error": {"message": "busy"}}),
+    st.just("[DONE]"),
+    st.just("keep-alive"),
+    st.just([1]),
+)
+
+
+def _chat_stream(events: list[Any], model: Any) -> bytes:
+    out = []
+    for number, event in enumerate(events):
+        if isinstance(event, dict) and not number:
+            event = {**event, "model": model}
+        data = event.encode() if isinstance(event, str) else dumps(event)
+        out.append(b"data: " + data + b"\n\n")
+    return b"".join(out)
+
+
+@settings(max_examples=300, deadline=None)
+@given(events=st.lists(_CHAT_EVENTS, max_size=12), model=st.one_of(st.text(max_size=3), st.none()))
+def test_a_chat_streams_text_reads_as_its_decoder_rebuilds_it(
+    events: list[Any], model: Any
+) -> None:
+    """``chat_text`` (the ledger's way to count a Chat stream that reported no usage)
+    gives the decoder's text and model, or leaves the stream to the decoder."""
+    raw = _chat_stream(events, model)
+    observer = StreamObserver(Wire.CHAT)
+    observer.feed(raw)
+    response = observer.close()
+    said = StreamTail(Wire.CHAT)
+    said.feed(raw)
+    text = said.close().chat_text()
+    if text is None:
+        return
+    assert response is not None
+    parts = response.message.parts
+    assert [type(part) for part in parts] == ([Text] if text[0] else [])
+    assert "".join(part.text for part in parts if isinstance(part, Text)) == text[0]
+    assert not any(part.hints for part in parts if isinstance(part, Text))
+    assert text[1] == response.model
+
+
+@pytest.mark.parametrize("which", [0, 3, 4])
+def test_a_chat_stream_of_text_alone_is_read_without_its_decoder(which: int) -> None:
+    raw = _stream(Wire.CHAT, REPLIES[which])
+    tail = StreamTail(Wire.CHAT)
+    tail.feed(raw)
+    response = StreamObserver(Wire.CHAT)
+    response.feed(raw)
+    decoded = response.close()
+    assert decoded is not None
+    assert tail.close().chat_text() == (REPLIES[which].text, decoded.model)
+
+
+@pytest.mark.parametrize("which", [1, 2, 5])
+def test_a_chat_stream_with_other_parts_is_left_to_its_decoder(which: int) -> None:
+    tail = StreamTail(Wire.CHAT)
+    tail.feed(_stream(Wire.CHAT, REPLIES[which]))
+    assert tail.close().chat_text() is None

@@ -25,6 +25,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from skillstate.conversation import ProtocolError, Usage, Wire
 from skillstate.protocols.streams import EventReader
 from skillstate.support import jsonio
@@ -187,6 +189,14 @@ class TailReply:
         bodies += [self._body(data) for data in events[:2]]
         return None, next((m for m in map(_model, bodies) if m), "")
 
+    def chat_text(self) -> tuple[str, str] | None:
+        """A Chat stream whose first choice said nothing but text: that text and the model
+        its first chunk names, as the wire's decoder would rebuild them (``_chat_text``);
+        None for any other reply, which only the decoder reads right."""
+        if not self.streamed or self.wire is not Wire.CHAT:
+            return None
+        return _chat_text(_data_lines(self.raw))
+
     def _body(self, data: bytes) -> dict[str, Any]:
         """The object an event's data holds the reply's fields in (Responses: its
         ``response``)."""
@@ -195,6 +205,47 @@ class TailReply:
             return found
         inner = found.get("response")
         return inner if isinstance(inner, dict) else {}
+
+
+def _chat_text(events: list[bytes]) -> tuple[str, str] | None:
+    """The text and model of a Chat stream's ``data:`` payloads, read as
+    ``ChatStreamDecoder`` reads them (the text its first choice's ``content`` deltas make,
+    up to ``[DONE]``; the model of its first chunk), where that is all it holds: None where
+    any payload is not an object (a multi-line one read by its lines), is an error, or gives
+    the first choice a reasoning, a refusal or tool calls (parts of their own)."""
+    texts: list[str] = []
+    model: str | None = None
+    for data in events:
+        if data == b"[DONE]":
+            break
+        try:
+            chunk = orjson.loads(data)  # what it cannot read, the decoder reads, or refuses
+        except ValueError:
+            return None
+        if not isinstance(chunk, dict) or chunk.get("error") is not None:
+            return None
+        if model is None:
+            model = _model(chunk)
+        choices = chunk.get("choices")
+        if not isinstance(choices, list):
+            continue
+        for choice in choices:
+            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta")
+            if not isinstance(delta, dict):
+                continue
+            for key, value in delta.items():
+                if value and key in _NOT_TEXT:
+                    return None
+            content = delta.get("content")
+            if isinstance(content, str):
+                texts.append(content)
+    return "".join(texts), model or ""
+
+
+_NOT_TEXT = ("reasoning_content", "reasoning", "refusal", "tool_calls")
+"""The delta fields a Chat decoder makes parts other than the text of (``_chat_text``)."""
 
 
 def _messages_stream(raw: bytes) -> tuple[Usage | None, str]:

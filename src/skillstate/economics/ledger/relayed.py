@@ -5,7 +5,7 @@ itself (an estimate, marked so)."""
 
 from __future__ import annotations
 
-from skillstate.conversation import Request, Response, Wire
+from skillstate.conversation import Message, Part, Request, Response, Text, Wire
 from skillstate.economics.exchange import Exchange, Relayed
 from skillstate.economics.metered import Metered, meter
 from skillstate.protocols import adapter
@@ -24,8 +24,16 @@ def read_relayed(exchange: Exchange, relayed: Relayed) -> tuple[list[Metered], s
     if usage is not None:
         return [Metered(usage)], model or exchange.model
     sent = decoded_request(exchange.client_wire, relayed.body)
+    if sent is None:
+        return [Metered(None, sent)], model or exchange.model
+    said = reply.chat_text()  # most streams without usage: read without decoding events
+    if said is not None:
+        text, named = said
+        parts: list[Part] = [Text(text)] if text else []
+        metered = Metered(None, sent, Message("assistant", parts))
+        return [metered], named or model or exchange.model
     response = _decoded_reply(reply)
-    if sent is None or response is None:
+    if response is None:
         return [Metered(None, sent)], model or exchange.model
     return [meter(None, sent, response.message)], response.model or model or exchange.model
 
