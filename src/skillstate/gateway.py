@@ -24,6 +24,7 @@ from skillstate.economics.tokenizer import encoding, give_back_heap
 from skillstate.mcp import McpTools
 from skillstate.pipeline.lane import Lane
 from skillstate.pipeline.lineup import LANES
+from skillstate.pipeline.outputs_lane import OutputsLane
 from skillstate.pipeline.surface import LaneParts
 from skillstate.server.app import build_app
 from skillstate.server.connection import GatewayRunner, HeaderLimits
@@ -32,9 +33,10 @@ from skillstate.server.guard import Guard, check_exposure
 from skillstate.server.history import ResponseHistory
 from skillstate.server.listener import Listener
 from skillstate.server.mcp_route import McpEndpoint
-from skillstate.state.engine import EngineConfig, PriceLookup, StateEngine
+from skillstate.state.engine import StateEngine
 from skillstate.state.epochs import CachePrices, upstream_prices
 from skillstate.state.mode import Mode
+from skillstate.state.prepared import EngineConfig, PriceLookup
 from skillstate.state.schema import Bounds, StateSchema
 from skillstate.storage.stores import StoreOptions, Stores, open_stores
 from skillstate.upstream.circuit import CircuitPolicy
@@ -159,7 +161,11 @@ def build_lanes(settings: Settings, engine: StateEngine) -> list[Lane]:
     startup."""
     check_lanes(settings)
     parts = LaneParts(engine, builtin_catalog(), time.time)
-    return [spec.build(parts, settings.lanes.options_for(spec.name)) for spec in LANES]
+    lanes = [spec.build(parts, settings.lanes.options_for(spec.name)) for spec in LANES]
+    for lane in lanes:
+        if isinstance(lane, OutputsLane) and settings.lanes.enabled(lane.name):
+            engine.viewer = lane.viewer()  # bulky outputs compacted once that pays
+    return lanes
 
 
 def check_lanes(settings: Settings) -> None:

@@ -79,10 +79,17 @@ PASSING = sorted(spec.name for spec in LANES if spec.idle_passing)
 
 def passing_requests(wire: Wire) -> list[Request]:
     """``requests`` as a session passed through before its first boundary sends them: tools
-    of its own (not the gateway's ``recall``, which comes with the first boundary) and no
-    host's compaction (``may_compact`` sends that one down the full path)."""
+    of its own (not the gateway's ``recall``, which comes with the first boundary), no
+    host's compaction (``may_compact`` sends that one down the full path), and the newest
+    output short (a long one sends the request down the full path too, for the state lane
+    to price compacting it: ``state.bulky``); the long output before it stays."""
     own = [Tool(name="run", description="Run a command.", parameters={})]
-    return [replace(request, tools=own) for request in requests(wire) if not is_compaction(request)]
+    short = Message("user", [ToolResult("c2", [Text("ok")])])
+    return [
+        replace(request, tools=own, messages=[*request.messages[:-1], short])
+        for request in requests(wire)
+        if not is_compaction(request) and len(request.messages) > 1
+    ] + [replace(requests(wire)[2], tools=own)]
 
 
 @pytest.mark.parametrize("wire", list(Wire))

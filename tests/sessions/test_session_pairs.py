@@ -20,10 +20,11 @@ from hypothesis import strategies as st
 from skillstate.conversation import Message, Request, Text, Tool, ToolCall, ToolResult, Wire
 from skillstate.protocols import adapter
 from skillstate.protocols.portable import portable_request
-from skillstate.state.engine import EngineConfig, StateEngine
+from skillstate.state.engine import StateEngine
 from skillstate.state.epochs import CachePrices, same_content
 from skillstate.state.mode import Mode
 from skillstate.state.options import CollapseOptions
+from skillstate.state.prepared import EngineConfig
 from skillstate.state.schema import StateSchema
 from skillstate.storage.memory import MemoryArchiveStore, MemoryStateStore
 from skillstate.support import jsonio

@@ -9,9 +9,10 @@ import tracemalloc
 from skillstate.conversation import Message, Request, Text, Tool, ToolCall, ToolResult, Wire
 from skillstate.economics.tokenizer import encoding
 from skillstate.state.boundary import decide
-from skillstate.state.engine import REPORT_DOC, EngineConfig, StateEngine
+from skillstate.state.engine import REPORT_DOC, StateEngine
 from skillstate.state.mode import Mode
 from skillstate.state.options import CollapseOptions
+from skillstate.state.prepared import EngineConfig
 from skillstate.state.reports import LastReport
 from skillstate.state.schema import StateSchema
 from skillstate.storage import MemoryArchiveStore, MemoryStateStore

@@ -12,9 +12,10 @@ from skillstate.conversation import (
     ToolResult,
     Wire,
 )
-from skillstate.state.engine import EngineConfig, StateEngine
+from skillstate.state.engine import StateEngine
 from skillstate.state.mode import Mode
 from skillstate.state.options import CollapseOptions
+from skillstate.state.prepared import EngineConfig
 from skillstate.state.schema import StateSchema
 from skillstate.storage import MemoryArchiveStore, MemoryStateStore
 

@@ -4,9 +4,10 @@ boundary (the seed still keeps Σ in the store); the internal tools and Σ arriv
 from __future__ import annotations
 
 from skillstate.conversation import Message, Request, Text, Tool, ToolCall, ToolResult, Wire
-from skillstate.state.engine import EngineConfig, StateEngine
+from skillstate.state.engine import StateEngine
 from skillstate.state.mode import Mode
 from skillstate.state.options import CollapseOptions
+from skillstate.state.prepared import EngineConfig
 from skillstate.state.schema import StateSchema
 from skillstate.storage import MemoryArchiveStore, MemoryStateStore
 

@@ -17,9 +17,10 @@ from pathlib import Path
 from skillstate.conversation import Message, Request, Text, Tool, ToolCall, ToolResult, Wire
 from skillstate.protocols import adapter
 from skillstate.state.boundary import decide
-from skillstate.state.engine import EngineConfig, Prepared, StateEngine
+from skillstate.state.engine import StateEngine
 from skillstate.state.mode import Mode
 from skillstate.state.options import CollapseOptions
+from skillstate.state.prepared import EngineConfig, Prepared
 from skillstate.state.schema import StateSchema
 from skillstate.storage.stores import open_stores
 from skillstate.support import jsonio

@@ -17,9 +17,11 @@ outputs sit there on every request of the epoch. The turns before them are in Σ
 archive already; the outputs after them, newer than the boundary, wait for the next.
 
 Only where the gateway answers ``recall`` in that request (the state lane offers it once it
-has rewritten the session: from the first boundary in hybrid mode, always in paper mode):
-before then the request is left as pass-through would send it, and a view the model could
-not see behind would lose content for it. The same output always gives the same bytes (the
+has rewritten the session: from the first boundary in hybrid mode, always in paper mode; and
+in hybrid mode before the first boundary from the request whose outputs' views pay for the
+cache miss of offering it, ``state.bulky``, which prices them by ``viewer``): before then
+the request is left as pass-through would send it, and a view the model could not see
+behind would lose content for it. The same output always gives the same bytes (the
 view is a pure function of the text, the ref its hash), so once compacted an output stays the
 same on every later request and the provider's prefix cache keeps hitting.
 """
@@ -40,6 +42,7 @@ from skillstate.pipeline.archived import KnownArchived, text_of
 from skillstate.pipeline.lane import ArchiveWrite, LaneContext, LaneOutcome
 from skillstate.pipeline.settled import settled_results
 from skillstate.pipeline.surface import LaneSpec
+from skillstate.state.bulky import Viewer
 from skillstate.state.mode import Mode
 from skillstate.state.tools import recall_tool
 
@@ -147,6 +150,17 @@ class OutputsLane:
         report = {"outputs": len(found.compacted), "tokens_saved": saved}
         changed = dataclasses.replace(request, messages=messages)
         return LaneOutcome(changed, writes, report, summary=f"-{saved}t")
+
+    def viewer(self) -> Viewer:
+        """What this lane makes of a tool output as it arrives, for the state lane to price
+        offering ``recall`` on before a session's first boundary (``state.bulky``): the
+        tokens its view saves, found once (the lane then finds it remembered)."""
+
+        def saving(role: Role, part: Part) -> int:
+            compacted = self._compacted(role, part, settled=False)
+            return compacted.saved if compacted is not None else 0
+
+        return Viewer(saving, self.options.min_chars)
 
     def _message(self, message: Message, found: _Found, settled: frozenset[int]) -> Message:
         """``message`` with its bulky outputs compacted, and those at the ``settled`` places

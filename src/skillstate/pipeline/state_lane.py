@@ -15,8 +15,9 @@ from skillstate.conversation import Request, Response, ToolCall
 from skillstate.pipeline.lane import LaneContext, LaneOutcome
 from skillstate.pipeline.surface import LaneSpec
 from skillstate.protocols.portable import choices
-from skillstate.state.engine import Prepared, StateEngine
+from skillstate.state.engine import StateEngine
 from skillstate.state.mode import Mode
+from skillstate.state.prepared import Prepared
 from skillstate.state.rounds import Policy
 
 

@@ -52,8 +52,9 @@ class LaneSpec:
     the request it was given, the same object, whenever the mode is off.
     ``idle_passing``: the lane changes nothing in hybrid mode either while the state lane
     passes the session through before its first boundary (``state.passing``), for a
-    request that holds no host's compaction (``state.compaction.may_compact``): such a
-    request is relayed undecoded too. ``options``: the
+    request that holds no host's compaction (``state.compaction.may_compact``) and adds no
+    tool output as long as the outputs lane views (``state.bulky``: the state lane may offer
+    ``recall`` for it): such a request is relayed undecoded too. ``options``: the
     frozen dataclass its table's keys (besides ``enabled``) fill, every field with its default
     and its type (``int``, ``float``, ``bool``, ``str``, ``tuple[str, ...]``), bounds checked
     in ``__post_init__`` with a ``ValueError`` naming the option; None when it takes none.

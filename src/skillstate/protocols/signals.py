@@ -90,3 +90,49 @@ def fingerprint_material(wire: Wire, body: Mapping[str, Any]) -> list[Any]:
                 first_user = item.get("content")
                 break
     return [user, system, leading, first_user]
+
+
+def newest_output_chars(wire: Wire, body: Mapping[str, Any]) -> int:
+    """The characters of the longest tool output the client added since the model's newest
+    reply (the messages after the last assistant one), read from the raw body: what tells
+    the express path that a request carries a bulky output the state lane must price
+    (``state.bulky``). Text only, as the outputs lane reads it; 0 where there is none."""
+    listed = body.get("input" if wire is Wire.RESPONSES else "messages")
+    if not isinstance(listed, list):
+        return 0
+    longest = 0
+    for item in reversed(listed):
+        if not isinstance(item, Mapping):
+            continue
+        if item.get("role") == "assistant" or item.get("type") in _REPLIES:
+            break
+        if wire is Wire.CHAT:
+            if item.get("role") == "tool":
+                longest = max(longest, _text_chars(item.get("content")))
+        elif wire is Wire.RESPONSES:
+            if item.get("type") in _OUTPUTS:
+                longest = max(longest, _text_chars(item.get("output")))
+        else:
+            content = item.get("content")
+            for block in content if isinstance(content, list) else ():
+                if isinstance(block, Mapping) and block.get("type") == "tool_result":
+                    longest = max(longest, _text_chars(block.get("content")))
+    return longest
+
+
+_REPLIES = frozenset({"function_call", "custom_tool_call", "reasoning"})
+"""Responses input items the model wrote (besides its assistant messages)."""
+_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
+
+
+def _text_chars(content: Any) -> int:
+    """A tool output's text length: a string, or the text blocks of a list of them."""
+    if isinstance(content, str):
+        return len(content)
+    if not isinstance(content, list):
+        return 0
+    return sum(
+        len(block["text"])
+        for block in content
+        if isinstance(block, Mapping) and isinstance(block.get("text"), str)
+    )

@@ -10,7 +10,9 @@ client's bytes and comes back as the upstream's, as ``relay.pass_through`` would
   its first boundary (``LaneSpec.idle_passing``), holding no host's compaction
   (``state.compaction.may_compact``), and either offering no tools (the state lane takes
   none) or of a session the state lane passes through that this request cannot move to a
-  boundary (``state.passing``: the step is counted, the rest caught up on later).
+  boundary (``state.passing``: the step is counted, the rest caught up on later) and that
+  adds no tool output long enough for the outputs lane to view (the state lane prices
+  compacting it: ``state.bulky``).
 
 Such a request costs only what relaying needs: the routing fields and the session read from
 the parsed body (``scan``), no canonical request, no lanes, no round loop, the reply watched
@@ -41,6 +43,7 @@ from skillstate.economics.exchange import Exchange, Relayed
 from skillstate.pipeline.lane import Lane
 from skillstate.protocols.logins import Login
 from skillstate.protocols.openai_chat.params import asks_usage
+from skillstate.protocols.signals import newest_output_chars
 from skillstate.server import relay, route
 from skillstate.server.context import GatewayContext
 from skillstate.server.forward import Forward
@@ -124,6 +127,9 @@ def scan(
             assert engine is not None  # checked with the mode
             if not engine.passing.passes(session.id, messages):
                 return None
+            viewer = engine.viewer
+            if viewer is not None and newest_output_chars(wire, body) >= viewer.min_chars:
+                return None  # a bulky output: the state lane prices compacting it
             if any(f.wire_for(wire) is not wire for f in fallbacks):
                 return None  # a fallback of another wire takes the round loop (route.serve)
             passed = True

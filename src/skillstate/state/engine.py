@@ -20,13 +20,23 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from skillstate.archive.store import Archive
-from skillstate.conversation import Json, Message, Request, Response, Text, Tool, ToolCall, Wire
+from skillstate.conversation import (
+    Json,
+    Message,
+    Request,
+    Response,
+    Text,
+    Tool,
+    ToolCall,
+    Wire,
+)
 from skillstate.economics import tokenizer
 from skillstate.economics.tokenizer import count_tokens, prime
 from skillstate.state.boundary import Decision, Opening, decide
+from skillstate.state.bulky import Viewer, outputs_verdict
 from skillstate.state.description import describe_session
 from skillstate.state.diff import state_changes
 from skillstate.state.envelope import (
@@ -36,17 +46,15 @@ from skillstate.state.envelope import (
     parse_json_object,
 )
 from skillstate.state.epoch_record import DOC_NAME, Epoch, Span, anchor
-from skillstate.state.epochs import CachePrices, upstream_prices
 from skillstate.state.handover import can_hand_over, handover_request
 from skillstate.state.internal import PatchResult, answer_recall, answer_skill_state
 from skillstate.state.merge import apply_patch
 from skillstate.state.mode import Mode
-from skillstate.state.options import CollapseOptions
 from skillstate.state.paper import newest_instruction, procedure_of, render_paper
 from skillstate.state.passing import Passing
-from skillstate.state.render import SpanRef, render_hybrid
+from skillstate.state.prepared import EngineConfig, Prepared
+from skillstate.state.render import SpanRef, render_hybrid, stale_nudge
 from skillstate.state.reports import LastReport, hybrid_report
-from skillstate.state.schema import StateSchema
 from skillstate.state.seed import seed_finished
 from skillstate.state.tools import (
     RECALL_TOOL,
@@ -61,16 +69,6 @@ from skillstate.support.caches import SessionCache, compact
 
 log = logging.getLogger("skillstate.state")
 
-PriceLookup = Callable[[str, Wire], CachePrices]
-"""The cache prices of a model on an upstream wire, relative to its input price: built from the
-price catalog by the composition root (``gateway.build_engine``), so the engine does no I/O."""
-
-
-def wire_prices(model: str, wire: Wire) -> CachePrices:
-    """The wire's default cache prices whatever the model (``epochs.upstream_prices``)."""
-    return upstream_prices(wire)
-
-
 LAST_REPORTS = 1024
 """Sessions whose last-request report and epoch are kept in memory (the report describes what
 the gateway did, for /state, and is worth a store write on no request's path; the epoch is
@@ -82,42 +80,9 @@ EPOCH_BYTES = 2 * 1024 * 1024
 """What the kept epochs may weigh together (their JSON's length); one pushed out is read again
 from the store, where it always is."""
 REPORT_DOC = "last_report"
-
-
-@dataclass(frozen=True, slots=True)
-class EngineConfig:
-    schema: StateSchema
-    options: CollapseOptions
-    initial_state: Json = field(default_factory=dict)
-    prices: PriceLookup = wire_prices
-    max_internal_rounds: int = 4
-    paper_retries: int = 2
-
-
-@dataclass(slots=True)
-class Prepared:
-    """One request taken by the engine: what goes upstream, and what to remember about it."""
-
-    session: str
-    mode: Mode
-    client: Request
-    request: Request
-    record: StateRecord
-    epoch: Epoch | None
-    report: Json
-    internal: dict[str, str] = field(default_factory=dict)
-    """The internal tools as offered in ``request``: offered name -> which tool."""
-    upstream: Wire = Wire.CHAT
-    """The upstream's wire, which the request was rendered for."""
-    handover: Request | None = None
-    """The handover round to send before ``request``, at a passed-through session's first
-    boundary (``state.handover``); ``hand_over`` takes its reply and renders ``request`` anew."""
-    decision: Decision | None = None
-    """Hybrid mode's boundary decision (the turns and where they went)."""
-    rejected: str | None = None
-    """Why a patch of this request was refused, when one was (for the client's
-    ``x-skillstate-state`` and the ledger): paper mode's envelope, cleared when a retry fixed
-    it; hybrid mode's ``skill_state`` call, kept when a later round's patch applied."""
+RECALL_OFFERED = "recall_offered"
+"""The record's meta key saying from which step a session passed through is offered
+``recall`` (``state.bulky``)."""
 
 
 class StateEngine:
@@ -138,7 +103,7 @@ class StateEngine:
         self._tools: dict[str, Tool] = {
             tool.name: tool for tool in (skill_state_tool(config.schema), recall_tool())
         }
-        self._tool_tokens: int | None = None  # counted once the tokenizer is loaded
+        self._counted: dict[str, int] = {}  # their definitions' tokens
         self._last: SessionCache[LastReport] = SessionCache(
             entries=kept_sessions,
             max_bytes=REPORT_BYTES,
@@ -153,6 +118,10 @@ class StateEngine:
         )
         self.passing = Passing(entries=kept_sessions, min_turns=config.options.min_turns)
         """The sessions passed through before their first boundary (``state.passing``)."""
+        self.viewer: Viewer | None = None
+        """What the outputs lane would make of a tool output as it arrives, where it runs:
+        set by the composition root; with it, a session passed through is offered ``recall``
+        as soon as compacting a bulky output pays (``state.bulky``)."""
 
     def _remember_epoch(self, session: str, doc: Json | None) -> None:
         """Kept as its JSON, in a buffer of its own length: parsed, a document costs several
@@ -219,7 +188,7 @@ class StateEngine:
                 task=task,
                 cache_markers=upstream is Wire.MESSAGES,
             )
-            internal = self._paper_tools(request)
+            internal = self._recall_only(request)
             offered = [replace(self._tools[tool], name=name) for name, tool in internal.items()]
             outbound = replace(outbound, tools=[*outbound.tools, *offered])
             report: Json = {"mode": "paper", "step": record.step}
@@ -302,7 +271,7 @@ class StateEngine:
         if passthrough:
             (_, head), _ = tokenizer.head(request)
             opening = Opening(
-                self._internal_tokens(),
+                self._definition_tokens(*self._tools),
                 tokenizer.system_tokens(request),
                 self._hands_over(request),
                 head_tokens=head,
@@ -323,10 +292,19 @@ class StateEngine:
             await self._clear_force(session)
         internal: dict[str, str] = {}
         outbound = request
+        recall = passthrough and epoch is None and RECALL_OFFERED in record.meta
+        if passthrough and epoch is None and not recall:
+            recall = await self._offers_recall(session, request, upstream, decision)
         if epoch is not None or not passthrough:
             internal = internal_names(tool.name for tool in request.tools)
             outbound = self._render(request, record, epoch, upstream, internal)
+        elif recall:  # only recall, for the outputs lane's views: no Σ before a boundary
+            internal = self._recall_only(request)
+            offered = [replace(self._tools[tool], name=name) for name, tool in internal.items()]
+            outbound = replace(request, tools=[*request.tools, *offered])
         report = hybrid_report(decision, epoch, record, request, outbound)
+        if recall:
+            report["recall"] = "offered"
         prepared = Prepared(
             session, Mode.HYBRID, request, outbound, record, epoch, report, internal, upstream
         )
@@ -334,14 +312,42 @@ class StateEngine:
         if passthrough and epoch is not None and self._hands_over(request):
             prepared.handover = handover_request(request, record.state, self.config.schema)
             report["handover"] = "asked"
-        if passthrough and epoch is None and not force:
+        if passthrough and epoch is None and not force and not recall:
             self.passing.kept(session, record.step)
         return prepared
 
+    async def _offers_recall(
+        self, session: str, request: Request, upstream: Wire, decision: Decision
+    ) -> bool:
+        """Whether this request of a session passed through starts offering ``recall``: the
+        tool outputs it adds since the model's newest reply would be views that save more
+        than the cache miss costs (``state.bulky``). Kept in the session's record, so that
+        every later request offers it too (its prefix stays the same)."""
+        if self.viewer is None:
+            return False
+        prices = self.config.prices(request.model, upstream)
+        turns = len(decision.turns)
+        verdict = outputs_verdict(
+            request, self.viewer, self._definition_tokens(RECALL_TOOL), turns, prices
+        )
+        if verdict is None or not verdict.starts:
+            return False
+
+        def updater(current: StateRecord) -> Change | None:
+            if RECALL_OFFERED in current.meta:
+                return None
+            return current.changed(meta={**current.meta, RECALL_OFFERED: current.step})
+
+        await self.store.update(session, updater)
+        log.info("session %s: recall offered, for its tool outputs' views", session)
+        return True
+
     @staticmethod
-    def _paper_tools(request: Request) -> dict[str, str]:
-        """Paper mode offers ``recall`` (Σ is patched through the envelope): the archive holds
-        what a lane took out of the observation (the outputs lane's views)."""
+    def _recall_only(request: Request) -> dict[str, str]:
+        """``recall`` alone, under a name of its own: what paper mode offers (Σ is patched
+        through the envelope), and hybrid mode before its first boundary once outputs are
+        compacted (``state.bulky``); the archive holds what a lane took out of the
+        observation (the outputs lane's views)."""
         names = internal_names(tool.name for tool in request.tools)
         return {name: tool for name, tool in names.items() if tool == RECALL_TOOL}
 
@@ -383,14 +389,15 @@ class StateEngine:
         result = await answer_skill_state(self.store, self.config.schema, session, arguments)
         return "applied" if result.applied else "refused: " + " ".join(result.text.split())[:200]
 
-    def _internal_tokens(self) -> int:
-        """Tokens the internal tools' definitions add to a request (about 500)."""
-        if self._tool_tokens is None:
-            self._tool_tokens = sum(
-                count_tokens(jsonio.dumps_str([t.name, t.description, t.parameters]))
-                for t in self._tools.values()
-            )
-        return self._tool_tokens
+    def _definition_tokens(self, *tools: str) -> int:
+        """Tokens the definitions of the internal ``tools`` add to a request (all of them:
+        about 500), each counted once the tokenizer is loaded."""
+        for name in tools:
+            if name not in self._counted:
+                t = self._tools[name]
+                text = jsonio.dumps_str([t.name, t.description, t.parameters])
+                self._counted[name] = count_tokens(text)
+        return sum(self._counted[name] for name in tools)
 
     async def _boundary(
         self, session: str, record: StateRecord, request: Request, decision: Decision
@@ -477,14 +484,8 @@ class StateEngine:
         options = self.config.options
         if not options.nudge_when_stale:
             return None
-        last = int(record.meta.get("last_patch_step", 0))
-        idle = record.step - last
-        if idle < options.stale_after:
-            return None
-        return (
-            f"The state has not been updated for {idle} steps: "
-            f"call {skill_state} with what you learned."
-        )
+        idle = record.step - int(record.meta.get("last_patch_step", 0))
+        return stale_nudge(idle, skill_state) if idle >= options.stale_after else None
 
     # --- the reply -------------------------------------------------------------------------
 

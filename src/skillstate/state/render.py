@@ -170,11 +170,10 @@ def tail_note(
     return Message("user", [Text(f"{NOTE_LABEL} " + "\n".join(lines))])
 
 
-def stale_nudge(steps: int) -> str:
-    """The one-line reminder sent when the model has not patched Σ for ``steps`` steps."""
-    return (
-        f"Σ has not been updated for {steps} steps: call {SKILL_STATE_TOOL} with what you learned."
-    )
+def stale_nudge(steps: int, tool: str = SKILL_STATE_TOOL) -> str:
+    """The one-line reminder sent when the model has not patched Σ for ``steps`` steps
+    (``tool``: the name ``skill_state`` is offered under)."""
+    return f"Σ has not been updated for {steps} steps: call {tool} with what you learned."
 
 
 def render_hybrid(
