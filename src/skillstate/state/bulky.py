@@ -21,17 +21,19 @@ most ``MAX_HORIZON``), ``c`` the cached and ``w`` the write price. Offering it n
 
 this request writes ``D - a`` fewer tokens and each of the ``H`` after it reads as many
 fewer from the cache, against ``P`` written afresh instead of read from the cache. It is
-offered when the saving passes the noise margin a boundary must pass (``NOISE_FLOOR``,
-``NOISE_SHARE`` of the request's cost over the horizon), or when the outputs' saving alone
-takes at least ``WINDOW_SHARE`` of the model's context window (``CONTEXT_TOKENS``) and the
-saving is not below minus that margin: where the money is about even, the window decides.
+offered when the saving passes a noise margin (``NOISE_SHARE`` of the two sides together,
+at least ``NOISE_FLOOR``: the token counts are the gateway's estimates), or when the
+outputs' saving alone takes at least ``WINDOW_SHARE`` of the model's context window
+(``CONTEXT_TOKENS``) and the saving is not below minus that margin: where the money is
+about even, the window decides.
 
 Worked example, Chat (c = 0.1, w = 1): a 120 KB JSON document (about 30,000 tokens, its
 view about 1,700) arrives at turn 2 of a tool loop, ``a`` = 150, ``P`` = 3,000, ``H`` = 2:
-``saving = 28,150 * 1.2 - 3,000 * 0.9 = 31,080``: offered at once, so no request after it
-carries the document whole. The same document at turn 60 with ``P`` = 120,000 and ``H`` =
-32: ``28,150 * 4.2 - 108,000 = 10,230``: still offered. A 20 KB log saving 3,500 tokens at
-that turn: ``3,350 * 4.2 - 108,000 < 0``: not (it waits for the boundary, which views it).
+``saving = 28,150 * 1.2 - 3,000 * 0.9 = 31,080`` against a margin of ``0.05 * (33,780 +
+2,700) = 1,824``: offered at once, so no request after it carries the document whole. The
+same document at turn 60, ``P`` = 120,000 and ``H`` = 32: ``28,150 * 4.2 - 108,000 =
+10,230`` against ``0.05 * (118,230 + 108,000) = 11,312``: not offered (too close to call; a
+session that long has mostly had its first boundary, which offers ``recall`` and views it).
 Anthropic (c = 0.1, w = 1.25), the turn-2 document: ``28,150 * 1.45 - 3,000 * 1.15 =
 37,367``.
 """
@@ -65,19 +67,19 @@ def recall_verdict(
     *,
     recall_tokens: int,
     cached_tokens: int,
-    request_tokens: int,
     turns_so_far: int,
     prices: CachePrices,
 ) -> Verdict:
     """Whether offering ``recall`` now, so that views save ``saved_tokens`` (``D``), pays for
-    the request's cache miss: ``recall_tokens`` is ``a``, ``cached_tokens`` ``P``,
-    ``request_tokens`` the whole request's (for the margin). The rule and worked examples are
-    the module docstring's."""
+    the request's cache miss: ``recall_tokens`` is ``a``, ``cached_tokens`` ``P``. The rule
+    and worked examples are the module docstring's."""
     c = prices.cached_input / prices.input
     w = prices.write / prices.input
     horizon = min(expected_remaining_turns(turns_so_far), MAX_HORIZON)
-    saving = (saved_tokens - recall_tokens) * (w + horizon * c) - cached_tokens * max(0.0, w - c)
-    margin = max(NOISE_FLOOR, NOISE_SHARE * horizon * min(c, w) * request_tokens)
+    gain = (saved_tokens - recall_tokens) * (w + horizon * c)
+    miss = cached_tokens * max(0.0, w - c)
+    saving = gain - miss
+    margin = max(NOISE_FLOOR, NOISE_SHARE * (abs(gain) + miss))
     starts = saving > margin
     if not starts and saved_tokens >= WINDOW_SHARE * CONTEXT_TOKENS:
         starts = saving >= -margin
@@ -115,7 +117,6 @@ def outputs_verdict(
         saved,
         recall_tokens=recall_tokens,
         cached_tokens=head + tokenizer.messages_tokens(messages[: replied + 1]),
-        request_tokens=head + tokenizer.messages_tokens(messages),
         turns_so_far=turns_so_far,
         prices=prices,
     )
