@@ -45,10 +45,10 @@ def test_accepts_a_patch_of_the_agent_schema() -> None:
 
 
 def test_null_deletes_a_key_and_an_entry() -> None:
-    state = {"step": 3, "findings": {"port": "8789", "db": "sqlite"}}
-    outcome = apply_patch(AGENT, state, {"step": None, "findings": {"db": None}})
+    state = {"objective": "ship", "files": {"a.py": "read", "b.py": "edited"}}
+    outcome = apply_patch(AGENT, state, {"objective": None, "files": {"b.py": None}})
     assert outcome.accepted
-    assert outcome.state == {"findings": {"port": "8789"}}
+    assert outcome.state == {"files": {"a.py": "read"}}
 
 
 def test_keys_outside_the_schema_are_dropped_not_fatal() -> None:

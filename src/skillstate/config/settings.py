@@ -445,7 +445,8 @@ class Settings(BaseModel):
                 )
         self._check_state_sizes()
         if self.state_schema is not None:
-            outside = sorted(set(self.initial_state) - set(self.state_schema))
+            named = {values.schema_key(key) for key in self.state_schema}
+            outside = sorted(set(self.initial_state) - named)
             if outside:
                 raise _conflict(
                     ("initial_state", "schema"),

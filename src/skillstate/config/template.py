@@ -36,7 +36,10 @@ NOTES: dict[str, str] = {
     "chatgpt_base_url": "Where Codex's ChatGPT-login requests go (docs/integrations.md).",
     "mode": "State mode: paper, hybrid or off.",
     "subscription_rewrite": "Rewrite Claude Code subscription traffic too (against its terms).",
-    "schema": "The state's top-level keys; not set: the default agent schema.",
+    "schema": (
+        "The state's top-level keys, each with its patch rule after a colon where it names "
+        "one (replace, append, union, sum, max, set_once); not set: the default agent schema."
+    ),
     "initial_state": "The state each new session starts from (a table of JSON values).",
     "collapse": "The collapse lane's options (docs/state.md).",
     "lanes": "Each lane's switch and options (docs/lanes.md).",

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from skillstate.state.schema import RESERVED_KEYS
+from skillstate.state.schema import RESERVED_KEYS, SchemaError, StateSchema
 from skillstate.support import jsonio
 
 MAX_SCHEMA_KEYS = 64
@@ -93,12 +93,20 @@ def check_positive(number: float) -> float:
 
 
 def check_schema(keys: tuple[str, ...]) -> tuple[str, ...]:
-    """Σ's top-level keys: identifiers, unique, at most 64 of them, each at most 64 long."""
+    """Σ's top-level keys: identifiers, unique, at most 64 of them, each at most 64 long, each
+    with the rule its patches combine by after a colon where it names one (``count:sum``:
+    ``state.schema.Rule``), a rule that combines the key's declared type."""
     if not keys:
         raise ValueError("must name at least one key")
     if len(keys) > MAX_SCHEMA_KEYS:
         raise ValueError(f"has {len(keys)} keys; at most {MAX_SCHEMA_KEYS} are allowed")
-    for key in keys:
+    try:
+        StateSchema.from_keys(keys)
+    except SchemaError as exc:
+        if ":" in "".join(keys):
+            raise ValueError(str(exc)) from None
+    keys_only = tuple(schema_key(key) for key in keys)
+    for key in keys_only:
         if not _IDENTIFIER.match(key) or len(key) > MAX_SCHEMA_KEY_LENGTH:
             raise ValueError(
                 f"{key!r} is not an identifier ([A-Za-z_][A-Za-z0-9_]*, "
@@ -106,10 +114,15 @@ def check_schema(keys: tuple[str, ...]) -> tuple[str, ...]:
             )
         if key in RESERVED_KEYS:
             raise ValueError(f"{key!r} is a reserved name")
-    duplicates = sorted({key for key in keys if keys.count(key) > 1})
+    duplicates = sorted({key for key in keys_only if keys_only.count(key) > 1})
     if duplicates:
         raise ValueError(f"names {', '.join(map(repr, duplicates))} more than once")
     return keys
+
+
+def schema_key(entry: str) -> str:
+    """A schema entry's key, without the rule it may name (``count:sum`` -> ``count``)."""
+    return entry.partition(":")[0]
 
 
 def check_state_object(state: dict[str, Any], limit: int = MAX_STATE_BYTES) -> dict[str, Any]:

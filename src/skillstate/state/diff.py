@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from skillstate.conversation.model import Json
-from skillstate.state.merge import copy_json
+from skillstate.state.rules import copy_json
 
 
 def state_changes(snapshot: Json, current: Json) -> Json:

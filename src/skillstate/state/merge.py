@@ -2,7 +2,8 @@
 
 ``merge`` is RFC 7386 exactly. ``apply_patch`` is what the state engine calls with a patch from
 any channel (the paper-mode envelope, the ``skill_state`` tool, the deterministic seed): it
-checks the patch against the schema and the bounds, then merges it, or changes nothing.
+checks the patch against the schema and the bounds, then combines it by the schema's rules
+(``rules.combine``: merge where a value's rule is ``replace``), or changes nothing.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from skillstate.conversation.model import Json
+from skillstate.state.rules import combine, copy_json
 from skillstate.state.schema import SchemaError, StateSchema
 from skillstate.state.validation import Issue, check_patch, depth_of, size_of
 from skillstate.support import jsonio
@@ -44,15 +46,6 @@ def merge(target: Any, patch: Any) -> Any:
         if key not in base and value is not None:
             result[key] = merge(None, value)
     return result
-
-
-def copy_json(value: Any) -> Any:
-    """A deep copy of a JSON value (objects and arrays copied, scalars shared)."""
-    if isinstance(value, dict):
-        return {key: copy_json(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [copy_json(item) for item in value]
-    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +85,8 @@ def apply_patch(schema: StateSchema, state: Json, patch: object) -> PatchOutcome
     ``bounds.max_key_length``; an array holds ``null``; or the merged Σ would exceed
     ``bounds.max_state_bytes`` or ``bounds.max_depth``. Otherwise accepted: top-level keys
     outside the schema and fields a record does not name are dropped and reported, and the
-    rest is merged with ``merge``. Neither input is mutated.
+    rest is combined by the schema's rules (``rules.combine``; what a rule keeps from a patch,
+    a deletion of what it never deletes, is dropped and reported). Neither input is mutated.
     """
     bounds = schema.bounds
     if not isinstance(patch, dict):
@@ -109,15 +103,16 @@ def apply_patch(schema: StateSchema, state: Json, patch: object) -> PatchOutcome
     checked = check_patch(schema, state, patch)
     if checked.rejected:
         return _rejected(state, *checked.rejected, dropped=checked.dropped)
-    merged: Json = merge(state, checked.patch)
+    merged, left = combine(schema, state, checked.patch)
+    dropped = [*checked.dropped, *left]
     problem = _over_bounds(schema, merged)
     if problem is not None:
-        return _rejected(state, Issue((), problem), dropped=checked.dropped, oversize=True)
+        return _rejected(state, Issue((), problem), dropped=dropped, oversize=True)
     return PatchOutcome(
         state=merged,
         accepted=True,
         applied=checked.patch,
-        dropped=tuple(checked.dropped),
+        dropped=tuple(dropped),
         changed=_differs(merged, state),
     )
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 MAX_PATCH_BYTES = 16 * 1024
@@ -78,6 +78,43 @@ def fits(declared: JsonKind, actual: JsonKind) -> bool:
     return actual is declared or (declared is JsonKind.NUMBER and actual is JsonKind.INTEGER)
 
 
+class Rule(StrEnum):
+    """How a patch's value for a key combines with the value Σ holds (``state.rules``)."""
+
+    REPLACE = "replace"
+    """JSON Merge Patch: a value replaces (an object's members each by their own rule), and
+    ``null`` deletes."""
+    APPEND = "append"
+    """An array: the patch's items are added at its end."""
+    UNION = "union"
+    """An array: the patch's items it does not hold yet are added; an object (slug map): the
+    patch's entries are added or updated; ``null`` deletes nothing."""
+    SUM = "sum"
+    """A number: the patch's number is added to it."""
+    MAX = "max"
+    """A number: the larger of the two is kept."""
+    SET_ONCE = "set_once"
+    """The first value is kept; a different one later is dropped."""
+
+
+RULE_KINDS: dict[Rule, tuple[JsonKind, ...]] = {
+    Rule.APPEND: (JsonKind.ARRAY,),
+    Rule.UNION: (JsonKind.ARRAY, JsonKind.OBJECT),
+    Rule.SUM: (JsonKind.NUMBER, JsonKind.INTEGER),
+    Rule.MAX: (JsonKind.NUMBER, JsonKind.INTEGER),
+}
+"""The JSON types a rule combines (a rule not listed combines any)."""
+
+RULE_WORDS: dict[Rule, str] = {
+    Rule.APPEND: "append-only",
+    Rule.UNION: "add or update, never delete",
+    Rule.SUM: "a patch adds to it",
+    Rule.MAX: "never lowered",
+    Rule.SET_ONCE: "set once",
+}
+"""Each rule in words, as the model is told beside its key (``replace`` goes unsaid)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Shape:
     """The shape of one value of Σ.
@@ -97,6 +134,14 @@ class Shape:
     choices: tuple[str, ...] = ()
     one_line: bool = False
     note: str = ""
+    rule: Rule = Rule.REPLACE
+    """How a patch combines with the value (``Rule``); its type must be one the rule
+    combines (``RULE_KINDS``)."""
+
+    def __post_init__(self) -> None:
+        kinds = RULE_KINDS.get(self.rule)
+        if kinds is not None and self.kind is not None and self.kind not in kinds:
+            raise SchemaError(f"the {self.rule} rule does not combine {self.kind} values")
 
     def describe(self) -> str:
         """A short text of this shape for the model, e.g. ``object slug -> string``."""
@@ -158,7 +203,8 @@ class StateSchema:
         lines = []
         for key, shape in self.keys.items():
             text = "inferred from its first value" if shape.kind is None else shape.describe()
-            lines.append(f"- {key}: {text}" + (f" — {shape.note}" if shape.note else ""))
+            said = "; ".join(w for w in (shape.note, RULE_WORDS.get(shape.rule, "")) if w)
+            lines.append(f"- {key}: {text}" + (f" — {said}" if said else ""))
         return "\n".join(lines)
 
     @classmethod
@@ -166,15 +212,39 @@ class StateSchema:
         """The schema of ``settings.state_schema``: the default agent schema when ``keys`` is
         ``None``; otherwise those keys in order, where a key the default agent schema declares
         (``step``, ``plan``, ``findings``...) keeps its declared shape and any other key's type
-        is inferred."""
+        is inferred. A key may name its rule after a colon (``count:sum``, ``findings:replace``:
+        ``Rule``); an inferred key whose rule combines one type only takes that type."""
         declared = default_agent_shapes()
         if keys is None:
-            shapes = declared
-        else:
-            if len(set(keys)) != len(keys):
-                raise SchemaError("a schema names each key once")
-            shapes = {key: declared.get(key, Shape()) for key in keys}
+            return cls(declared, bounds or Bounds())
+        named = [split_rule(key) for key in keys]
+        if len({key for key, _ in named}) != len(named):
+            raise SchemaError("a schema names each key once")
+        shapes = {key: _ruled(declared.get(key, Shape()), rule) for key, rule in named}
         return cls(shapes, bounds or Bounds())
+
+
+def split_rule(key: str) -> tuple[str, Rule | None]:
+    """A schema entry's key and the rule it names after a colon (None: none named);
+    ``SchemaError`` for a rule that is not one."""
+    name, colon, rule = key.partition(":")
+    if not colon:
+        return key, None
+    try:
+        return name, Rule(rule.strip())
+    except ValueError:
+        known = ", ".join(Rule)
+        raise SchemaError(f"key {name!r}: {rule!r} is not a rule ({known})") from None
+
+
+def _ruled(shape: Shape, rule: Rule | None) -> Shape:
+    if rule is None:
+        return shape
+    kinds = RULE_KINDS.get(rule, ())
+    kind = shape.kind
+    if kind is None and kinds and JsonKind.OBJECT not in kinds:
+        kind = kinds[0]  # sum, max: a number; append: an array (union: either, inferred)
+    return replace(shape, kind=kind, rule=rule)
 
 
 def _string(note: str = "", *, one_line: bool = False) -> Shape:
@@ -190,7 +260,10 @@ PLAN_STATUSES = ("done", "active", "todo", "blocked")
 
 
 def default_agent_shapes() -> dict[str, Shape]:
-    """The default agent schema: what a coding agent needs to resume a task from Σ alone."""
+    """The default agent schema: what a coding agent needs to resume a task from Σ alone.
+    What was learned is never deleted by a patch (``findings``: ``union``; the failure the
+    paper's error analysis finds most, a fact overwritten or deleted too soon), and the step
+    never goes back (``max``); the rest is replaced, so the model can keep it current."""
     plan_step = Shape(
         JsonKind.OBJECT,
         fields={
@@ -211,11 +284,11 @@ def default_agent_shapes() -> dict[str, Shape]:
         "objective": _string("the task, in one line", one_line=True),
         "plan": _slug_map(plan_step, "the steps, keyed by short slugs"),
         "done": _slug_map(_string(), "what is finished"),
-        "findings": _slug_map(_string(), "facts learned"),
+        "findings": replace(_slug_map(_string(), "facts learned"), rule=Rule.UNION),
         "files": _slug_map(_string(), "path -> what we know or did there"),
         "decisions": _slug_map(_string(), "choices made and why"),
         "errors_tried": _slug_map(_string(), "errors met and what was tried"),
         "working": working,
         "open": _slug_map(_string(), "open questions"),
-        "step": Shape(JsonKind.INTEGER, note="the number of the current step"),
+        "step": Shape(JsonKind.INTEGER, note="the number of the current step", rule=Rule.MAX),
     }

@@ -9,11 +9,19 @@ inside an array, something JSON cannot carry). Bounds on depth and size are meas
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from skillstate.conversation.model import Json
-from skillstate.state.schema import RESERVED_KEYS, JsonKind, Shape, StateSchema, fits, kind_of
+from skillstate.state.schema import (
+    RESERVED_KEYS,
+    RULE_KINDS,
+    JsonKind,
+    Shape,
+    StateSchema,
+    fits,
+    kind_of,
+)
 from skillstate.support import jsonio
 
 Path = tuple[str | int, ...]
@@ -85,6 +93,13 @@ def check_patch(schema: StateSchema, state: Json, patch: Json) -> Checked:
         if shape is None:
             walk.dropped.append(Issue((key,), "is not a key of the state schema; dropped"))
             continue
+        combined, kind = RULE_KINDS.get(shape.rule), kind_of(value)
+        if shape.kind is None and combined and kind is not None and kind not in combined:
+            kinds = " or ".join(_article(k) for k in combined)
+            walk.reject(
+                (key,), f"is combined by the {shape.rule} rule: {kinds}, not {_article(kind)}"
+            )
+            continue
         kept[key] = walk.value(_inferred(shape, state.get(key)), value, (key,))
     return Checked(kept, walk.dropped, walk.rejected)
 
@@ -97,7 +112,10 @@ def _inferred(shape: Shape, current: object) -> Shape:
     kind = kind_of(current)
     if kind is JsonKind.INTEGER:
         kind = JsonKind.NUMBER
-    return Shape(kind, note=shape.note)
+    combined = RULE_KINDS.get(shape.rule)
+    if kind is None or (combined is not None and kind not in combined):
+        return shape  # a value its rule does not combine (check_patch refuses such values)
+    return replace(shape, kind=kind)
 
 
 @dataclass(slots=True)
