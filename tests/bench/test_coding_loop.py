@@ -12,6 +12,7 @@ from workload_client import play
 from skillstate.bench.workload import Answer, Call, Variant, call_id, step_of
 from skillstate.bench.workloads import coding_loop
 from skillstate.bench.workloads.facts import spoiled
+from skillstate.state.schema import default_agent_shapes
 from skillstate.support import jsonio
 
 
@@ -124,6 +125,31 @@ def test_a_careful_model_notes_each_probed_fact_in_state_as_it_reads_it() -> Non
     assert [c.name for c in careless.calls] == ["shell"]
     offered_not = workload.model(Variant.CAREFUL)(request(items))
     assert "skill_state" not in [c.name for c in offered_not.calls]
+
+
+def test_a_pruning_model_deletes_the_findings_it_noted_before() -> None:
+    workload = coding_loop.build(120, 4)
+    server = workload.file(coding_loop.SERVER_FILE)
+    items = [user(coding_loop.TASK), *answered(call_id(0), "read_file", server)]
+    tools = ("read_file", "shell", "apply_patch", "recall", "skill_state")
+    state, *_ = workload.model(Variant.PRUNING)(request(items, tools)).calls
+    findings = state.arguments["patch"]["findings"]
+    assert findings["server-port"] == f"SERVER_PORT = {workload.truth.port}"
+    assert findings["retry-limit"] is None and findings["cache-namespace"] is None
+
+
+async def test_the_union_rule_keeps_in_state_what_a_pruning_model_deletes() -> None:
+    """The default schema keeps ``findings`` by ``union``: every probed fact is answered from
+    Σ; with every key replaced by a patch (no rules) the model deleted them, and finds them
+    in the archive or not at all."""
+    workload = coding_loop.build(60, 1)
+    kept = await play(workload, Variant.PRUNING, mode="hybrid", wire="chat", settings={})
+    assert kept.errors == [] and kept.violations() == []
+    assert set(workload.score(kept.answers).sources.values()) == {"state"}
+    replaced = {"schema": [f"{key}:replace" for key in default_agent_shapes()]}
+    pruned = await play(workload, Variant.PRUNING, mode="hybrid", wire="chat", settings=replaced)
+    sources = list(workload.score(pruned.answers).sources.values())
+    assert sources.count("state") == 1 and sources.count("recall") == 4  # a round each
 
 
 def test_a_faulty_model_sends_bad_patches_among_good_ones() -> None:

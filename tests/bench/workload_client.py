@@ -5,6 +5,7 @@ with ``Workload.execute``, a text reply is the step's answer."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import aiohttp
 
@@ -62,10 +63,17 @@ def _agent(
 
 
 async def play(
-    workload: Workload, variant: Variant, *, mode: str, wire: str = "responses"
+    workload: Workload,
+    variant: Variant,
+    *,
+    mode: str,
+    wire: str = "responses",
+    settings: dict[str, Any] | None = None,
 ) -> Played:
+    """``settings``: the gateway's (None: in hybrid mode ``EAGER``, else the defaults)."""
     played = Played()
-    settings = EAGER if mode == "hybrid" else None
+    if settings is None and mode == "hybrid":
+        settings = EAGER
     async with (
         ScriptedUpstream(workload.model(variant)) as up,
         gateway_for(up.url, settings=settings) as gw,

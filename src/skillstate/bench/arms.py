@@ -17,12 +17,15 @@ from typing import Any
 from skillstate.conversation import Wire
 from skillstate.economics.prices import builtin_catalog
 from skillstate.pipeline.lineup import LANES
+from skillstate.state.schema import default_agent_shapes
 from skillstate.testing.billing import Prices
 
 SLIDING_WINDOW_TURNS = 6
 """Turns the ``sliding-window`` client keeps (the task and system prompt always stay)."""
 
 _LANES_OFF = {spec.name: {"enabled": False} for spec in LANES}
+_REPLACED = [f"{key}:replace" for key in default_agent_shapes()]
+"""The default agent schema's keys, each replaced by a patch (RFC 7386, no merge rule)."""
 _ONLY_SCHEMAS = {spec.name: {"enabled": spec.name == "schemas"} for spec in LANES}
 
 
@@ -72,6 +75,11 @@ ARMS: dict[str, Arm] = {
             "hybrid-no-outputs",
             {"mode": "hybrid", "lanes": {"outputs": {"enabled": False}}},
             note="hybrid with bulky tool outputs left whole (the outputs lane off)",
+        ),
+        Arm(
+            "hybrid-no-rules",
+            {"mode": "hybrid", "schema": _REPLACED},
+            note="hybrid with every key of Σ replaced by a patch (no merge rules)",
         ),
         Arm(
             "hybrid-vision",

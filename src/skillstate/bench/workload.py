@@ -43,6 +43,10 @@ class Variant(StrEnum):
     FAULTY = "faulty"
     """Writes Σ, with the bad patches small open models write in the mix: whole-collection
     overwrites, wrong types, broken JSON."""
+    PRUNING = "pruning"
+    """Writes Σ, but keeps only what it noticed last: each patch deletes the findings noted
+    before (a ``null`` for each), the premature deletion the SKILL.state paper finds most in
+    small models' failures (the ``findings`` key's ``union`` rule keeps them anyway)."""
 
 
 @dataclass(frozen=True, slots=True)

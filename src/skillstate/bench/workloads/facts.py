@@ -196,7 +196,7 @@ class FactModel:
         patch: Any = {"step": step}
         if self.variant is not Variant.CARELESS:
             if noted:
-                patch["findings"] = dict(noted)
+                patch["findings"] = self._findings(noted)
             if planned.remember:
                 patch["decisions"] = {"user-note": planned.remember}
             if self.variant is Variant.FAULTY and not _corrected(seen):
@@ -239,12 +239,21 @@ class FactModel:
             return None
         patch: dict[str, Any] = {"step": step}
         if noted:
-            patch["findings"] = dict(noted)
+            patch["findings"] = self._findings(noted)
         if planned.remember:
             patch["decisions"] = {"user-note": planned.remember}
         if self.variant is Variant.FAULTY:
             return {"patch": spoiled(patch, random.Random(f"faulty:{self.seed}:{step}"))}
         return {"patch": patch}
+
+    def _findings(self, noted: list[tuple[str, str]]) -> dict[str, str | None]:
+        """What a patch says of the findings: what was noticed at this step, and for PRUNING
+        a deletion of every other fact the session has (what it noted before)."""
+        found: dict[str, str | None] = dict(noted)
+        if self.variant is Variant.PRUNING:
+            probed = (p.probe.facts for p in self.steps if p.probe is not None)
+            found |= {fact.key: None for facts in probed for fact in facts if fact.key not in found}
+        return found
 
 
 def _corrected(seen: Sequence[Seen]) -> bool:
