@@ -9,7 +9,7 @@ yet, or an object's entries (updating those it has, by their own rule), and dele
 rule refuses (a ``null`` where nothing may be deleted, a second value of a ``set_once``) is
 left out and said (an ``Issue`` among the dropped), the rest of the patch applied.
 
-The laws each rule keeps (tests/state/test_rules.py): with ``replace`` everywhere this is
+The laws each rule keeps (tests/state/test_merge_rules.py): with ``replace`` everywhere this is
 ``merge`` exactly; ``union`` is idempotent and never loses a key or item; ``append`` and
 ``sum`` are associative (two patches in a row are one patch of both); ``max`` is idempotent
 and commutative; a ``set_once`` value is never overwritten.

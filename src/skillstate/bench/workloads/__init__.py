@@ -20,6 +20,7 @@ WORKLOADS: dict[str, str] = {
     "review-loop": "skillstate.bench.workloads.review_loop",
     "coding-loop": "skillstate.bench.workloads.coding_loop",
     "accumulation": "skillstate.bench.workloads.accumulation",
+    "bulky-output": "skillstate.bench.workloads.bulky_output",
 }
 """Every workload's name and the module that builds it, in the order the bench runs them."""
 
