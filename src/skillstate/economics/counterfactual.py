@@ -161,16 +161,21 @@ class PassThroughCache:
         past), remembered for the session's next."""
         now = self._clock() if at is None else at
         total = round(blocks.total * ratio)
-        if explicit:
-            return self._explicit(session, blocks, ratio, now, total)
         previous = self._previous.get(session)
         self._previous.put(session, (blocks.chain, now))
+        if explicit:
+            return self._explicit(session, blocks, ratio, now, total)
         if previous is None or now - previous[1] > AUTOMATIC_TTL:
             return Cached(total)
-        common = _common_prefix(previous[0], blocks.chain)
+        common = common_prefix(previous[0], blocks.chain)
         cached = round(blocks.ends[common - 1] * ratio) if common else 0
         cached = cached // AUTOMATIC_STEP * AUTOMATIC_STEP if cached >= AUTOMATIC_MIN else 0
         return Cached(total, min(cached, total))
+
+    def previous(self, session: str) -> tuple[array[int], float] | None:
+        """The session's previous request (its chain of hashes, when it was sent), as the next
+        ``estimate`` compares with it (None: none kept)."""
+        return self._previous.get(session)
 
     def _explicit(
         self, session: str, blocks: Blocks, ratio: float, now: float, total: int
@@ -214,7 +219,7 @@ def _entries_weight(entries: dict[int, tuple[int, float]]) -> int:
     return 232 + 160 * len(entries)
 
 
-def _common_prefix(left: array[int], right: array[int]) -> int:
+def common_prefix(left: array[int], right: array[int]) -> int:
     """How many leading blocks two chains of hashes share. The hashes run over everything
     before them, so once two differ every later pair does: a binary search finds the end."""
     low, high = 0, min(len(left), len(right))

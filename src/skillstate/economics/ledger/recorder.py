@@ -21,6 +21,7 @@ from typing import Any
 from skillstate.conversation import Usage, Wire
 from skillstate.conversation.prefixes import PrefixMemo
 from skillstate.economics.cache_evidence import Basis, CacheEvidence
+from skillstate.economics.cache_verdict import cache_verdict
 from skillstate.economics.catalog_age import utc_day
 from skillstate.economics.counterfactual import (
     Blocks,
@@ -205,12 +206,17 @@ class Recorder:
         login = exchange.login.value
         priced = login != SUBSCRIPTION
         rows = []
+        main, verdict = _main_round(exchange.causes), ""
         for number, (usage, estimated) in enumerate(counts):
             status = exchange.status if number == len(counts) - 1 else 200
             cost = self._cost(model, usage) if priced else None
             first = (
                 self._first(exchange, counts, bool(metered), cost, model, now) if not number else {}
             )
+            verdict = first.pop("cache_verdict", verdict)
+            told = verdict if number == main else ""
+            if not told and usage.cached_input and not estimated:
+                told = "hit"
             rows.append(
                 Row(
                     ts=now,
@@ -234,6 +240,7 @@ class Recorder:
                     cause=_cause(exchange.causes, number),
                     estimated=estimated,
                     login=login,
+                    cache_verdict=told,
                     **first,
                 )
             )
@@ -284,7 +291,7 @@ class Recorder:
             cached, basis = Cached(0), "recorded"
         else:
             self._catch_up(exchange.session)
-            cached, basis = self._pass_through(exchange, counts)
+            cached, basis, first["cache_verdict"] = self._pass_through(exchange, counts, now)
         own = exchange.sent is None or exchange.sent is exchange.request
         as_sent = exchange.forwarded_original or (own and exchange.rounds > 0)
         failed = exchange.status >= 400 and not replied
@@ -318,11 +325,11 @@ class Recorder:
         return first
 
     def _pass_through(
-        self, exchange: Exchange, counts: list[tuple[Usage, bool]]
-    ) -> tuple[Cached, Basis]:
+        self, exchange: Exchange, counts: list[tuple[Usage, bool]], now: float
+    ) -> tuple[Cached, Basis, str]:
         """The input a pass-through of the client's request would have sent, as the provider
-        would have billed it, and the basis of that estimate; this exchange's evidence is
-        learnt first."""
+        would have billed it, the basis of that estimate, and the verdict on the cache of the
+        request that sent it (``cache_verdict``); this exchange's evidence is learnt first."""
         request = exchange.request
         assert request is not None  # a relayed request is estimated as sent
         blocks = blocks_of(request)
@@ -335,9 +342,31 @@ class Recorder:
         reported = main < len(counts) and not counts[main][1]
         ratio = calibration(counts[main][0].input, sent_blocks.total) if reported else 1.0
         explicit = exchange.upstream_wire is Wire.MESSAGES
+        sent_before = self._sent.previous(f"{exchange.upstream}\x00{exchange.session}")
+        client_before = self._cache.previous(exchange.session)
         self._learn(exchange, counts, main, sent_blocks, explicit=explicit, ratio=ratio)
         rule = self._cache.estimate(exchange.session, blocks, explicit=explicit, ratio=ratio)
-        return self._evidence.follow(exchange.upstream, request.model, rule, explicit=explicit)
+        cached, basis = self._evidence.follow(
+            exchange.upstream, request.model, rule, explicit=explicit
+        )
+        verdict = ""
+        if reported:
+            verdict = cache_verdict(
+                counts[main][0],
+                sent=sent_blocks,
+                before=sent_before,
+                client=blocks,
+                client_before=client_before,
+                now=now,
+                explicit=explicit,
+                boundary=self._boundary(exchange),
+            )
+        return cached, basis, verdict
+
+    def _boundary(self, exchange: Exchange) -> bool:
+        """Whether ``exchange`` started an epoch (its lanes name one past the session's)."""
+        found = _EPOCH.search(exchange.lanes)
+        return found is not None and int(found.group(1)) > self._epochs.get(exchange.session, 0)
 
     def _learn(
         self,

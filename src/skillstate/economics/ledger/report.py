@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from skillstate.economics.cache_evidence import BASES
+from skillstate.economics.cache_verdict import VERDICTS
 from skillstate.economics.catalog_age import CatalogAge
 from skillstate.economics.ledger.row import COLUMNS, LOCAL, SUBSCRIPTION
 from skillstate.economics.ledger.store import Ledger
@@ -118,6 +119,7 @@ _SUMS = {
     "estimated": "SUM(estimated)",
     "estimated_cost": "TOTAL(CASE WHEN estimated THEN cost_usd END)",
     **{f"basis:{basis}": f"SUM(round = 0 AND estimate_basis = '{basis}')" for basis in BASES},
+    **{f"verdict:{v}": f"SUM(cache_verdict = '{v}')" for v in VERDICTS},
     "logins": "GROUP_CONCAT(CASE WHEN round = 0 THEN login END, ',')",
     "rewritten": "SUM(round = 0 AND lanes != '')",
 }
@@ -168,6 +170,9 @@ def _fields(row: tuple[Any, ...]) -> dict[str, Any]:
         "passthrough_cost_usd": _usd(v["pt_cost"], v["pt_priced"], pt_rows),
         "saved_usd": _usd(v["saved"], v["saved_rows"], rows),
         "estimate_basis": {basis: v[f"basis:{basis}"] or 0 for basis in BASES},
+        "cache_verdicts": {
+            verdict: v[f"verdict:{verdict}"] for verdict in VERDICTS if v[f"verdict:{verdict}"]
+        },
         "overhead_ms_mean": round(v["overhead"] / v["timed"], 3) if v["timed"] else None,
         "state_overhead_requests": v["state_requests"] or 0,
         "state_overhead_input_tokens": int(v["state_input"]),

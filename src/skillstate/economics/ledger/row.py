@@ -66,6 +66,12 @@ class Row:
     older gateway wrote. An ``anthropic-subscription`` row is billed by the subscription, not
     per token: its costs are None and it counts apart from unpriced rows (``SUBSCRIPTION``)."""
 
+    cache_verdict: str = ""
+    """Whether the provider's cache served this request, and where it did not, why
+    (``economics.cache_verdict``: ``hit``, ``first``, ``expired``, ``client-history``,
+    ``boundary``...); empty where not told (the counts are the gateway's own, or the request
+    was relayed undecoded and nothing was cached)."""
+
     def values(self) -> tuple[object, ...]:
         values: tuple[object, ...] = _VALUES(self)
         return values

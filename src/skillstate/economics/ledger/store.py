@@ -36,6 +36,7 @@ _TYPES = {
     "estimated": "INTEGER NOT NULL DEFAULT 0",
     "estimate_basis": "TEXT NOT NULL DEFAULT ''",
     "login": "TEXT NOT NULL DEFAULT ''",
+    "cache_verdict": "TEXT NOT NULL DEFAULT ''",
 }
 _TEXT = {"session", "client_wire", "upstream", "model", "mode", "lanes"}
 
