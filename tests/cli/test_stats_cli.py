@@ -130,6 +130,36 @@ async def test_subscription_requests_are_said_apart_from_the_costs() -> None:
     )
 
 
+async def test_cache_misses_are_shown_by_cause_per_session() -> None:
+    """A provider that caches nothing: after its first request a session's requests share
+    their prefix, and the provider's is the miss (docs/cost.md, "Why a cache missed")."""
+    system = "You are a careful agent in a large repository. " * 150  # over 1,024 tokens
+    history: list[dict[str, object]] = [{"role": "system", "content": system}]
+    for n in range(8):
+        call = {"id": f"c{n}", "type": "function", "function": {"name": "run", "arguments": "{}"}}
+        history += [
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"c{n}", "content": f"output {n}"},
+        ]
+    tools = [{"type": "function", "function": {"name": "run", "parameters": {"type": "object"}}}]
+    headers = {"x-skillstate-session": "misses"}
+    async with (
+        ScriptedUpstream(answer) as up,
+        gateway_for(up.url) as gw,
+        aiohttp.ClientSession() as http,
+    ):
+        for turn in range(3):
+            said = [{"role": "user", "content": f"step {n}"} for n in range(turn + 1)]
+            body = {"model": "m", "messages": [*history, *said], "tools": tools}
+            async with http.post(gw.url + "/v1/chat/completions", json=body, headers=headers) as r:
+                assert r.status == 200, await r.text()
+        shown = await stats("--url", gw.url)
+    assert shown.exit_code == 0, shown.output
+    text = " ".join(shown.stdout.split())
+    assert "Cache misses by cause" in text
+    assert re.search(r"misses .*0 .*first 1, provider 2", text), text
+
+
 async def test_a_since_that_is_not_a_time_is_the_gateways_error() -> None:
     async with ScriptedUpstream(answer) as up, gateway_for(up.url) as gw:
         result = await stats("--since", "yesterday", "--url", gw.url)

@@ -86,6 +86,9 @@ def _show(doc: dict[str, Any]) -> None:
         console.print(_table("Top savings (estimate)", gains[:_TOP], "session"))
     if losses:
         console.print(_table("Top losses (estimate)", losses[:_TOP], "session"))
+    missed = [s for s in sessions if set(s.get("cache_verdicts") or {}) - {"hit", "first"}]
+    if missed:
+        console.print(_misses(missed[:_TOP]))
     if totals.get("unpriced_requests"):
         console.print(
             f"[yellow]{totals['unpriced_requests']} requests have no price[/yellow]: their "
@@ -125,6 +128,22 @@ def _table(title: str, rows: list[dict[str, Any]], key: str) -> Any:
             _usd(row.get("passthrough_cost_usd")),
             _saved(row.get("saved_usd")),
         )
+    return table
+
+
+def _misses(sessions: list[dict[str, Any]]) -> Any:
+    """The sessions whose provider cache missed for a reason besides a cold start, with the
+    requests that hit and the others by cause (docs/cost.md, "Why a cache missed")."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title="Cache misses by cause", title_justify="left")
+    for name, justify in (("session", "left"), ("hit", "right"), ("missed, by cause", "left")):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for session in sessions:
+        verdicts: dict[str, int] = session.get("cache_verdicts") or {}
+        causes = ", ".join(f"{cause} {n:,}" for cause, n in verdicts.items() if cause != "hit")
+        table.add_row(escape(str(session.get("session"))), f"{verdicts.get('hit', 0):,}", causes)
     return table
 
 
