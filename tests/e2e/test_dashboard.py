@@ -208,6 +208,12 @@ async def test_the_dashboard_shows_the_ledger_and_opens_a_session() -> None:
                 line = await page.text_content("#detail-cost") or ""
                 [group] = [g for g in cost["by_session"] if g["session"] == SESSION]
                 assert line.startswith(f"{group['requests']:,} upstream requests")
+                verdicts = ", ".join(f"{v} {n:,}" for v, n in group["cache_verdicts"].items())
+                assert group["cache_verdicts"]["first"] == 1
+                shown_verdicts = await page.text_content(
+                    '#detail-cost [data-field="cache_verdicts"]'
+                )
+                assert shown_verdicts == f"Provider cache: {verdicts}."
                 assert await page.locator("#requests tbody tr").count() == len(rows)
 
                 await page.screenshot(path=str(artifacts() / "dashboard.png"), full_page=True)

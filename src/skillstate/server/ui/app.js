@@ -381,7 +381,15 @@ function drawCostLine(t) {
     saved(t.saved_usd),
     " ",
     el("span", { class: "badge" }, "estimate"),
+    ". ",
+    el("span", { "data-field": "cache_verdicts" }, verdictText(t.cache_verdicts)),
   );
+}
+
+// Each cache verdict with its count, the hits first (docs/cost.md, "Why a cache missed").
+function verdictText(verdicts) {
+  const said = Object.entries(verdicts || {}).map(([verdict, n]) => `${verdict} ${count(n)}`);
+  return said.length ? `Provider cache: ${said.join(", ")}.` : "Provider cache: no verdict yet.";
 }
 
 function epochText(epoch) {
