@@ -102,12 +102,13 @@ def newest_output_chars(wire: Wire, body: Mapping[str, Any]) -> int:
         return 0
     longest = 0
     for item in reversed(listed):
-        if not isinstance(item, Mapping):
+        if type(item) is not dict:  # as JSON reads: anything else is no message
             continue
-        if item.get("role") == "assistant" or item.get("type") in _REPLIES:
+        role = item.get("role")
+        if role == "assistant" or item.get("type") in _REPLIES:
             break
         if wire is Wire.CHAT:
-            if item.get("role") == "tool":
+            if role == "tool":
                 longest = max(longest, _text_chars(item.get("content")))
         elif wire is Wire.RESPONSES:
             if item.get("type") in _OUTPUTS:

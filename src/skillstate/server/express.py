@@ -127,9 +127,9 @@ def scan(
             assert engine is not None  # checked with the mode
             if not engine.passing.passes(session.id, messages):
                 return None
-            viewer = engine.viewer
-            if viewer is not None and newest_output_chars(wire, body) >= viewer.min_chars:
-                return None  # a bulky output: the state lane prices compacting it
+            least = engine.viewer.min_chars if engine.viewer is not None else len(raw) + 1
+            if len(raw) >= least and newest_output_chars(wire, body) >= least:
+                return None  # a bulky output (none is longer than the body): the state lane's
             if any(f.wire_for(wire) is not wire for f in fallbacks):
                 return None  # a fallback of another wire takes the round loop (route.serve)
             passed = True
