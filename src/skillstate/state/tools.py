@@ -77,8 +77,9 @@ def skill_state_tool(schema: StateSchema) -> Tool:
     description = (
         "Update the task state that stands in for the earlier conversation. Send a JSON Merge "
         "Patch under `patch`: only what changed; objects merge, arrays replace whole, null "
-        "deletes a key (unless its rule below keeps it). Collections are objects keyed by short slugs, so add one entry as "
-        '{"findings": {"slug": "text"}} instead of resending them. Call it alongside your next '
+        "deletes a key (unless its rule below keeps it). Collections are objects keyed by "
+        'short slugs, so add one entry as {"findings": {"slug": "text"}} instead of '
+        "resending them. Call it alongside your next "
         "real tool call, in the same turn, rather than in a turn of its own: a turn spent only "
         "on the state costs a whole extra request. State keys:\n" + schema.describe()
     )
