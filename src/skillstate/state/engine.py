@@ -23,16 +23,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from skillstate.archive.store import Archive
-from skillstate.conversation import (
-    Json,
-    Message,
-    Request,
-    Response,
-    Text,
-    Tool,
-    ToolCall,
-    Wire,
-)
+from skillstate.conversation import Json, Message, Request, Response, Text, Tool, ToolCall, Wire
 from skillstate.economics import tokenizer
 from skillstate.economics.tokenizer import count_tokens, prime
 from skillstate.state.boundary import Decision, Opening, decide
