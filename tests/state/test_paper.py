@@ -210,6 +210,17 @@ def test_a_trailing_assistant_prefill_is_kept_after_the_observation() -> None:
     assert out.messages[1:] == req.messages[1:]
 
 
+def test_an_instruction_sent_beside_tool_results_is_the_newest() -> None:
+    """Anthropic's wire sends the user's next words in the message of the results they
+    follow; a host's reminder there is context, not an instruction."""
+    said = Message("user", [ToolResult("c1", [Text("output")]), Text("Step 99: answer now.")])
+    reminded = Message(
+        "user", [ToolResult("c1", [Text("output")]), Text("<system-reminder>x</system-reminder>")]
+    )
+    assert newest_instruction([user("Step 0: begin."), calls("c1"), said]) == "Step 99: answer now."
+    assert newest_instruction([user("Step 0: begin."), calls("c1"), reminded]) == "Step 0: begin."
+
+
 def test_newest_instruction_skips_results_and_system_messages() -> None:
     messages = [
         user("first"),

@@ -57,6 +57,7 @@ from skillstate.conversation.model import (
 from skillstate.state.envelope import ENVELOPE_SHAPE
 from skillstate.state.render import MARK, MAX_CACHE_BREAKPOINTS, shown_state
 from skillstate.state.schema import StateSchema
+from skillstate.state.sweep import CONTEXT_PREFIXES
 
 PAPER_PROTOCOL = (
     "Protocol. Each request gives you the task, the state Σ of the work so far and the latest "
@@ -186,13 +187,21 @@ def observe(messages: Sequence[Message]) -> Observation:
 
 
 def newest_instruction(messages: Sequence[Message]) -> str | None:
-    """The text of the newest user message that is an instruction (not tool results), its
-    text parts joined by blank lines; ``None`` when there is none."""
+    """The text of the newest user message that is an instruction, its text parts joined by
+    blank lines; ``None`` when there is none. A message of tool results is one only where
+    its texts beside the results are the user's own words (Anthropic's wire sends the next
+    instruction in the same message as the results it follows), not the context a host
+    wraps around them (Claude Code's ``<system-reminder>`` blocks: ``sweep.CONTEXT_PREFIXES``)."""
     for message in reversed(messages):
-        if message.role == "user" and not is_results(message):
-            texts = [p.text for p in message.parts if isinstance(p, Text) and p.text.strip()]
-            if texts or any(isinstance(p, Image) for p in message.parts):
-                return "\n\n".join(texts)
+        if message.role != "user":
+            continue
+        texts = [p.text for p in message.parts if isinstance(p, Text) and p.text.strip()]
+        if is_results(message):
+            said = [text for text in texts if not text.lstrip().startswith(CONTEXT_PREFIXES)]
+            if said:
+                return "\n\n".join(said)
+        elif texts or any(isinstance(p, Image) for p in message.parts):
+            return "\n\n".join(texts)
     return None
 
 
