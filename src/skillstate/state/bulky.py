@@ -53,6 +53,7 @@ from skillstate.state.epochs import (
     Verdict,
     expected_remaining_turns,
 )
+from skillstate.state.turns import newest_reply
 
 CONTEXT_TOKENS = 128_000
 """The context window assumed for the window's share: the smallest of today's common
@@ -103,7 +104,7 @@ def outputs_verdict(
     (None: none of them would be a view). ``P`` is what goes before those outputs: the system
     prompt, the tools and the history up to that reply."""
     messages = request.messages
-    replied = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=-1)
+    replied = newest_reply(messages)
     saved = sum(
         viewer.saving(message.role, part)
         for message in messages[replied + 1 :]

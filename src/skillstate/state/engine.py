@@ -54,6 +54,7 @@ from skillstate.state.tools import (
     recall_tool,
     skill_state_tool,
 )
+from skillstate.state.turns import newest_reply
 from skillstate.storage.protocols import ArchiveStore, Change, StateRecord, StateStore
 from skillstate.support import jsonio
 from skillstate.support.caches import SessionCache, compact
@@ -179,9 +180,7 @@ class StateEngine:
                 task=task,
                 cache_markers=upstream is Wire.MESSAGES,
             )
-            internal = self._recall_only(request)
-            offered = [replace(self._tools[tool], name=name) for name, tool in internal.items()]
-            outbound = replace(outbound, tools=[*outbound.tools, *offered])
+            outbound, internal = self._with_recall(outbound, request)
             report: Json = {"mode": "paper", "step": record.step}
             prepared = Prepared(
                 session, Mode.PAPER, request, outbound, record, None, report, internal
@@ -229,8 +228,7 @@ class StateEngine:
     ) -> tuple[Json, int]:
         """Σ and the step as ``finish`` would have left them after the last request relayed
         unread: the one whose history is ``messages`` up to their last assistant message."""
-        replied = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=0)
-        earlier = messages[:replied]
+        earlier = messages[: max(newest_reply(messages), 0)]
         keys = meta.get("model_keys", [])
         return seed_finished(state, step, keys, earlier, self.config.schema, answered=True)
 
@@ -290,9 +288,7 @@ class StateEngine:
             internal = internal_names(tool.name for tool in request.tools)
             outbound = self._render(request, record, epoch, upstream, internal)
         elif recall:  # only recall, for the outputs lane's views: no Σ before a boundary
-            internal = self._recall_only(request)
-            offered = [replace(self._tools[tool], name=name) for name, tool in internal.items()]
-            outbound = replace(request, tools=[*request.tools, *offered])
+            outbound, internal = self._with_recall(request, request)
         report = hybrid_report(decision, epoch, record, request, outbound)
         if recall:
             report["recall"] = "offered"
@@ -333,14 +329,16 @@ class StateEngine:
         log.info("session %s: recall offered, for its tool outputs' views", session)
         return True
 
-    @staticmethod
-    def _recall_only(request: Request) -> dict[str, str]:
-        """``recall`` alone, under a name of its own: what paper mode offers (Σ is patched
-        through the envelope), and hybrid mode before its first boundary once outputs are
-        compacted (``state.bulky``); the archive holds what a lane took out of the
-        observation (the outputs lane's views)."""
-        names = internal_names(tool.name for tool in request.tools)
-        return {name: tool for name, tool in names.items() if tool == RECALL_TOOL}
+    def _with_recall(self, outbound: Request, client: Request) -> tuple[Request, dict[str, str]]:
+        """``outbound`` offering ``recall`` alone, under a name none of ``client``'s tools has,
+        and the internal tools so offered: what paper mode offers (Σ is patched through the
+        envelope), and hybrid mode before its first boundary once outputs are compacted
+        (``state.bulky``); the archive holds what a lane took out of the observation (the
+        outputs lane's views)."""
+        names = internal_names(tool.name for tool in client.tools)
+        internal = {name: tool for name, tool in names.items() if tool == RECALL_TOOL}
+        offered = [replace(self._tools[tool], name=name) for name, tool in internal.items()]
+        return replace(outbound, tools=[*outbound.tools, *offered]), internal
 
     def _hands_over(self, request: Request) -> bool:
         return self.config.options.handover and can_hand_over(request)

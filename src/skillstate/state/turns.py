@@ -74,6 +74,14 @@ class Turn:
         return frozenset(self.calls) - frozenset(self.results)
 
 
+def newest_reply(messages: Sequence[Message]) -> int:
+    """The index of the newest assistant message (-1: none), found from the end."""
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].role == "assistant":
+            return index
+    return -1
+
+
 def segment(
     messages: Sequence[Message], *, count: Callable[[Message], int] | None = None
 ) -> list[Turn]:
