@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from skillstate.bench.arms import ARMS, Pricing
+from skillstate.bench.arms import ARMS, DEFAULT_ARMS, Pricing
 from skillstate.bench.run import play
 from skillstate.bench.workload import Variant
 from skillstate.bench.workloads import WORKLOADS, available, load, problems
@@ -25,7 +25,7 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
         cli, ["bench", "accumulation", "--horizon", str(HORIZON), "--out", str(out)]
     )
     assert result.exit_code == 0, result.output
-    runs = len(ARMS) * len(Pricing)
+    runs = len(DEFAULT_ARMS) * len(Pricing)
     assert "skillstate bench" in result.output and f"{runs} runs" in result.output
     return out
 
@@ -38,11 +38,11 @@ def summary(out: Path) -> dict[tuple[str, str], dict[str, object]]:
 def test_every_file_is_written_and_parses(bench: Path) -> None:
     lines = [json.loads(line) for line in (bench / "results.jsonl").read_text().splitlines()]
     runs = [line for line in lines if line["kind"] == "run"]
-    assert len(runs) == len(ARMS) * len(Pricing)
+    assert len(runs) == len(DEFAULT_ARMS) * len(Pricing)
     assert all(run["completed"] and run["revision"] for run in runs)
     assert {line["kind"] for line in lines} == {"run", "request"}
     rows = summary(bench)
-    assert set(rows) == {(arm, p.value) for arm in ARMS for p in Pricing}
+    assert set(rows) == {(arm, p.value) for arm in DEFAULT_ARMS for p in Pricing}
     for row in rows.values():
         assert {"workload", "arm", "horizon", "pricing", "input_tokens", "cost", "score",
                 "recall", "violations", "claim"} <= set(row)  # fmt: skip

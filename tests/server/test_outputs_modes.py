@@ -14,6 +14,7 @@ from tool_loops import ROUTES, tool_loop
 
 from skillstate.testing import RecordedRequest, Reply, ScriptedCall, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
+from skillstate.testing.session_view import tool_names
 
 VIEW = re.compile(r"skillstate view of a log[^\]]*archived as (ar_[0-9a-f]+)")
 STREAMS = pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
@@ -145,3 +146,34 @@ async def test_in_paper_mode_the_observations_bulky_output_goes_as_a_view(
         elided = step_log(7, lines=1_200).splitlines()[300].encode()  # in its first page
         assert elided not in first.body and elided in by_ref.body
         assert "The key is seven giraffe." in said and "call_r1" not in said
+
+
+@STREAMS
+@WIRES
+async def test_in_paper_mode_recall_is_offered_from_the_first_bulky_output_on(
+    wire: str, stream: bool
+) -> None:
+    """Before any observation holds an output the lane would view, the archive has nothing to
+    fetch and ``recall``'s definition would only weigh on every request: it is not offered.
+    From the request whose observation holds one, it is, and on every request after it (the
+    prefix stays the same)."""
+    headers = {"x-skillstate-session": f"paper-offer-{wire}-{stream}", "x-skillstate-mode": "paper"}
+    settings = {"lanes": "compaction,state,outputs"}
+    steps = [("call_0", "value a")]
+    outputs = [None, step_log(7, lines=1_200), "value c"]
+    offered = []
+    async with (
+        ScriptedUpstream(lambda _: Reply(text=envelope("Next."))) as up,
+        gateway_for(up.url, settings=settings) as gw,
+        aiohttp.ClientSession() as http,
+    ):
+        for n, output in enumerate(outputs):
+            if output is not None:
+                steps.append((f"call_{n}", output))
+            asked = tool_loop(wire, stream, "Find the cache key.", steps)
+            seen = len(up.requests)
+            async with http.post(gw.url + ROUTES[wire], json=asked, headers=headers) as r:
+                assert r.status == 200, await r.text()
+            (sent,) = up.requests[seen:]
+            offered.append("recall" in tool_names(sent))
+    assert offered == [False, True, True]

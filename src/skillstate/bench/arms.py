@@ -2,9 +2,14 @@
 the provider charges (../shared/BENCH.md, "Arms").
 
 Every arm but ``direct`` runs the real gateway on a loopback port; only its settings differ.
-``sliding-window`` is the one arm whose *client* differs: it keeps only its last
-``window`` turns (the task stays), with the gateway off, to show what is lost without Σ and
-the archive.
+Three arms differ in their *client*, with the gateway passing everything through:
+``sliding-window`` keeps only its last ``window`` turns (the task stays), to show what is lost
+without Σ and the archive; ``memory`` and ``stateful`` are the SKILL.state paper's baselines
+(its appendix A.2 and A.3): the client carries the model's own notes (it asks for them
+rewritten whole at the end of every reply, ``bench.workload.with_notes``) and shows them with
+each step's instruction, beside its 3 most recent turns (``memory``: a summary plus the
+recent turns) or the whole history (``stateful``: state plus the full history). ``passthrough``
+is the paper's ReAct baseline (A.1) and ``paper`` its SKILL.state (A.4).
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from skillstate.testing.billing import Prices
 
 SLIDING_WINDOW_TURNS = 6
 """Turns the ``sliding-window`` client keeps (the task and system prompt always stay)."""
+MEMORY_TURNS = 3
+"""Turns the ``memory`` client keeps beside its notes (the paper's "3 most recent")."""
 
 _LANES_OFF = {spec.name: {"enabled": False} for spec in LANES}
 _REPLACED = [f"{key}:replace" for key in default_agent_shapes()]
@@ -32,12 +39,17 @@ _ONLY_SCHEMAS = {spec.name: {"enabled": spec.name == "schemas"} for spec in LANE
 @dataclass(frozen=True, slots=True)
 class Arm:
     """``gateway`` settings (as ``testing.gateway.gateway_for`` takes them; None: the client
-    talks to the provider directly) and the client's ``window`` in turns (None: all)."""
+    talks to the provider directly), the client's ``window`` in turns (None: all) and whether
+    it carries the model's ``notes`` (the paper's baselines)."""
 
     name: str
     gateway: Mapping[str, Any] | None = field(default=None)
     window: int | None = None
     note: str = ""
+    notes: bool = False
+    default: bool = True
+    """Run when no arm is named (the paper's baselines are run by ``bench table1``, on the
+    workload whose model keeps notes, or when named)."""
 
 
 ARMS: dict[str, Arm] = {
@@ -97,9 +109,26 @@ ARMS: dict[str, Arm] = {
             window=SLIDING_WINDOW_TURNS,
             note=f"the client keeps its last {SLIDING_WINDOW_TURNS} turns; no Σ, no archive",
         ),
+        Arm(
+            "memory",
+            {"mode": "off", "lanes": _LANES_OFF},
+            window=MEMORY_TURNS,
+            note=f"the paper's Memory: the model's notes and the last {MEMORY_TURNS} turns",
+            notes=True,
+            default=False,
+        ),
+        Arm(
+            "stateful",
+            {"mode": "off", "lanes": _LANES_OFF},
+            note="the paper's Stateful: the model's notes and the whole history",
+            notes=True,
+            default=False,
+        ),
     )
 }
 """Every arm, in the order the bench runs and reports them."""
+DEFAULT_ARMS = tuple(name for name, arm in ARMS.items() if arm.default)
+"""The arms ``bench run`` runs when none is named."""
 
 BASELINE = "passthrough"
 """The arm every saving is measured against."""

@@ -28,6 +28,8 @@ class RequestRecord:
     overhead_ms: float | None
     elapsed_ms: float
     state: str | None
+    prompt_chars: int = 0
+    """The characters of the largest upstream request's prompt (``bench.run.prompt_chars``)."""
     kind: str = "request"
 
 

@@ -25,7 +25,15 @@ import aiohttp
 
 from skillstate.bench.arms import Arm, Markers, Pricing
 from skillstate.bench.record import RequestRecord, RunKey, RunRecord
-from skillstate.bench.workload import Answer, Call, ToolSpec, Variant, Workload
+from skillstate.bench.workload import (
+    Answer,
+    Call,
+    ToolSpec,
+    Variant,
+    Workload,
+    notes_of,
+    with_notes,
+)
 from skillstate.conversation import Json, Wire
 from skillstate.support import jsonio
 from skillstate.testing.billing import Billing, Prices, Tokens
@@ -54,6 +62,9 @@ holding it is a retry."""
 
 OVERHEAD_HEADER = "x-skillstate-overhead-ms"
 STATE_HEADER = "x-skillstate-state"
+
+EMPTY_NOTES = "{}"
+"""The notes a ``memory`` or ``stateful`` client starts with."""
 
 Progress = Callable[[int, int], None]
 """``progress(turn, horizon)``, called after every client request."""
@@ -101,8 +112,11 @@ def _agent(
     model: str,
     headers: Mapping[str, str],
     markers: Markers = Markers.SYSTEM_NEWEST,
+    notes: bool = False,
 ) -> Agent:
     task = workload.instruction(0) or ""
+    if notes:
+        task = with_notes(EMPTY_NOTES, task)
     tools = [_tool(wire, spec) for spec in workload.tools]
     agent: Agent
     if wire is Wire.CHAT:
@@ -195,6 +209,19 @@ def unpaired(requests: Sequence[RecordedRequest]) -> int:
     return count
 
 
+def prompt_chars(recorded: RecordedRequest) -> int:
+    """The characters of what the model reads in ``recorded``: the system prompt, every
+    message's text, calls and results, and the tools' definitions (the paper's "average
+    prompt size" counts characters)."""
+    seen = read_request(recorded)
+    text = sum(len(t) for m in seen for t in m.texts)
+    calls = sum(len(c.name) + len(c.arguments) for m in seen for c in m.calls)
+    results = sum(len(output) for m in seen for _, output in m.results)
+    body = recorded.json
+    tools = body.get("tools") if isinstance(body, dict) else None
+    return text + calls + results + (len(jsonio.dumps(tools)) if tools else 0)
+
+
 def _retries(requests: Sequence[RecordedRequest]) -> int:
     return sum(
         any(CORRECTION in text for m in read_request(r) for text in m.texts) for r in requests
@@ -252,14 +279,15 @@ async def play(
         )
         url, headers = up.url, {}
         if arm.gateway is not None:
-            gateway = gateway_for(up.url, wire=wire.value, settings=dict(arm.gateway))
+            settings = {**getattr(workload, "settings", {}), **arm.gateway}
+            gateway = gateway_for(up.url, wire=wire.value, settings=settings)
             url, headers = (
                 (await stack.enter_async_context(gateway)).url,
                 {"x-skillstate-session": session},
             )
         http = await stack.enter_async_context(aiohttp.ClientSession())
-        agent = _agent(wire, http, url, workload, pricing.model, headers, markers)
-        turns = await _play_turns(workload, agent, arm, billing, prices, progress)
+        agent = _agent(wire, http, url, workload, pricing.model, headers, markers, arm.notes)
+        turns = await _play_turns(workload, agent, arm, billing, prices, up.requests, progress)
         archive = await _archive_bytes(http, url, session) if arm.gateway is not None else 0
         requests = [r for r in up.requests if r.wire is not None]
         errors = [repr(e) for e in up.errors]
@@ -289,9 +317,12 @@ async def _play_turns(
     arm: Arm,
     billing: Billing,
     prices: Prices,
+    sent: Sequence[RecordedRequest],
     progress: Progress | None,
 ) -> _Turns:
+    """The session played; ``sent`` is what the provider got so far (it grows as it plays)."""
     turns = _Turns()
+    notes = EMPTY_NOTES
     endpoint = agent.endpoint
     assert isinstance(endpoint, _Endpoint)
     last = workload.horizon - 1
@@ -301,10 +332,10 @@ async def _play_turns(
     step, rounds = 0, 0
     while step < workload.horizon + GRACE_TURNS:
         if step > 0 and rounds == 0 and (instruction := workload.instruction(step)) is not None:
-            agent.add_instruction(instruction)
+            agent.add_instruction(with_notes(notes, instruction) if arm.notes else instruction)
         if arm.window is not None:
             trim(_transcript(agent), arm.window)
-        billed = len(billing.billed)
+        billed, posted = len(billing.billed), len(sent)
         started = time.perf_counter()
         try:
             reply: TurnReply = await agent.send()
@@ -324,6 +355,7 @@ async def _play_turns(
                 cache_write_tokens=tokens.cache_write,
                 output_tokens=tokens.output,
                 prompt_tokens=max((c.tokens.input for c in charges), default=0),
+                prompt_chars=max(map(prompt_chars, sent[posted:]), default=0),
                 cost=tokens.cost(prices),
                 overhead_ms=float(overhead) if overhead is not None else None,
                 elapsed_ms=round(elapsed, 3),
@@ -342,6 +374,7 @@ async def _play_turns(
                 step, rounds = step + 1, 0
             continue
         turns.answers.append(Answer(step, reply.text))
+        notes = notes_of(reply.text) or notes
         if step >= last:
             turns.completed = True
             return turns

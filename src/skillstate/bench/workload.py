@@ -113,6 +113,28 @@ class Workload(Protocol):
         ...
 
 
+NOTES_HEADING = "Your notes so far (end your reply with them rewritten whole, under 'Notes:'):"
+"""How a client that carries the model's own notes (the ``memory`` and ``stateful`` arms, the
+paper's baselines) shows them, ahead of its step's instruction."""
+_NOTES = re.compile(r"Notes:\n```json\n(.*?)\n```", re.S)
+
+
+def notes_block(notes: str) -> str:
+    """``notes`` (JSON text) as the model writes them and the client shows them."""
+    return f"Notes:\n```json\n{notes}\n```"
+
+
+def with_notes(notes: str, instruction: str) -> str:
+    """The client's message for a step: the notes carried so far, then ``instruction``."""
+    return f"{NOTES_HEADING}\n{notes_block(notes)}\n\n{instruction}"
+
+
+def notes_of(text: str) -> str | None:
+    """The newest notes block in ``text`` (its JSON text), or None."""
+    found = _NOTES.findall(text)
+    return found[-1] if found else None
+
+
 _CALL_ID = re.compile(r"call_s(\d+)_(\d+)\Z")
 
 

@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from skillstate.bench.arms import ARMS, WIRES, Markers, Pricing
+from skillstate.bench.arms import ARMS, DEFAULT_ARMS, WIRES, Markers, Pricing
 from skillstate.bench.record import RunRecord
 from skillstate.bench.report import Row, write_report
 from skillstate.bench.suite import Job, Plan, run_plan
@@ -77,7 +77,12 @@ def _arms_epilog() -> str:
 
 @bench_command.command("run", epilog=_arms_epilog())
 @click.argument("workloads", nargs=-1, metavar="[WORKLOAD...]")
-@click.option("--arms", metavar="A,B,...", help=f"Arms to run (default all: {', '.join(ARMS)}).")
+@click.option(
+    "--arms",
+    metavar="A,B,...",
+    help=f"Arms to run (default: {', '.join(DEFAULT_ARMS)}; memory and stateful, the paper's "
+    "baselines, when named).",
+)
 @click.option(
     "--horizon", metavar="N[,N...]", help="Steps per session (default: each workload's own)."
 )
@@ -143,7 +148,7 @@ def run_command(
     """
     plan = Plan(
         workloads=[(entry, _numbers(horizon)) for entry in _entries(workloads)],
-        arms=[ARMS[name] for name in _names(arms, list(ARMS), "arm")],
+        arms=[ARMS[name] for name in (_names(arms, list(ARMS), "arm") if arms else DEFAULT_ARMS)],
         seeds=_numbers(seed) or [1],
         pricings=[Pricing(p) for p in _names(pricing, [p.value for p in Pricing], "pricing")],
         wire=WIRES[wire] if wire else None,

@@ -97,6 +97,18 @@ class Viewer:
     min_chars: int
 
 
+def views_save(request: Request, viewer: Viewer) -> int:
+    """The tokens the views of the tool outputs ``request`` adds since the model's newest reply
+    would save (0: none of them would be a view)."""
+    messages = request.messages
+    return sum(
+        viewer.saving(message.role, part)
+        for message in messages[newest_reply(messages) + 1 :]
+        for part in message.parts
+        if isinstance(part, ToolResult)
+    )
+
+
 def outputs_verdict(
     request: Request, viewer: Viewer, recall_tokens: int, turns_so_far: int, prices: CachePrices
 ) -> Verdict | None:
@@ -105,12 +117,7 @@ def outputs_verdict(
     prompt, the tools and the history up to that reply."""
     messages = request.messages
     replied = newest_reply(messages)
-    saved = sum(
-        viewer.saving(message.role, part)
-        for message in messages[replied + 1 :]
-        for part in message.parts
-        if isinstance(part, ToolResult)
-    )
+    saved = views_save(request, viewer)
     if saved <= 0:
         return None
     (_, head), _ = tokenizer.head(request)

@@ -27,7 +27,7 @@ from skillstate.conversation import Json, Message, Request, Response, Text, Tool
 from skillstate.economics import tokenizer
 from skillstate.economics.tokenizer import count_tokens, prime
 from skillstate.state.boundary import Decision, Opening, decide
-from skillstate.state.bulky import Viewer, outputs_verdict
+from skillstate.state.bulky import Viewer, outputs_verdict, views_save
 from skillstate.state.description import describe_session
 from skillstate.state.diff import state_changes
 from skillstate.state.envelope import (
@@ -170,21 +170,7 @@ class StateEngine:
         if record is None:
             return None  # a subagent's request, not the session's: no step counted
         if mode is Mode.PAPER:
-            task = newest_instruction(request.messages)
-            procedure = [Text(t) for t in record.meta.get("procedure", [])]
-            outbound = render_paper(
-                request,
-                procedure=procedure,
-                state=record.state,
-                schema=self.config.schema,
-                task=task,
-                cache_markers=upstream is Wire.MESSAGES,
-            )
-            outbound, internal = self._with_recall(outbound, request)
-            report: Json = {"mode": "paper", "step": record.step}
-            prepared = Prepared(
-                session, Mode.PAPER, request, outbound, record, None, report, internal
-            )
+            prepared = await self._paper(session, record, request, upstream)
         else:
             prepared = await self._hybrid(session, record, request, upstream)
         self._last.put(session, LastReport.of(prepared.report, prepared.decision, prepared.epoch))
@@ -303,6 +289,41 @@ class StateEngine:
             self.passing.kept(session, record.step)
         return prepared
 
+    async def _paper(
+        self, session: str, record: StateRecord, request: Request, upstream: Wire
+    ) -> Prepared:
+        """Paper mode's request: (P, Σ, O), offering ``recall`` from the first observation
+        that holds a tool output the outputs lane would make a view of (the archive then has
+        something to fetch; before, its definition would only weigh on every request)."""
+        outbound = render_paper(
+            request,
+            procedure=[Text(t) for t in record.meta.get("procedure", [])],
+            state=record.state,
+            schema=self.config.schema,
+            task=newest_instruction(request.messages),
+            cache_markers=upstream is Wire.MESSAGES,
+        )
+        internal: dict[str, str] = {}
+        offered = RECALL_OFFERED in record.meta
+        if offered or (self.viewer is not None and views_save(request, self.viewer) > 0):
+            if not offered:
+                await self._keep_recall_offered(session)
+            outbound, internal = self._with_recall(outbound, request)
+        report: Json = {"mode": "paper", "step": record.step}
+        return Prepared(session, Mode.PAPER, request, outbound, record, None, report, internal)
+
+    async def _keep_recall_offered(self, session: str) -> None:
+        """Say in the session's record that ``recall`` is offered from now on (its prefix stays
+        the same on every later request)."""
+
+        def updater(current: StateRecord) -> Change | None:
+            if RECALL_OFFERED in current.meta:
+                return None
+            return current.changed(meta={**current.meta, RECALL_OFFERED: current.step})
+
+        await self.store.update(session, updater)
+        log.info("session %s: recall offered, for its tool outputs' views", session)
+
     async def _offers_recall(
         self, session: str, request: Request, upstream: Wire, decision: Decision
     ) -> bool:
@@ -319,14 +340,7 @@ class StateEngine:
         )
         if verdict is None or not verdict.starts:
             return False
-
-        def updater(current: StateRecord) -> Change | None:
-            if RECALL_OFFERED in current.meta:
-                return None
-            return current.changed(meta={**current.meta, RECALL_OFFERED: current.step})
-
-        await self.store.update(session, updater)
-        log.info("session %s: recall offered, for its tool outputs' views", session)
+        await self._keep_recall_offered(session)
         return True
 
     def _with_recall(self, outbound: Request, client: Request) -> tuple[Request, dict[str, str]]:

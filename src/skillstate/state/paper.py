@@ -60,14 +60,11 @@ from skillstate.state.schema import StateSchema
 from skillstate.state.sweep import CONTEXT_PREFIXES
 
 PAPER_PROTOCOL = (
-    "Protocol. Each request gives you the task, the state Σ of the work so far and the latest "
-    "observation; nothing else of the conversation is kept, so Σ must hold whatever you will "
-    "need later. Reply with exactly one JSON object and nothing else (or put it in one ```json "
-    f"block): {ENVELOPE_SHAPE}. `state_patch` is a JSON Merge Patch of Σ: include only what "
-    "changed; objects merge key by key, arrays replace whole, null deletes a key, {} changes "
-    "nothing. Collections are objects keyed by short slugs, so one entry is added as "
-    '{"findings": {"slug": "text"}} instead of resending the list. `action` is your next '
-    "step, as the procedure above asks for it."
+    "Protocol. A request holds only the task, the state Σ and the latest observation, so keep "
+    "in Σ what you will need later. Reply with one JSON object (alone, or in one ```json "
+    f"block): {ENVELOPE_SHAPE}. `state_patch` is a JSON Merge Patch of Σ: only what changed; "
+    "objects merge key by key, arrays replace whole, null deletes a key (unless its rule keeps "
+    "it), {} changes nothing. `action` is your next step, as the procedure asks."
 )
 """The fixed part of the protocol text appended to P; ``paper_protocol`` adds Σ's keys."""
 

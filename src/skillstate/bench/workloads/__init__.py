@@ -17,6 +17,7 @@ from skillstate.bench.workload import Workload
 
 WORKLOADS: dict[str, str] = {
     "warehouse": "skillstate.bench.workloads.warehouse",
+    "warehouse-paper": "skillstate.bench.workloads.warehouse_paper",
     "review-loop": "skillstate.bench.workloads.review_loop",
     "coding-loop": "skillstate.bench.workloads.coding_loop",
     "accumulation": "skillstate.bench.workloads.accumulation",

@@ -21,12 +21,13 @@ The session, step by step (``horizon`` steps, numbered 0 to ``horizon - 1``)
    needed Σ to answer. In paper mode that text is the action of the envelope
    ``{"state_patch": ..., "action": "Answer: ..."}``; ``score`` finds it anywhere in the text.
 
-Σ, in the default agent schema (so no gateway setting is needed): ``findings`` maps a
-non-empty shelf to its contents (``{"S045": "bolt-1=2, gear-2=14"}``; an emptied shelf is
-deleted with null) and ``done.events`` says how far Σ goes (``"through step 12"``). Patches
-touch only the shelves that changed, so they stay small and merge key by key; Σ holds only
-non-empty shelves, well under the 64 KiB bound at horizon 200. The scripted model
-(``warehouse_model``) answers from Σ plus every event the request shows after Σ's step.
+Σ, in the schema of ``SETTINGS`` (the setting a user would give the gateway for this task;
+the bench applies it): ``findings`` maps a non-empty shelf to its contents
+(``{"S045": "bolt-1=2, gear-2=14"}``; an emptied shelf is deleted with null) and
+``done.events`` says how far Σ goes (``"through step 12"``). Patches touch only the shelves
+that changed, so they stay small and merge key by key; Σ holds only non-empty shelves, well
+under the 64 KiB bound at horizon 200. The scripted model (``warehouse_model``) answers from
+Σ plus every event the request shows after Σ's step.
 
 Drift (``drift=True``): now and then, after a step's event, an outside actor moves every unit
 of one item off its shelf onto another, with no event. Nothing tells the model; the only sign
@@ -84,6 +85,24 @@ the session state to answer). Questions are about the inventory after that step'
 If you can update the session state, keep the inventory in it: `findings` maps each non-empty \
 shelf to its contents ("bolt-1=2, gear-2=14", items sorted; null deletes an emptied shelf) and \
 `done.events` says "through step s". Send only the shelves that changed."""
+
+INLINE_SYSTEM = f"""You keep the books of a {len(SHELVES)}-shelf warehouse (shelves S001 to S500).
+Each user message is a step, "Step s/h: [step s] EVENT", the event one of: Store Q ITEM on \
+shelf S; Ship Q ITEM from shelf S; Move Q ITEM from shelf A to shelf B; Wait: nothing happens. \
+Reply "Noted step s." or, when the step asks about the inventory after its event, \
+"Answer: <value> [source: context|state]" (state: you needed the session state). If you keep \
+a state, keep the inventory in it: `findings` maps each non-empty shelf to its contents \
+("bolt-1=2, gear-2=14", items sorted; null deletes an emptied shelf), `done.events` says \
+"through step s"."""
+"""The system prompt of the paper's layout (``build(..., paper_layout=True)``): the event in
+the step's message, no tool."""
+MAX_LOTS = 8
+"""The paper's layout keeps at most this many (shelf, item) lots in the warehouse: a Store that
+would add a lot past it ships one instead (``_lot_event``)."""
+
+SETTINGS: Mapping[str, object] = {"schema": ["findings:replace", "done"]}
+"""Σ as the task needs it: the inventory in ``findings``, replaced shelf by shelf (null deletes
+an emptied one, which the default schema's ``union`` would refuse), and ``done.events``."""
 
 _PARAMETERS: Mapping[str, object] = {
     "type": "object",
@@ -272,10 +291,24 @@ class Warehouse:
     tools: Sequence[ToolSpec] = TOOLS
     steps_end_with_text: bool = True
     """A step is an ``observe`` round, then the model's note or answer (``bench.run``)."""
+    inline: bool = False
+    """The paper's layout: the step's event is in its message (no ``observe`` round)."""
+    settings: Mapping[str, object] = field(default_factory=lambda: dict(SETTINGS))
+    """The gateway settings a user would give this task (``bench.run`` puts an arm's own
+    over them)."""
 
     def instruction(self, step: int) -> str | None:
         if not 0 <= step < self.horizon:
             return None
+        if self.inline:
+            head = f"Step {step}/{self.horizon}: {self.events[step].text()}"
+            question = self.questions.get(step)
+            if question is None:
+                return f"{head}; reply 'Noted step {step}.'"
+            return (
+                f"{head}; then answer: {question.text()} "
+                "Reply 'Answer: <value> [source: context|state]'."
+            )
         head = f"Step {step}/{self.horizon}: call observe for this step's event"
         question = self.questions.get(step)
         if question is None:
@@ -317,14 +350,20 @@ class Warehouse:
         return Score(right / asked, kept / asked, sources)
 
 
-def build(horizon: int, seed: int, *, noise: int = 0, drift: bool = False) -> Warehouse:
+def build(
+    horizon: int, seed: int, *, noise: int = 0, drift: bool = False, paper_layout: bool = False
+) -> Warehouse:
     """The session of ``horizon`` steps for ``seed``: events from ``random.Random(seed)``;
     ``noise`` telemetry lines per step and the drift from streams of their own, so noise never
-    changes the events."""
+    changes the events. ``paper_layout``: the SKILL.state paper's layout (the
+    ``warehouse-paper`` workload): each step's event in its message, no tool, no telemetry
+    (``noise`` must be 0), and whole lots shipped and moved, at most ``MAX_LOTS`` of them held
+    (``_lot_event``), so the inventory, like the paper's flat prompt, does not grow with the
+    horizon."""
     if horizon < 1:
         raise ValueError(f"horizon must be at least 1, not {horizon}")
-    if noise < 0:
-        raise ValueError(f"noise must be at least 0, not {noise}")
+    if noise < 0 or (paper_layout and noise):
+        raise ValueError(f"noise must be at least 0 (0 in the paper's layout), not {noise}")
     rng = random.Random(seed)
     drifting = random.Random(f"warehouse-drift-{seed}") if drift else None
     truth, book = Inventory(), Inventory()
@@ -333,7 +372,7 @@ def build(horizon: int, seed: int, *, noise: int = 0, drift: bool = False) -> Wa
     questions: dict[int, Question] = {}
     drifts: list[str] = []
     for step in range(horizon):
-        event = _event(rng, step, truth)
+        event = _lot_event(rng, step, truth) if paper_layout else _event(rng, step, truth)
         truth.apply(event)
         book.apply(event)
         events.append(event)
@@ -344,7 +383,10 @@ def build(horizon: int, seed: int, *, noise: int = 0, drift: bool = False) -> Wa
         if step in asked:
             questions[step] = _question(rng, step, truth, book)
     telemetry = _telemetry(seed, horizon, noise)
-    return Warehouse(horizon, seed, tuple(events), questions, telemetry, truth, tuple(drifts))
+    built = (horizon, seed, tuple(events), questions, telemetry, truth, tuple(drifts))
+    if paper_layout:
+        return Warehouse(*built, "warehouse-paper", INLINE_SYSTEM, (), inline=True)
+    return Warehouse(*built)
 
 
 def _event(rng: random.Random, step: int, truth: Inventory) -> Event:
@@ -360,6 +402,24 @@ def _event(rng: random.Random, step: int, truth: Inventory) -> Event:
         to = rng.choice([s for s in SHELVES if s != shelf])
         return Event(step, Kind.MOVE, item, qty, shelf, to)
     return Event(step, Kind.WAIT)
+
+
+def _lot_event(rng: random.Random, step: int, truth: Inventory) -> Event:
+    """The paper's layout: Store a lot (0.35), Ship (0.30) or Move (0.20) a whole lot, Wait
+    (0.15); a Store that would hold more than ``MAX_LOTS`` lots ships one instead."""
+    stocked = sorted((s, i) for s, held in truth.cells.items() for i, q in held.items() if q > 0)
+    roll = rng.random()
+    full = len(stocked) >= MAX_LOTS
+    if not stocked or (roll < 0.35 and not full):
+        return Event(step, Kind.STORE, rng.choice(ITEMS), rng.randint(1, 50), rng.choice(SHELVES))
+    if roll >= 0.85:
+        return Event(step, Kind.WAIT)
+    shelf, item = rng.choice(stocked)
+    qty = truth.qty(shelf, item)
+    if roll < 0.65:
+        return Event(step, Kind.SHIP, item, qty, shelf)
+    to = rng.choice([s for s in SHELVES if s != shelf])
+    return Event(step, Kind.MOVE, item, qty, shelf, to)
 
 
 def _drift(rng: random.Random, truth: Inventory) -> str:

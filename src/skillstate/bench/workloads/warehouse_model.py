@@ -7,7 +7,10 @@ Per request it reads (``testing.session_view.read_request``):
   snapshot, merged into it). ``done.events`` (``"through step 12"``) says how far it goes;
   Σ's ``step`` is not used (in hybrid the gateway's seed counts turns there).
 * the newest instruction (``Step s/h: ...``): the step and its question;
-* every ``observe`` result the request holds (the event text is tagged with its step).
+* every ``observe`` result the request holds (the event text is tagged with its step), and in
+  the paper's layout every event a user message states (``[step s] ...``);
+* the notes a client carries for it (the ``memory`` and ``stateful`` arms,
+  ``bench.workload.with_notes``), or that it wrote in a reply it is shown: Σ's stand-in there.
 
 The inventory is Σ's ``findings`` with every visible event after Σ's step applied, in order.
 Then: if the newest observed step is before ``s``, call ``observe`` for ``s``; else answer.
@@ -15,6 +18,9 @@ Then: if the newest observed step is before ``s``, call ``observe`` for ``s``; e
 At the gateway's handover (the request ends in its instruction to write Σ before the history
 is collapsed) CAREFUL and FAULTY reply with the patch that brings Σ up to every event the
 request shows; CARELESS with ``{}``.
+
+Where the client asks for notes (``NOTES_HEADING``), the model ends its answer with Σ whole
+(``full_notes``) under ``Notes:``; CARELESS repeats the notes it was given.
 
 Writing Σ, by ``Variant``: CAREFUL patches Σ at each answer with the shelves that differ from
 Σ and ``done.events`` (hybrid: a ``skill_state`` call first, then the answer in the round
@@ -35,7 +41,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from skillstate.bench.workload import Variant, call_id, step_of
+from skillstate.bench.workload import (
+    NOTES_HEADING,
+    Variant,
+    call_id,
+    notes_block,
+    notes_of,
+    step_of,
+)
 from skillstate.bench.workloads.warehouse import (
     OBSERVE,
     Ask,
@@ -106,6 +119,9 @@ def read(seen: Sequence[Seen]) -> Reading:
             event = parse_event(output) if step is not None else None
             if event is not None and event.step == step:
                 events[step] = event
+        for text in message.own_texts if message.role == "user" else ():
+            if (event := parse_event(text)) is not None:  # the paper's layout: in the step
+                events[event.step] = event
     for step in sorted(events):
         if step > through:
             inventory.apply(events[step])
@@ -115,6 +131,9 @@ def read(seen: Sequence[Seen]) -> Reading:
 def _sigma(seen: Sequence[Seen]) -> Json | None:
     sigma: Json | None = None
     for message in seen:
+        for text in message.own_texts:  # the notes a client carries, or the model wrote
+            if (notes := notes_of(text)) is not None:
+                sigma = _object(notes)
         if message.role != "user":
             continue
         for text in message.texts:
@@ -202,6 +221,16 @@ def good_patch(step: int, reading: Reading) -> Json:
     return patch
 
 
+def full_notes(step: int, reading: Reading) -> Json:
+    """Σ whole, as a client that carries the model's notes asks for it: ``done.events`` and
+    every non-empty shelf."""
+    return {"done": {"events": f"through step {step}"}, "findings": reading.inventory.findings()}
+
+
+def _keeps_notes(seen: Sequence[Seen]) -> bool:
+    return any(NOTES_HEADING in t for m in seen if m.role == "user" for t in m.own_texts)
+
+
 def bad_patch(step: int, reading: Reading) -> tuple[str, Json | str]:
     """FAULTY's bad patch for ``step``: a kind and the patch (a string: broken JSON)."""
     shelves = reading.inventory.findings()
@@ -237,6 +266,10 @@ class WarehouseModel:
             call = ScriptedCall(OBSERVE, {}, id=call_id(asked.step))
             return _reply(paper, self._catch_up(paper, reading), f"observe step {asked.step}", call)
         text = answer_text(asked, reading)
+        if _keeps_notes(seen):  # the paper's Memory and Stateful baselines
+            careless = self.variant is Variant.CARELESS
+            notes = (reading.sigma or {}) if careless else full_notes(asked.step, reading)
+            return Reply(text=f"{text}\n\n{notes_block(jsonio.dumps_str(notes))}")
         rejected = _rejected_now(seen)
         if paper:
             return self._paper(asked.step, reading, text, rejected)
