@@ -147,3 +147,17 @@ async def test_hybrid_views_the_document_on_arrival_and_costs_less_than_pass_thr
     assert whole == list(range(2, 17))
     assert max(r.prompt_tokens for r in hybrid.requests) < 5_000
     assert hybrid.cost < 0.2 * passthrough.cost, (hybrid.cost, passthrough.cost)
+
+
+@pytest.mark.parametrize(("pricing", "wire"), WIRES, ids=[f"{p}-{w}" for p, w in WIRES])
+async def test_paper_mode_views_the_document_and_recalls_the_lot_code(
+    pricing: Pricing, wire: Wire
+) -> None:
+    """Paper mode offers ``recall`` from the observation that holds the document (its view
+    goes in its place), and the model, finding the lot code in neither Σ nor its observation,
+    recalls it from the archive at the question."""
+    workload = bulky_output.build(bulky_output.DEFAULT_HORIZON, 2)
+    paper = await run.play(workload, ARMS["paper"], pricing, wire=wire)
+    assert paper.completed and paper.violations == 0, paper.error
+    assert paper.score == 1.0 and paper.sources == {"probed-lot": "recall"}
+    assert max(r.prompt_tokens for r in paper.requests) < 5_000

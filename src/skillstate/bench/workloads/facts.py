@@ -128,9 +128,9 @@ class FactModel:
     def __call__(self, recorded: RecordedRequest) -> Reply:
         seen = read_request(recorded)
         sigma = paper_state(seen)
-        if sigma is not None:
-            return self._paper(seen, sigma)
         offered = tool_names(recorded)
+        if sigma is not None:
+            return self._paper(seen, sigma, offered)
         step = current_step(seen)
         internal = _internal_results(seen)
         planned = self.steps[step] if 0 <= step < len(self.steps) else None
@@ -181,14 +181,21 @@ class FactModel:
             lines.append(f"- {fact.key}: {value} [{source}]")
         return Reply(text="Here is what I found:\n" + "\n".join(lines))
 
-    def _paper(self, seen: Sequence[Seen], sigma: Mapping[str, Any]) -> Reply:
+    def _paper(
+        self, seen: Sequence[Seen], sigma: Mapping[str, Any], offered: frozenset[str]
+    ) -> Reply:
         """Paper mode: the request holds Σ and the latest observation only, so the step is one
         past Σ's ``step`` when that is further than the observation shows (a probe's answer
         leaves no result behind), and every reply is an envelope whose patch notes the step
         (and, but for CARELESS, what the model noticed). FAULTY spoils some patches, and
-        sends the good one when the gateway's correction comes back."""
+        sends the good one when the gateway's correction comes back. A probe whose fact is
+        in neither Σ nor the observation is answered through ``recall`` where it is offered
+        (the gateway's round brings the answer back, at the same step)."""
+        internal = _internal_results(seen)
         done = sigma.get("step")
         step = max(observed_step(seen), done + 1 if isinstance(done, int) else 0)
+        if internal:  # the gateway's recall round: the step that asked
+            step = _internal_step(seen, step)
         planned = self.steps[step] if 0 <= step < len(self.steps) else None
         if planned is None:
             return _envelope({"step": step}, "Done.")
@@ -203,6 +210,17 @@ class FactModel:
                 patch = spoiled(patch, random.Random(f"faulty:{self.seed}:{step}"))
         if planned.probe is not None:
             found = {fact.key: find(fact, seen) for fact in planned.probe.facts}
+            missing = [f for f in planned.probe.facts if found[f.key] is None]
+            if missing and RECALL in offered and not internal:
+                calls = [
+                    ScriptedCall(RECALL, {"query": f.query}, id=_internal_id(step, "recall", j))
+                    for j, f in enumerate(missing)
+                ]
+                return _envelope(patch, "recalling", calls)
+            recalled = "\n".join(t for name, t in internal.items() if name.startswith(RECALL))
+            for fact in missing:
+                if match := fact.pattern.search(recalled):
+                    found[fact.key] = (match.group(1), "recall")
             lines = [
                 "- {}: {} [{}]".format(f.key, *(found[f.key] or (UNKNOWN, "lost")))
                 for f in planned.probe.facts
@@ -396,6 +414,18 @@ def _internal_results(seen: Sequence[Seen]) -> dict[str, str]:
         if message.role == "assistant" and message.calls:
             break
     return found
+
+
+def _internal_step(seen: Sequence[Seen], otherwise: int) -> int:
+    """The step of the newest internal call whose result the request holds (its id says it),
+    or ``otherwise``."""
+    steps = [
+        int(match.group(1))
+        for message in seen
+        for cid, _ in message.results
+        if (match := _INTERNAL_ID.search(cid))
+    ]
+    return steps[-1] if steps else otherwise
 
 
 def _results_of(seen: Sequence[Seen], step: int) -> list[tuple[Call | None, str]]:
