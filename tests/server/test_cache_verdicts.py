@@ -19,7 +19,12 @@ from skillstate.testing.gateway import gateway_for
 
 
 async def _verdicts(
-    wire: str, *, stream: bool = False, caching: bool = True, edit_at: int | None = None
+    wire: str,
+    *,
+    stream: bool = False,
+    caching: bool = True,
+    edit_at: int | None = None,
+    mode: str = "hybrid",
 ) -> tuple[dict[str, int], dict[str, int]]:
     """The session's /cost totals' verdicts, and its own group's."""
     path, body_of = WIRES[wire]
@@ -34,7 +39,7 @@ async def _verdicts(
                 body["messages"][-2 * turn - (wire == "chat")]["content"] = "Read them all again."
             if stream and wire == "chat":
                 body["stream_options"] = {"include_usage": True}
-            headers = {"x-skillstate-session": "verdicts"}
+            headers = {"x-skillstate-session": "verdicts", "x-skillstate-mode": mode}
             async with http.post(gw.url + path, json=body, headers=headers) as reply:
                 assert reply.status == 200, await reply.text()
                 await reply.read()
@@ -65,3 +70,26 @@ async def test_a_provider_that_caches_nothing_is_told(wire: str) -> None:
 async def test_a_client_that_edits_its_history_is_told() -> None:
     totals, _ = await _verdicts("chat", edit_at=20)
     assert totals["client-history"] == 1, totals
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+@pytest.mark.parametrize("wire", sorted(WIRES))
+async def test_a_session_relayed_as_bytes_has_a_verdict_on_every_request(
+    wire: str, stream: bool
+) -> None:
+    """Mode off: every request goes up as its bytes (the express path), never decoded on its
+    way; each still gets its verdict."""
+    totals, _ = await _verdicts(wire, stream=stream, mode="off")
+    assert sum(totals.values()) == TURNS + 1, totals
+    assert totals["first"] == 1 and totals["hit"] >= TURNS - 5, totals
+    assert set(totals) <= {"first", "hit", "short"}, totals
+
+
+@pytest.mark.parametrize("wire", sorted(WIRES))
+async def test_a_session_relayed_as_bytes_tells_the_provider_and_the_client_apart(
+    wire: str,
+) -> None:
+    nothing, _ = await _verdicts(wire, caching=False, mode="off")
+    assert nothing["first"] == 1 and nothing["provider"] >= TURNS - 5, nothing
+    edited, _ = await _verdicts(wire, edit_at=20, mode="off")
+    assert edited["client-history"] == 1, edited

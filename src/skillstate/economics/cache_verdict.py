@@ -15,8 +15,9 @@ message), and, where the two part, the client's two requests likewise:
   set none;
 * ``short``: the request holds all of the previous one, but that is less than the provider's
   minimum (1,024 tokens);
-* ``client-head`` / ``client-history``: the client changed its system prompt or tools, or its
-  history (an edit, a rewind, a host's compaction), within the first 1,024 tokens;
+* ``client-head`` / ``client-history``: the client changed its system prompt or tools (on
+  every wire: Chat's system message counts as the head, ``Blocks.opening``), or its history
+  (an edit, a rewind, a host's compaction), within the first 1,024 tokens;
 * ``boundary``: the gateway's epoch boundary rewrote it there, the miss the boundary was
   priced for (``state.epochs``);
 * ``gateway-head`` / ``gateway-history``: the gateway changed what it sent there outside a
@@ -27,8 +28,11 @@ message), and, where the two part, the client's two requests likewise:
   provider still cached nothing (it does not cache, or evicted it).
 
 An empty verdict is no verdict: the provider reported no usage (the counts are the gateway's
-own), the round was not the client's request (a state round, a handover), or the request was
-relayed undecoded (``server.express``: only ``hit`` is told there). Pure, no I/O.
+own), or the round was not the client's request (a state round, a handover). A request relayed
+undecoded
+(``server.express``) gets its verdict from the recorder (``Recorder._relayed_verdict``): the
+plain causes without decoding, the rest by this function on the two requests decoded. Pure,
+no I/O.
 """
 
 from __future__ import annotations
@@ -96,7 +100,7 @@ def cache_verdict(
     if client_before is not None:
         kept = common_prefix(client_before[0], client.chain)
         if kept < len(client_before[0]):
-            return "client-head" if kept == 0 else "client-history"
+            return "client-head" if kept < client.opening else "client-history"
     if boundary:
         return "boundary"
     return "gateway-head" if shared == 0 else "gateway-history"

@@ -55,6 +55,9 @@ class Blocks:
     """Local tokens up to the end of each block."""
     marks: tuple[tuple[int, float], ...]
     """(block, seconds its entry lives) for each block that ends with a client breakpoint."""
+    opening: int = 1
+    """How many blocks are the head: the tools and system prompt, and the system or developer
+    messages that open the conversation (Chat and Responses send the system prompt so)."""
 
     @property
     def total(self) -> int:
@@ -88,7 +91,12 @@ def blocks_of(request: Request, memo: PrefixMemo[Blocks] | None = None) -> Block
         placed = _marks(message)
         if placed:
             marks.append((len(chain) - 1, _ttl(placed)))
-    blocks = Blocks(chain, ends, tuple(marks))
+    opening = 1
+    for message in request.messages:
+        if message.role not in ("system", "developer"):
+            break
+        opening += 1
+    blocks = Blocks(chain, ends, tuple(marks), opening)
     memo.keep(request.messages, blocks)
     return blocks
 

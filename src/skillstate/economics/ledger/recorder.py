@@ -24,6 +24,9 @@ from skillstate.economics.cache_evidence import Basis, CacheEvidence
 from skillstate.economics.cache_verdict import cache_verdict
 from skillstate.economics.catalog_age import utc_day
 from skillstate.economics.counterfactual import (
+    AUTOMATIC_MIN,
+    AUTOMATIC_TTL,
+    TTL,
     Blocks,
     Cached,
     PassThroughCache,
@@ -32,7 +35,7 @@ from skillstate.economics.counterfactual import (
 )
 from skillstate.economics.exchange import Exchange
 from skillstate.economics.ledger.metrics import Metrics
-from skillstate.economics.ledger.relayed import decoded_request, read_relayed
+from skillstate.economics.ledger.relayed import decoded_request, holds_all, read_relayed
 from skillstate.economics.ledger.row import LOCAL, SUBSCRIPTION, Row
 from skillstate.economics.ledger.store import Ledger
 from skillstate.economics.metered import Metered, counted
@@ -287,6 +290,7 @@ class Recorder:
         if exchange.relayed is not None:
             body = exchange.relayed.body
             wires = (exchange.client_wire, exchange.upstream, exchange.upstream_wire)
+            first["cache_verdict"] = self._relayed_verdict(exchange, counts[0], now)
             self._deferred.put(exchange.session, (body, *wires, counts[0], now))
             cached, basis = Cached(0), "recorded"
         else:
@@ -362,6 +366,52 @@ class Recorder:
                 boundary=self._boundary(exchange),
             )
         return cached, basis, verdict
+
+    def _relayed_verdict(self, exchange: Exchange, count: tuple[Usage, bool], now: float) -> str:
+        """The cache verdict on a request relayed as bytes (the client's own: no ``gateway-*``
+        or ``boundary`` verdict can be), against the session's request before it: the causes
+        told without decoding first (``hit``, ``first``, ``expired``, ``unmarked``, and
+        ``short`` or ``provider`` where the bytes show the client only appended,
+        ``relayed.holds_all``), and only for a miss they do not explain, the two requests
+        decoded (a client that changed what it sent before)."""
+        usage, estimated = count
+        if estimated:
+            return ""
+        if usage.cached_input > 0:
+            return "hit"
+        assert exchange.relayed is not None
+        session, body = exchange.session, exchange.relayed.body
+        kept = self._deferred.get(session)
+        known = self._cache.previous(session) if kept is None else None
+        at = kept[-1] if kept is not None else known[1] if known is not None else None
+        explicit = exchange.upstream_wire is Wire.MESSAGES
+        if at is None:
+            return "first"
+        if now - at > (TTL[None] if explicit else AUTOMATIC_TTL):
+            return "expired"
+        if explicit and b'"cache_control"' not in body:
+            return "unmarked"
+        wire = exchange.client_wire
+        if kept is not None and kept[1] is wire and holds_all(kept[0], body, wire):
+            return "short" if kept[4][0].input < AUTOMATIC_MIN else "provider"  # all of it kept
+        request = decoded_request(exchange.client_wire, body)
+        if request is None:
+            return ""
+        before = known
+        if kept is not None:
+            older = decoded_request(kept[1], kept[0])
+            before = (blocks_of(older, _SENT).chain, at) if older is not None else None
+        blocks = blocks_of(request, _SENT)
+        return cache_verdict(
+            usage,
+            sent=blocks,
+            before=before,
+            client=blocks,
+            client_before=before,
+            now=now,
+            explicit=explicit,
+            boundary=False,
+        )
 
     def _boundary(self, exchange: Exchange) -> bool:
         """Whether ``exchange`` started an epoch (its lanes name one past the session's)."""

@@ -47,6 +47,35 @@ def decoded_request(wire: Wire, body: bytes) -> Request | None:
         return None
 
 
+_HISTORY_KEYS = {Wire.CHAT: b'"messages"', Wire.MESSAGES: b'"messages"', Wire.RESPONSES: b'"input"'}
+
+
+def holds_all(before: bytes, after: bytes, wire: Wire) -> bool:
+    """Whether the request body ``after`` holds all of ``before`` as a prefix cache sees it,
+    told from the bytes: the same body again, or ``before`` with messages appended and nothing
+    else changed (the same before the history's key, the history's bytes the same up to where
+    ``before``'s array closes and ``after``'s goes on with another element, and ``before``'s
+    bytes after its array the end of ``after``). False where it cannot tell (a client that
+    moved a cache marker, reordered its keys, edited anything): the caller decodes then."""
+    if before == after:
+        return True
+    key = _HISTORY_KEYS[wire]
+    start, begin = before.find(key), after.find(key)
+    if start < 0 or start != begin or before[:start] != after[:start]:
+        return False
+    old = memoryview(before)
+    low, high = start, min(len(before), len(after))
+    while low < high:  # where they part, by halving: [start, low) is known to be the same
+        middle = (low + high + 1) // 2
+        if after.startswith(old[low:middle], low):  # a memcmp, no copy
+            low = middle
+        else:
+            high = middle - 1
+    closed = low < len(before) and before[low : low + 1] == b"]"
+    goes_on = after[low : low + 1] == b","
+    return closed and goes_on and after.endswith(before[low + 1 :])
+
+
 def _decoded_reply(reply: TailReply) -> Response | None:
     if not reply.streamed:
         try:
