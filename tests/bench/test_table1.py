@@ -14,8 +14,14 @@ from skillstate.bench.arms import ARMS, MEMORY_TURNS, Pricing
 from skillstate.bench.run import play, prompt_chars
 from skillstate.bench.table1 import PAPER_TOKENS, cells, markdown, verdict
 from skillstate.bench.workload import NOTES_HEADING, Variant, notes_of, with_notes
-from skillstate.bench.workloads import load
-from skillstate.bench.workloads.warehouse import MAX_LOTS, Inventory, Kind, build
+from skillstate.bench.workloads import load, warehouse_paper
+from skillstate.bench.workloads.warehouse import (
+    MAX_LOTS,
+    PAPER_TELEMETRY_HEADER,
+    Inventory,
+    Kind,
+    build,
+)
 from skillstate.cli.main import cli
 from skillstate.conversation import Wire
 from skillstate.support import jsonio
@@ -41,9 +47,12 @@ def test_the_papers_layout_holds_at_most_max_lots_and_says_the_event_in_the_step
     assert build(200, seed).events != session.events  # the observe layout's own generator
 
 
-def test_the_papers_layout_takes_no_telemetry() -> None:
-    with pytest.raises(ValueError, match="paper's layout"):
-        build(10, 1, noise=5, paper_layout=True)
+def test_the_papers_layout_puts_its_noise_under_the_papers_header_in_the_step() -> None:
+    quiet, noisy = build(10, 1, paper_layout=True), build(10, 1, noise=5, paper_layout=True)
+    assert quiet.events == noisy.events, "noise never changes the events"
+    said = noisy.instruction(4) or ""
+    assert said.startswith(quiet.instruction(4) or "")
+    assert said.splitlines()[1] == PAPER_TELEMETRY_HEADER and len(said.splitlines()) == 7
 
 
 def test_notes_round_trip_through_the_clients_message() -> None:
@@ -141,6 +150,7 @@ def test_the_command_runs_the_table_and_writes_it(tmp_path: Path) -> None:
     result = CliRunner().invoke(
         cli, ["bench", "table1", "--horizon", "6", "--seed", "1", "--out", str(tmp_path)]
     )
+    assert "Noise: 5 telemetry lines per step." in result.output
     assert result.exit_code == 0, result.output
     table = (tmp_path / "table1.md").read_text()
     for name in ("ReAct", "Memory", "Stateful", "SKILL.state"):
@@ -149,3 +159,22 @@ def test_the_command_runs_the_table_and_writes_it(tmp_path: Path) -> None:
     assert (tmp_path / "table1.png").exists() or "not drawn" in result.output
     bad = CliRunner().invoke(cli, ["bench", "table1", "--horizon", "0"])
     assert bad.exit_code == 2 and "positive" in bad.output
+
+
+async def test_with_the_papers_noise_paper_mode_sends_16x_fewer_input_tokens_at_t200() -> None:
+    """Issue 29's target on the paper's setting (5 telemetry lines per step): at T=200 paper
+    mode sends at least 16x fewer input tokens than pass-through, at equal score, its prompt
+    per call within 1.2x of T=10's."""
+    session = warehouse_paper.build(200, 4, noise=warehouse_paper.TABLE_NOISE)
+    react = await play(session, ARMS["passthrough"], Pricing.OPENAI)
+    paper = await play(session, ARMS["paper"], Pricing.OPENAI)
+    short = await play(
+        warehouse_paper.build(10, 4, noise=warehouse_paper.TABLE_NOISE),
+        ARMS["paper"],
+        Pricing.OPENAI,
+    )
+    found = {c.arm: c for c in cells([react, paper]) if c.horizon == 200}
+    assert found["paper"].accuracy == found["passthrough"].accuracy == 1.0
+    assert found["paper"].fewer is not None and found["paper"].fewer >= 16
+    (small,) = cells([short])
+    assert found["paper"].prompt_chars <= 1.2 * small.prompt_chars

@@ -111,9 +111,12 @@ def _chars(run: RunRecord) -> float:
     return mean(q.prompt_chars for q in run.requests) if run.requests else 0.0
 
 
-def markdown(found: Sequence[Cell]) -> str:
-    """The side-by-side table, then the target's verdict."""
+def markdown(found: Sequence[Cell], noise: int = 0) -> str:
+    """The side-by-side table, then the target's verdict; ``noise``: the telemetry lines per
+    step the runs had."""
     lines = [
+        f"Noise: {noise} telemetry lines per step.",
+        "",
         "| T | arm | prompt chars / call | input tokens | total tokens (seeds min-max) "
         "| accuracy | x fewer input than ReAct (min-max) | paper: total tokens | paper: x fewer |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",

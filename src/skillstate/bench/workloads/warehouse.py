@@ -14,7 +14,8 @@ The session, step by step (``horizon`` steps, numbered 0 to ``horizon - 1``)
    ``Step s/h: call observe ...`` and, at a question step, ``then answer: <question>``.
 2. The model calls ``observe`` (no arguments) with the id ``call_id(s)``; the client's
    ``execute`` returns the step's event, ``[step s] Store 14 gear-2 on shelf S045``, followed,
-   with ``noise=N``, by ``N`` irrelevant lines under a ``Telemetry (ignore):`` header. The
+   with ``noise=N``, by ``N`` irrelevant lines under a ``Telemetry (ignore):`` header (in the
+   paper's layout, in the step's message under ``--- BACKGROUND TELEMETRY ---``). The
    newest observe result in a request therefore tells the model its step.
 3. The model replies with text, the step's ``Answer``: ``Noted step s.``, or at a question
    step ``Answer: <value> [source: context|state]``, where the source says whether the model
@@ -71,6 +72,8 @@ OBSERVE = "observe"
 DRIFT_CHANCE = 0.06
 """The chance, per step, that the outside actor moves something silently."""
 TELEMETRY_HEADER = "Telemetry (ignore):"
+PAPER_TELEMETRY_HEADER = "--- BACKGROUND TELEMETRY ---"
+"""The header the paper's environment puts its noise lines under (the paper's layout)."""
 
 SYSTEM = f"""You keep the books of a {len(SHELVES)}-shelf warehouse (shelves S001 to S500).
 Each user message starts a step: "Step s/h: ...". For every step, call `observe` once (no \
@@ -304,11 +307,14 @@ class Warehouse:
             head = f"Step {step}/{self.horizon}: {self.events[step].text()}"
             question = self.questions.get(step)
             if question is None:
-                return f"{head}; reply 'Noted step {step}.'"
-            return (
-                f"{head}; then answer: {question.text()} "
-                "Reply 'Answer: <value> [source: context|state]'."
-            )
+                said = f"{head}; reply 'Noted step {step}.'"
+            else:
+                said = (
+                    f"{head}; then answer: {question.text()} "
+                    "Reply 'Answer: <value> [source: context|state]'."
+                )
+            lines = self.telemetry.get(step, ())
+            return "\n".join([said, PAPER_TELEMETRY_HEADER, *lines]) if lines else said
         head = f"Step {step}/{self.horizon}: call observe for this step's event"
         question = self.questions.get(step)
         if question is None:
@@ -356,14 +362,14 @@ def build(
     """The session of ``horizon`` steps for ``seed``: events from ``random.Random(seed)``;
     ``noise`` telemetry lines per step and the drift from streams of their own, so noise never
     changes the events. ``paper_layout``: the SKILL.state paper's layout (the
-    ``warehouse-paper`` workload): each step's event in its message, no tool, no telemetry
-    (``noise`` must be 0), and whole lots shipped and moved, at most ``MAX_LOTS`` of them held
-    (``_lot_event``), so the inventory, like the paper's flat prompt, does not grow with the
-    horizon."""
+    ``warehouse-paper`` workload): each step's event in its message (its noise lines after it,
+    under ``PAPER_TELEMETRY_HEADER``), no tool, and whole lots shipped and moved, at most
+    ``MAX_LOTS`` of them held (``_lot_event``), so the inventory, like the paper's flat
+    prompt, does not grow with the horizon."""
     if horizon < 1:
         raise ValueError(f"horizon must be at least 1, not {horizon}")
-    if noise < 0 or (paper_layout and noise):
-        raise ValueError(f"noise must be at least 0 (0 in the paper's layout), not {noise}")
+    if noise < 0:
+        raise ValueError(f"noise must be at least 0, not {noise}")
     rng = random.Random(seed)
     drifting = random.Random(f"warehouse-drift-{seed}") if drift else None
     truth, book = Inventory(), Inventory()
