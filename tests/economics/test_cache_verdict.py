@@ -105,4 +105,4 @@ def test_the_gateway_changing_what_it_sent() -> None:
 
 
 def test_every_verdict_is_listed() -> None:
-    assert len(set(VERDICTS)) == 11 and VERDICTS[0] == "hit"
+    assert len(set(VERDICTS)) == 12 and VERDICTS[0] == "hit"

@@ -68,6 +68,8 @@ def _show(doc: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.markup import escape
 
+    from skillstate.economics.cache_verdict import NOT_MISSES
+
     console = Console()
     totals = doc.get("totals", {})
     span = f"{local_iso(doc.get('since'))} to {local_iso(doc.get('until'))}"
@@ -86,7 +88,7 @@ def _show(doc: dict[str, Any]) -> None:
         console.print(_table("Top savings (estimate)", gains[:_TOP], "session"))
     if losses:
         console.print(_table("Top losses (estimate)", losses[:_TOP], "session"))
-    missed = [s for s in sessions if set(s.get("cache_verdicts") or {}) - {"hit", "first"}]
+    missed = [s for s in sessions if set(s.get("cache_verdicts") or {}) - NOT_MISSES]
     if missed:
         console.print(_misses(missed[:_TOP]))
     if totals.get("unpriced_requests"):
@@ -142,7 +144,9 @@ def _misses(sessions: list[dict[str, Any]]) -> Any:
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     for session in sessions:
         verdicts: dict[str, int] = session.get("cache_verdicts") or {}
-        causes = ", ".join(f"{cause} {n:,}" for cause, n in verdicts.items() if cause != "hit")
+        causes = ", ".join(
+            f"{cause} {n:,}" for cause, n in verdicts.items() if cause not in ("hit", "unreported")
+        )
         table.add_row(escape(str(session.get("session"))), f"{verdicts.get('hit', 0):,}", causes)
     return table
 

@@ -27,9 +27,12 @@ message), and, where the two part, the client's two requests likewise:
   up to where it changed: a note the gateway moves to the end, a newer view), and the
   provider still cached nothing (it does not cache, or evicted it).
 
-An empty verdict is no verdict: the provider reported no usage (the counts are the gateway's
-own), or the round was not the client's request (a state round, a handover). A request relayed
-undecoded
+* ``unreported``: the provider reported no usage (a reply without counts, whose tokens the
+  gateway counted itself; a call that failed): there is nothing to judge.
+
+The gateway's own rounds (a continuation after it answered its own tool, a handover) repeat a
+request sent moments before and add to it: ``hit``, else ``short`` or ``provider``
+(``Recorder``). A request relayed undecoded
 (``server.express``) gets its verdict from the recorder (``Recorder._relayed_verdict``): the
 plain causes without decoding, the rest by this function on the two requests decoded. Pure,
 no I/O.
@@ -64,8 +67,11 @@ VERDICTS = (
     "gateway-head",
     "gateway-history",
     "provider",
+    "unreported",
 )
 """Every verdict, in the order ``/cost`` lists them."""
+NOT_MISSES = frozenset({"hit", "first", "unreported"})
+"""The verdicts that say no cache was broken: a hit, a cold start, nothing to judge."""
 
 
 def cache_verdict(

@@ -1,7 +1,9 @@
 """The cache verdict of a request relayed as bytes (the express path): told without decoding
 where the cause is plain (``hit``, ``first``, ``expired``, ``unmarked``), else from the two
 requests decoded (``short``, ``client-head``, ``client-history``, ``provider``); never a
-``gateway-*`` or ``boundary`` verdict (the bytes are the client's)."""
+``gateway-*`` or ``boundary`` verdict (the bytes are the client's). And the rows that are not
+the client's round (the gateway's own rounds) or whose provider reported nothing: every row
+has a verdict."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from skillstate.economics import tokenizer
 from skillstate.economics.exchange import Relayed
 from skillstate.economics.ledger import Ledger, Recorder
 from skillstate.economics.ledger.relayed import holds_all
+from skillstate.economics.metered import Metered
 from skillstate.protocols.tails import json_reply
 from skillstate.support import jsonio
 
@@ -104,14 +107,14 @@ async def test_after_a_decoded_request_the_relayed_one_is_compared_with_it() -> 
     assert _verdict(recorder, _as_sent(_request(5, Wire.CHAT))) == "provider"
 
 
-async def test_a_reply_without_usage_gets_no_verdict() -> None:
+async def test_a_reply_without_usage_is_told_unreported() -> None:
     recorder = await _recorder(Clock())
     body = jsonio.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]})
     reply = {"model": "m", "choices": [{"message": {"role": "assistant", "content": "yo"}}]}
     relayed = Relayed(body, json_reply(Wire.CHAT, jsonio.dumps(reply)))
     exchange = _exchange(None, None, metered=[], model="m", relayed=relayed)  # type: ignore[arg-type]
     (row,) = recorder.rows(exchange)
-    assert row.estimated and row.cache_verdict == ""
+    assert row.estimated and row.cache_verdict == "unreported"
 
 
 # All of the previous request held, told from the bytes ---------------------------------------
@@ -155,3 +158,33 @@ def test_holds_all_reads_the_responses_history_key() -> None:
     before = jsonio.dumps({"model": "m", "input": TURNS_OF[:2]})
     after = jsonio.dumps({"model": "m", "input": TURNS_OF})
     assert holds_all(before, after, Wire.RESPONSES) and not holds_all(before, after, Wire.CHAT)
+
+
+# Rows besides the client's round -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("cached", "tokens", "told"),
+    [(2_048, 3_000, "hit"), (0, 3_000, "provider"), (0, 600, "short")],
+)
+async def test_the_gateways_own_round_is_told_by_its_own_usage(
+    cached: int, tokens: int, told: str
+) -> None:
+    """A continuation after the gateway answered its own tool repeats the request it follows
+    and adds to it: a hit, or a miss the provider's (or below its minimum)."""
+    recorder = await _recorder(Clock())
+    request = _as_sent(_request(3, Wire.CHAT))
+    rounds = [
+        Metered(Usage(input=tokenizer.count_request(request), output=9), request),
+        Metered(Usage(input=tokens, cached_input=cached, output=9), request),
+    ]
+    exchange = _exchange(request, None, metered=rounds, causes=["", "state"])
+    first, continued = recorder.rows(exchange)
+    assert first.cache_verdict == "first" and continued.cache_verdict == told
+
+
+async def test_a_call_that_failed_is_told_unreported() -> None:
+    recorder = await _recorder(Clock())
+    request = _as_sent(_request(3, Wire.CHAT))
+    (row,) = recorder.rows(_exchange(request, None, metered=[], status=502))
+    assert row.cache_verdict == "unreported" and row.input == 0

@@ -217,9 +217,7 @@ class Recorder:
                 self._first(exchange, counts, bool(metered), cost, model, now) if not number else {}
             )
             verdict = first.pop("cache_verdict", verdict)
-            told = verdict if number == main else ""
-            if not told and usage.cached_input and not estimated:
-                told = "hit"
+            told = _told(usage, estimated or not metered, verdict if number == main else None)
             rows.append(
                 Row(
                     ts=now,
@@ -470,6 +468,23 @@ class Recorder:
         self._epochs.move_to_end(exchange.session)
         while len(self._epochs) > 4096:
             self._epochs.popitem(last=False)
+
+
+def _told(usage: Usage, unreported: bool, verdict: str | None) -> str:
+    """A row's cache verdict: ``unreported`` where the provider reported no usage (a reply
+    without counts, a call that failed); the client's round's ``verdict``; on the gateway's own
+    rounds (``verdict`` None: a continuation after its tool, a handover), which repeat a request
+    sent moments before and add to it, ``hit``, else ``short`` below the provider's minimum,
+    else ``provider``."""
+    if unreported:
+        return "unreported"
+    if verdict:
+        return verdict
+    if usage.cached_input:
+        return "hit"
+    if verdict is not None:
+        return ""
+    return "short" if usage.input < AUTOMATIC_MIN else "provider"
 
 
 def _cause(causes: list[str], number: int) -> str:
