@@ -1,0 +1,358 @@
+"""The shared store: sessions' Σ, their documents and the archive in one PostgreSQL database,
+for several gateway processes and machines (the ``shared`` extra: asyncpg).
+
+The tables are the SQLite store's, named with a ``skillstate_`` prefix so that they can share a
+database with anything else, and one more: ``skillstate_blobs``, the archive's
+content-addressed blobs, compressed as the file store compresses them (``codec.pack``).
+
+Concurrency: a commit is one statement guarded by the version it read (an ``UPDATE ... WHERE
+version = $expected``, or for a session's first commit an ``INSERT ... ON CONFLICT DO
+NOTHING``), so two instances that read the same version never both commit: the second gets
+``VersionConflict`` and ``update`` reads again and recomputes (``updates.run_update``); an
+update's ``updater`` must therefore be a pure function of the record it is given.
+
+The schema is versioned (``skillstate_schema``, one row per migration applied): ``open``
+applies what is missing, each migration in one transaction under an advisory lock, so that
+instances starting together apply it once; a database whose schema is newer than this code
+is refused (``SchemaTooNew``) rather than written to.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from skillstate.conversation import Json
+from skillstate.storage.codec import default_codec, pack, unpack
+from skillstate.storage.protocols import (
+    MAX_DOC_BYTES,
+    MAX_STATE_BYTES,
+    ArchiveEntry,
+    Change,
+    SessionInfo,
+    StateRecord,
+    Updater,
+    VersionConflict,
+)
+from skillstate.storage.records import EMPTY, check_key, check_session, decode_object, encode_object
+from skillstate.storage.updates import SessionLocks, run_update
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """CREATE TABLE skillstate_sessions (
+            session TEXT PRIMARY KEY, version BIGINT NOT NULL, step BIGINT NOT NULL,
+            state BYTEA NOT NULL, meta BYTEA NOT NULL, live BOOLEAN NOT NULL,
+            created DOUBLE PRECISION NOT NULL, seen DOUBLE PRECISION NOT NULL)""",
+        """CREATE TABLE skillstate_documents (
+            session TEXT NOT NULL, name TEXT NOT NULL, doc BYTEA NOT NULL,
+            updated DOUBLE PRECISION NOT NULL, PRIMARY KEY (session, name))""",
+        """CREATE TABLE skillstate_archive_entries (
+            session TEXT NOT NULL, ref TEXT NOT NULL, first_turn BIGINT NOT NULL,
+            last_turn BIGINT NOT NULL, summary TEXT NOT NULL, size BIGINT NOT NULL,
+            created DOUBLE PRECISION NOT NULL, PRIMARY KEY (session, ref, first_turn))""",
+        """CREATE TABLE skillstate_blobs (
+            ref TEXT PRIMARY KEY, data BYTEA NOT NULL, used DOUBLE PRECISION NOT NULL)""",
+    ),
+)
+"""Each schema version's statements, in order: version N is ``MIGRATIONS[N - 1]``."""
+SCHEMA_VERSION = len(MIGRATIONS)
+_LOCK = 0x5C1_57A7E
+"""The advisory lock a migration holds (any constant: it only has to be this code's)."""
+
+
+class SchemaTooNew(RuntimeError):
+    """The database was migrated by a newer skillstate than this one."""
+
+
+@dataclass(frozen=True, slots=True)
+class Migrated:
+    """What ``migrate`` found and left: schema versions before and after."""
+
+    before: int
+    after: int
+
+
+def _asyncpg() -> Any:
+    try:
+        import asyncpg
+    except ImportError:
+        raise RuntimeError(
+            "a postgresql:// store needs asyncpg: pip install 'skillstate[shared]'"
+        ) from None
+    return asyncpg
+
+
+class PostgresDatabase:
+    """A pool of connections to one database. Build it with ``open``."""
+
+    def __init__(self, pool: Any, dsn: str) -> None:
+        self.pool = pool
+        self.dsn = dsn
+
+    @classmethod
+    async def open(
+        cls, dsn: str, *, migrate: bool = True, min_size: int = 1, max_size: int = 10
+    ) -> PostgresDatabase:
+        """Connect to ``dsn`` and bring its schema up (``migrate``: False leaves it, and then
+        a schema older than this code's is refused too)."""
+        asyncpg = _asyncpg()
+        pool = await asyncpg.create_pool(dsn, min_size=min_size, max_size=max_size)
+        db = cls(pool, dsn)
+        try:
+            if migrate:
+                await db.migrate()
+            elif (found := await db.schema_version()) != SCHEMA_VERSION:
+                raise SchemaTooNew(
+                    f"the database's schema is version {found}, this gateway's {SCHEMA_VERSION}:"
+                    " run `skillstate db migrate`"
+                )
+        except BaseException:
+            await pool.close()
+            raise
+        return db
+
+    async def schema_version(self) -> int:
+        """The schema version the database is at (0: none of ours)."""
+        async with self.pool.acquire() as conn:
+            if await conn.fetchval("SELECT to_regclass('skillstate_schema')") is None:
+                return 0
+            return await _version(conn)
+
+    async def migrate(self) -> Migrated:
+        """Apply the migrations the database lacks, each in its own transaction; refuse a
+        database newer than this code (``SchemaTooNew``)."""
+        async with self.pool.acquire() as conn:
+            await conn.execute("SELECT pg_advisory_lock($1)", _LOCK)
+            try:
+                before = await _version(conn)
+                if before > SCHEMA_VERSION:
+                    raise SchemaTooNew(
+                        f"the database's schema is version {before}, newer than this "
+                        f"gateway's {SCHEMA_VERSION}: upgrade skillstate"
+                    )
+                for version in range(before + 1, SCHEMA_VERSION + 1):
+                    async with conn.transaction():
+                        for statement in MIGRATIONS[version - 1]:
+                            await conn.execute(statement)
+                        await conn.execute(
+                            "INSERT INTO skillstate_schema VALUES ($1, $2)", version, time.time()
+                        )
+                return Migrated(before, SCHEMA_VERSION)
+            finally:
+                await conn.execute("SELECT pg_advisory_unlock($1)", _LOCK)
+
+    async def close(self) -> None:
+        await self.pool.close()
+
+
+async def _version(conn: Any) -> int:
+    await conn.execute(
+        "CREATE TABLE IF NOT EXISTS skillstate_schema ("
+        " version INTEGER PRIMARY KEY, applied DOUBLE PRECISION NOT NULL)"
+    )
+    found = await conn.fetchval("SELECT max(version) FROM skillstate_schema")
+    return int(found or 0)
+
+
+class PostgresStateStore:
+    """``StateStore`` on a ``PostgresDatabase``."""
+
+    def __init__(self, db: PostgresDatabase, *, clock: Callable[[], float] = time.time) -> None:
+        self._db = db
+        self._clock = clock
+        self._locks = SessionLocks()
+
+    async def load(self, session: str) -> StateRecord:
+        check_session(session)
+        row = await self._db.pool.fetchrow(
+            "SELECT state, version, step, meta FROM skillstate_sessions WHERE session = $1",
+            session,
+        )
+        if row is None:
+            return StateRecord({}, 0)
+        return StateRecord(decode_object(row[0]), row[1], row[2], decode_object(row[3]))
+
+    async def commit(self, session: str, change: Change, *, expected_version: int) -> StateRecord:
+        check_session(session)
+        state = encode_object(change.state, MAX_STATE_BYTES, "a state")
+        meta = encode_object(change.meta, MAX_STATE_BYTES, "a state's meta")
+        now = self._clock()
+        if expected_version == 0:
+            version = await self._db.pool.fetchval(
+                "INSERT INTO skillstate_sessions VALUES ($1, 1, $2, $3, $4, TRUE, $5, $5)"
+                " ON CONFLICT (session) DO NOTHING RETURNING version",
+                session,
+                change.step,
+                state,
+                meta,
+                now,
+            )
+        else:
+            version = await self._db.pool.fetchval(
+                "UPDATE skillstate_sessions SET version = version + 1, step = $3, state = $4,"
+                " meta = $5, created = CASE WHEN live THEN created ELSE $6 END, live = TRUE,"
+                " seen = $6 WHERE session = $1 AND version = $2 RETURNING version",
+                session,
+                expected_version,
+                change.step,
+                state,
+                meta,
+                now,
+            )
+        if version is None:
+            current = await self._db.pool.fetchval(
+                "SELECT version FROM skillstate_sessions WHERE session = $1", session
+            )
+            raise VersionConflict(session, expected_version, int(current or 0))
+        return StateRecord(decode_object(state), int(version), change.step, decode_object(meta))
+
+    async def update(self, session: str, updater: Updater) -> StateRecord:
+        """Read, compute and commit, again on a conflict with another instance
+        (``updates.run_update``); this process's updates of a session take turns."""
+        check_session(session)
+
+        async def commit(name: str, change: Change, expected: int) -> StateRecord:
+            return await self.commit(name, change, expected_version=expected)
+
+        return await run_update(self.load, commit, self._locks, session, updater)
+
+    async def touch(self, session: str) -> None:
+        check_session(session)
+        await self._db.pool.execute(
+            "UPDATE skillstate_sessions SET seen = $2 WHERE session = $1 AND live",
+            session,
+            self._clock(),
+        )
+
+    async def list_sessions(self) -> list[SessionInfo]:
+        rows = await self._db.pool.fetch(
+            "SELECT session, version, step, octet_length(state), octet_length(meta), created,"
+            " seen FROM skillstate_sessions WHERE live ORDER BY seen DESC, session"
+        )
+        return [SessionInfo(*row) for row in rows]
+
+    async def reset(self, session: str) -> bool:
+        check_session(session)
+        async with self._db.pool.acquire() as conn, conn.transaction():
+            await conn.execute("DELETE FROM skillstate_documents WHERE session = $1", session)
+            done = await conn.execute(
+                "UPDATE skillstate_sessions SET state = $2, meta = $2, step = 0,"
+                " version = version + 1, live = FALSE WHERE session = $1 AND live",
+                session,
+                EMPTY,
+            )
+        return _count(done) > 0
+
+    async def get_doc(self, session: str, name: str) -> Json | None:
+        check_session(session)
+        raw = await self._db.pool.fetchval(
+            "SELECT doc FROM skillstate_documents WHERE session = $1 AND name = $2",
+            session,
+            name,
+        )
+        return None if raw is None else decode_object(raw)
+
+    async def put_doc(self, session: str, name: str, doc: Json) -> None:
+        check_session(session)
+        raw = encode_object(doc, MAX_DOC_BYTES, f"document {name!r}")
+        await self._db.pool.execute(
+            "INSERT INTO skillstate_documents VALUES ($1, $2, $3, $4)"
+            " ON CONFLICT (session, name) DO UPDATE SET doc = $3, updated = $4",
+            session,
+            name,
+            raw,
+            self._clock(),
+        )
+
+    async def close(self) -> None:
+        return None  # the database is closed by whoever opened it
+
+
+class PostgresArchiveStore:
+    """``ArchiveStore``: the index and the blobs in a ``PostgresDatabase``. A blob not used
+    (written or read) for ``ttl`` seconds is gone, as in the file store."""
+
+    def __init__(
+        self,
+        db: PostgresDatabase,
+        *,
+        ttl: float = 7 * 24 * 3600.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._db = db
+        self._ttl = ttl
+        self._clock = clock
+        self._codec = default_codec()
+
+    async def put(self, ref: str, data: bytes) -> None:
+        check_key(ref)
+        await self._db.pool.execute(
+            "INSERT INTO skillstate_blobs VALUES ($1, $2, $3)"
+            " ON CONFLICT (ref) DO UPDATE SET used = $3",
+            ref,
+            pack(data, self._codec),
+            self._clock(),
+        )
+
+    async def get(self, ref: str) -> bytes | None:
+        check_key(ref)
+        now = self._clock()
+        blob = await self._db.pool.fetchval(
+            "UPDATE skillstate_blobs SET used = $2 WHERE ref = $1 AND used >= $3 RETURNING data",
+            ref,
+            now,
+            now - self._ttl,
+        )
+        return None if blob is None else unpack(blob)
+
+    async def add_entry(self, entry: ArchiveEntry) -> None:
+        check_session(entry.session)
+        await self._db.pool.execute(
+            "INSERT INTO skillstate_archive_entries VALUES ($1, $2, $3, $4, $5, $6, $7)"
+            " ON CONFLICT DO NOTHING",
+            entry.session,
+            entry.ref,
+            entry.first_turn,
+            entry.last_turn,
+            entry.summary,
+            entry.size,
+            entry.created,
+        )
+
+    async def entries(self, session: str) -> list[ArchiveEntry]:
+        check_session(session)
+        rows = await self._db.pool.fetch(
+            "SELECT session, ref, first_turn, last_turn, summary, size, created"
+            " FROM skillstate_archive_entries WHERE session = $1"
+            " ORDER BY first_turn, last_turn, ref",
+            session,
+        )
+        return [ArchiveEntry(*row) for row in rows]
+
+    async def forget(self, session: str) -> int:
+        check_session(session)
+        done = await self._db.pool.execute(
+            "DELETE FROM skillstate_archive_entries WHERE session = $1", session
+        )
+        return _count(done)
+
+    async def close(self) -> None:
+        return None
+
+
+def _count(status: str) -> int:
+    """The rows an ``execute`` status names (``UPDATE 3``, ``DELETE 0``)."""
+    return int(status.rsplit(" ", 1)[-1]) if status and status[-1].isdigit() else 0
+
+
+def table_names() -> Sequence[str]:
+    """Every table the schema makes, its own record of versions included."""
+    return (
+        "skillstate_sessions",
+        "skillstate_documents",
+        "skillstate_archive_entries",
+        "skillstate_blobs",
+        "skillstate_schema",
+    )
