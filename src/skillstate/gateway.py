@@ -207,10 +207,11 @@ async def running(settings: Settings, *, port: int | None = None) -> AsyncIterat
     check_lanes(settings)  # before any store is opened
     context = build_context(settings)
     options = StoreOptions.of_archive(settings.archive_ttl_days, settings.archive_max_mb)
-    stores = await open_stores(Path(settings.data_dir), options=options)
+    stores = await open_stores(Path(settings.data_dir), options=options, url=settings.store)
     if stores.degraded:
         log.warning("state kept in memory only: %s", stores.degraded)
     context.engine = build_engine(settings, stores)
+    context.stores = stores
     context.lanes = build_lanes(settings, context.engine)
     context.lanes_off = settings.lanes.off
     context.lane_headers = lane_headers()

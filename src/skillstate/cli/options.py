@@ -87,6 +87,11 @@ def _add_options(command: F, *, list_lanes: bool) -> F:
         click.option("--schema", metavar="KEYS", help="State keys, comma separated: step,notes."),
         click.option("--lanes", metavar="LANES", cls=_LanesOption, listed=list_lanes),
         click.option("--data-dir", metavar="DIR", help="Where sessions and the archive are kept."),
+        click.option(
+            "--store",
+            metavar="URL",
+            help="Σ and the archive in PostgreSQL (postgresql://...) instead of SQLite.",
+        ),
         click.option("-v", "--verbose", is_flag=True, default=None, help="Log more."),
     )
     for option in reversed(options):

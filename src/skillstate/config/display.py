@@ -16,6 +16,7 @@ from skillstate.config.settings import ATTRIBUTES, KEYS, Settings, UpstreamSetti
 from skillstate.economics.prices import PriceOverrides
 from skillstate.pipeline.switches import LaneSwitches
 from skillstate.state.options import CollapseOptions
+from skillstate.storage.postgres import shown_url
 from skillstate.support import jsonio
 
 _NOT_SET = "(not set)"
@@ -55,6 +56,8 @@ def describe(settings: Settings) -> list[tuple[str, str, str]]:
             rows.extend((name, text, source) for name, text in shown)
         elif key == "upstream_profile":
             rows.append((key, _shortcut_profile(settings), source))
+        elif key == "store":
+            rows.append((key, shown_url(settings.store) or "(SQLite under data_dir)", source))
         else:
             rows.append((key, _text(value), source))
     return rows
@@ -95,6 +98,8 @@ def describe_json(settings: Settings) -> dict[str, dict[str, object]]:
     for key in KEYS:
         value = getattr(settings, ATTRIBUTES[key])
         shown = [_upstream_json(item) for item in value] if key == "upstreams" else _json(value)
+        if key == "store":
+            shown = shown_url(settings.store)
         report[key] = {"value": shown, "source": settings.sources.get(key, "default")}
     return report
 

@@ -241,6 +241,9 @@ class Settings(BaseModel):
     # Corrections and additions to the price catalog, USD per million tokens (docs/prices.md).
     prices: PricesTable = Field(default_factory=PriceOverrides)
     data_dir: Path
+    # Where sessions' Σ and the archive are kept: empty for SQLite and files under data_dir;
+    # a postgresql:// URL for one database several gateways share (the shared extra).
+    store: str = ""
     verbose: StrictBool = False
     max_body_bytes: StrictInt = 32 * 1024 * 1024
     # Anthropic's documented limit of messages in one request; parts count every content
@@ -297,6 +300,11 @@ class Settings(BaseModel):
     @classmethod
     def _host(cls, host: str) -> str:
         return values.check_host(host)
+
+    @field_validator("store")
+    @classmethod
+    def _store(cls, url: str) -> str:
+        return values.check_store(url)
 
     @field_validator("port")
     @classmethod

@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from skillstate.state.schema import RESERVED_KEYS, SchemaError, StateSchema
+from skillstate.storage.postgres import shown_url
 from skillstate.support import jsonio
 
 MAX_SCHEMA_KEYS = 64
@@ -78,6 +79,19 @@ def check_host(host: str) -> str:
                 "not an IP address or host name (write it without scheme or port)"
             ) from None
     return host
+
+
+STORE_SCHEMES = ("postgresql://", "postgres://")
+"""The URLs a ``store`` may be besides empty (SQLite under the data directory)."""
+
+
+def check_store(url: str) -> str:
+    """Empty (SQLite and files under ``data_dir``) or a PostgreSQL URL."""
+    if url and not url.startswith(STORE_SCHEMES):
+        raise ValueError(
+            f"must be empty (SQLite under data_dir) or a postgresql:// URL, not {shown_url(url)!r}"
+        )
+    return url
 
 
 def check_port(port: int) -> int:

@@ -127,7 +127,7 @@ async def serve_stdio(settings: Settings) -> None:
 
     The stores are the files a running gateway uses; SQLite (WAL) lets both write."""
     options = StoreOptions.of_archive(settings.archive_ttl_days, settings.archive_max_mb)
-    stores = await open_stores(Path(settings.data_dir), options=options)
+    stores = await open_stores(Path(settings.data_dir), options=options, url=settings.store)
     if stores.degraded:
         log.warning("state kept in memory only: %s", stores.degraded)
     bounds = Bounds(

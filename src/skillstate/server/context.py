@@ -17,6 +17,7 @@ from skillstate.server.bodies import Bodies
 from skillstate.server.history import ResponseHistory
 from skillstate.state.engine import StateEngine
 from skillstate.state.mode import Mode
+from skillstate.storage.stores import Stores
 from skillstate.support.caches import SessionCache
 from skillstate.upstream.circuit import Circuit, CircuitPolicy
 from skillstate.upstream.client import UpstreamClient
@@ -78,6 +79,8 @@ class GatewayContext:
     memos: SessionMemos = field(default_factory=SessionMemos)
     """Each session's previous messages, decoded (``protocols.memo``)."""
     mcp: McpEndpoint | None = None
+    stores: Stores | None = None
+    """Where Σ and the archive are kept (/health reports it)."""
     """The MCP server at ``/mcp`` (None: not served)."""
     settings: Settings | None = None
     """What the gateway was started with (``GET /config`` shows it masked); None: a context

@@ -21,6 +21,7 @@ from skillstate.server.forward import Forward, Outbound
 from skillstate.server.inbound import Refusal, read_inbound, session_headers, take_login
 from skillstate.server.local_answers import answered
 from skillstate.server.replies import UpstreamFailure
+from skillstate.storage.stores import Stores
 from skillstate.support import jsonio
 from skillstate.upstream.routing import Upstream
 
@@ -39,9 +40,16 @@ async def root(request: web.Request) -> web.Response:
 
 async def health(request: web.Request) -> web.Response:
     gateway = request.app[GATEWAY]
-    checks = await asyncio.gather(*(_probe(request, up) for up in gateway.router.upstreams))
-    ok = all(check["ok"] for check in checks)
-    body = {"status": "ok" if ok else "degraded", "version": __version__, "upstreams": checks}
+    store, *checks = await asyncio.gather(
+        store_report(gateway.stores), *(_probe(request, up) for up in gateway.router.upstreams)
+    )
+    ok = store["ok"] and all(check["ok"] for check in checks)
+    body = {
+        "status": "ok" if ok else "degraded",
+        "version": __version__,
+        "upstreams": checks,
+        "store": store,
+    }
     return answered(request, web.json_response(body, status=200), "health")
 
 
@@ -66,6 +74,27 @@ async def _probe(request: web.Request, upstream: Upstream) -> dict[str, Any]:
         else:
             report["error"] = failure.message
     report["latency_ms"] = round((time.perf_counter() - started) * 1000, 2)
+    return report
+
+
+async def store_report(stores: Stores | None) -> dict[str, Any]:
+    """Where Σ and the archive are kept (``postgresql``, ``sqlite`` or ``memory``), whether
+    that is where they were asked to be (``degraded``: why not), and for a shared database
+    whether it answers now, its schema version and how long a query took."""
+    if stores is None:
+        return {"kind": "memory", "ok": True}
+    report: dict[str, Any] = {"kind": stores.kind, "ok": stores.degraded is None}
+    if stores.degraded:
+        report["degraded"] = stores.degraded
+    if stores.shared is not None:
+        started = time.perf_counter()
+        try:
+            version = await asyncio.wait_for(stores.shared.schema_version(), PROBE_TIMEOUT_S)
+        except Exception as error:
+            report.update(ok=False, error=f"{type(error).__name__}: {error}")
+        else:
+            report["schema_version"] = version
+        report["latency_ms"] = round((time.perf_counter() - started) * 1000, 2)
     return report
 
 

@@ -1,9 +1,11 @@
-"""Opening the gateway's stores: SQLite and blob files under the data directory, wrapped so
-that a disk that fails, now or later, degrades to memory instead of failing requests."""
+"""Opening the gateway's stores: SQLite and blob files under the data directory, or one
+PostgreSQL database several gateways share (``storage.postgres``), wrapped so that a disk or a
+database that fails, now or later, degrades to memory instead of failing requests."""
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -11,11 +13,19 @@ from pathlib import Path
 
 from skillstate.storage.blobs import DEFAULT_MAX_BYTES, DEFAULT_TTL, BlobStore
 from skillstate.storage.memory import MemoryArchiveStore, MemoryStateStore
+from skillstate.storage.postgres import (
+    PostgresArchiveStore,
+    PostgresDatabase,
+    PostgresStateStore,
+    shown_url,
+)
 from skillstate.storage.resilient import ResilientArchiveStore, ResilientStateStore
 from skillstate.storage.sqlite import DB_NAME, SQLiteDatabase, SQLiteStateStore, Synchronous
 from skillstate.storage.sqlite_archive import SQLiteArchiveStore
 
 ARCHIVE_DIR = "archive"
+
+log = logging.getLogger("skillstate.storage")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +52,15 @@ class Stores:
     database: SQLiteDatabase | None = None
     #: The archive on disk itself, for what only it answers (``skillstate archive``).
     disk_archive: SQLiteArchiveStore | None = None
+    #: The shared database, where the stores are in PostgreSQL.
+    shared: PostgresDatabase | None = None
+
+    @property
+    def kind(self) -> str:
+        """``postgresql``, ``sqlite`` or ``memory``: where Σ and the archive are kept."""
+        if self.degraded:
+            return "memory"
+        return "postgresql" if self.shared else "sqlite" if self.database else "memory"
 
     @property
     def degraded(self) -> str | None:
@@ -51,9 +70,10 @@ class Stores:
     async def close(self) -> None:
         await self.state.close()
         await self.archive.close()
-        if self.database is not None:
-            with contextlib.suppress(Exception):
-                await self.database.close()
+        for database in (self.database, self.shared):
+            if database is not None:
+                with contextlib.suppress(Exception):
+                    await database.close()
 
 
 async def open_stores(
@@ -61,11 +81,15 @@ async def open_stores(
     *,
     options: StoreOptions | None = None,
     clock: Callable[[], float] = time.time,
+    url: str = "",
 ) -> Stores:
     """The stores under ``data_dir`` (``<data_dir>/skillstate.db`` and ``<data_dir>/archive/``),
-    or in memory when ``data_dir`` is None. A data directory that cannot be opened is logged
-    once and the stores run in memory: the gateway starts all the same."""
+    in the PostgreSQL database of ``url`` where one is given, or in memory when ``data_dir``
+    is None. A data directory or database that cannot be opened is logged once and the stores
+    run in memory: the gateway starts all the same."""
     opts = options or StoreOptions()
+    if url:
+        return await _shared(url, data_dir, opts, clock)
     if data_dir is None:
         return Stores(
             ResilientStateStore(MemoryStateStore(clock=clock), clock=clock),
@@ -91,4 +115,31 @@ async def open_stores(
         ResilientArchiveStore(disk_archive),
         database,
         disk_archive,
+    )
+
+
+async def _shared(
+    url: str, data_dir: Path | None, opts: StoreOptions, clock: Callable[[], float]
+) -> Stores:
+    """Σ and the archive in the database of ``url``; the SQLite database under ``data_dir``
+    is opened too, for what stays on each machine (the ledger, the integrations record)."""
+    local = None
+    if data_dir is not None:
+        with contextlib.suppress(Exception):  # the ledger then runs in memory, as it would
+            local = await SQLiteDatabase.open(
+                data_dir / DB_NAME, busy_timeout=opts.busy_timeout, synchronous=opts.synchronous
+            )
+    try:
+        shared = await PostgresDatabase.open(url)
+    except Exception as error:
+        log.error(
+            "the store %s cannot be used (%s): in memory until restarted", shown_url(url), error
+        )
+        failed = ResilientStateStore.failed(error, clock=clock)
+        return Stores(failed, ResilientArchiveStore.failed(error), local)
+    return Stores(
+        ResilientStateStore(PostgresStateStore(shared, clock=clock), clock=clock),
+        ResilientArchiveStore(PostgresArchiveStore(shared, ttl=opts.archive_ttl, clock=clock)),
+        local,
+        shared=shared,
     )
