@@ -148,7 +148,7 @@ def build_engine(settings: Settings, stores: Stores) -> StateEngine:
         initial_state=dict(settings.initial_state or {}),
         prices=build_cache_prices(settings),
     )
-    return StateEngine(stores.state, stores.archive, config)
+    return StateEngine(stores.state, stores.archive, config, shared=stores.shared is not None)
 
 
 def build_lanes(settings: Settings, engine: StateEngine) -> list[Lane]:

@@ -5,6 +5,7 @@ reached at start leaves the gateway serving, in memory, and /health says so."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -104,3 +105,46 @@ async def test_a_store_that_cannot_be_reached_at_start_leaves_the_gateway_servin
     assert health["store"]["degraded"]
     said = [r.getMessage() for r in caplog.records if "cannot be used" in r.getMessage()]
     assert len(said) == 1 and "secret" not in said[0] and "postgres:***@" in said[0]
+
+
+@pytest.mark.parametrize(("wire", "stream"), [("chat", False), ("messages", True)])
+async def test_in_hybrid_both_instances_send_one_epochs_prefix_across_a_boundary(
+    store_url: str, wire: str, stream: bool
+) -> None:
+    """A boundary one instance makes is the epoch the other renders from the next request:
+    each request after it holds the one before it, up to its newest message, byte for byte."""
+    session = f"hybrid-shared-{wire}-{stream}"
+    headers = {"x-skillstate-session": session, "x-skillstate-mode": "hybrid"}
+    settings = {
+        "store": store_url,
+        "lanes": "compaction,state",
+        "collapse": {"min_turns": 2, "keep_recent_turns": 2},
+    }
+    outputs: list[tuple[str, str]] = []
+    sent: list[RecordedRequest] = []
+    async with (
+        ScriptedUpstream(lambda _: Reply(text="Done.")) as up,
+        gateway_for(up.url, settings=settings) as one,
+        gateway_for(up.url, settings=settings) as two,
+        aiohttp.ClientSession() as http,
+    ):
+        for step in range(8):
+            if step == 3:
+                assert one.context.engine is not None
+                await one.context.engine.request_collapse(session)
+            outputs.append((f"call_{step}", f"output of step {step} " * 40))
+            gateway = (one, two)[step % 2]
+            seen = len(up.requests)
+            body = tool_loop(wire, stream, "Note every step.", outputs)
+            async with http.post(gateway.url + ROUTES[wire], json=body, headers=headers) as r:
+                assert r.status == 200, await r.text()
+                lanes = r.headers.get("x-skillstate-lanes", "")
+                await r.read()
+            sent.append(up.requests[-1])
+            if step == 3:
+                assert "epoch1" in lanes, lanes
+                assert len(up.requests) - seen == 2  # the handover round, then the boundary
+    after = [json.loads(r.body)["messages"] for r in sent[3:]]
+    for earlier, later in itertools.pairwise(after):
+        assert later[: len(earlier) - 1] == earlier[:-1]
+    assert "[skillstate]" in json.dumps(after[-1])

@@ -86,8 +86,11 @@ class StateEngine:
         *,
         clock: Callable[[], float] = time.time,
         kept_sessions: int = LAST_REPORTS,
+        shared: bool = False,
     ) -> None:
-        """``kept_sessions``: how many sessions' last report and epoch stay in memory."""
+        """``kept_sessions``: how many sessions' last report and epoch stay in memory;
+        ``shared``: other processes write to the same store (``store`` is a database several
+        gateways share), so a session's epoch is read from it on every request, never kept."""
         self.store = store
         self.archive = Archive(archive, clock=clock)
         self.config = config
@@ -103,10 +106,10 @@ class StateEngine:
             evicted=lambda session, last: self._keep_report(session, last.shown()),
         )
         self._writes: set[asyncio.Task[None]] = set()
-        # Write-through: this process is the only writer of its sessions' epochs. None (no
-        # epoch yet) is kept as {}: the cache's None means "not kept".
+        # Write-through where this process is the only writer of its sessions' epochs (not
+        # ``shared``). None (no epoch yet) is kept as {}: the cache's None means "not kept".
         self._epochs: SessionCache[bytes] = SessionCache(
-            entries=kept_sessions, max_bytes=EPOCH_BYTES, weigh=len
+            entries=0 if shared else kept_sessions, max_bytes=EPOCH_BYTES, weigh=len
         )
         self.passing = Passing(entries=kept_sessions, min_turns=config.options.min_turns)
         """The sessions passed through before their first boundary (``state.passing``)."""
