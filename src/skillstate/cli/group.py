@@ -37,6 +37,11 @@ COMMANDS = {
         "skillstate.cli.mcp:mcp_command",
         "Serve the archive and the state over MCP on stdin and stdout (stdio transport).",
     ),
+    "db": Lazy(
+        "skillstate.cli.db:db_command",
+        "The schema of the shared store (the `store` setting, a postgresql:// URL): `status` "
+        "says where it stands, `migrate` brings it up to this gateway's.",
+    ),
     "archive": Lazy(
         "skillstate.cli.archive:archive_command",
         "Inspect the archive: the exact spans the gateway collapsed or compacted.",

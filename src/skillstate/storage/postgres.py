@@ -123,6 +123,12 @@ class PostgresDatabase:
             raise
         return db
 
+    @classmethod
+    async def open_unmigrated(cls, dsn: str) -> PostgresDatabase:
+        """Connect to ``dsn`` and leave its schema as it is (``skillstate db``)."""
+        pool = await _asyncpg().create_pool(dsn, min_size=1, max_size=2)
+        return cls(pool, dsn)
+
     async def schema_version(self) -> int:
         """The schema version the database is at (0: none of ours)."""
         async with self.pool.acquire() as conn:
