@@ -14,6 +14,7 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from skillstate.config import Settings
 from skillstate.conversation import Usage, Wire
@@ -212,6 +213,7 @@ async def running(settings: Settings, *, port: int | None = None) -> AsyncIterat
         log.warning("state kept in memory only: %s", stores.degraded)
     context.engine = build_engine(settings, stores)
     context.stores = stores
+    context.redis = shared_redis(settings.redis)
     context.lanes = build_lanes(settings, context.engine)
     context.lanes_off = settings.lanes.off
     context.lane_headers = lane_headers()
@@ -257,6 +259,20 @@ async def running(settings: Settings, *, port: int | None = None) -> AsyncIterat
         await recorder.close()
         await ledger.close()
         await stores.close()
+        if context.redis is not None:
+            await context.redis.aclose()
+
+
+def shared_redis(url: str) -> Any:
+    """The client of the Redis the gateways share, or None where none is set. It connects on
+    first use, and a command that fails is the caller's to survive (``shared_limits``)."""
+    if not url:
+        return None
+    try:
+        from redis import asyncio as aioredis
+    except ImportError:
+        raise RuntimeError("a redis:// URL needs redis: pip install 'skillstate[shared]'") from None
+    return aioredis.from_url(url, socket_connect_timeout=1.0, socket_timeout=1.0)
 
 
 def _mcp_tools(settings: Settings, engine: StateEngine, stores: Stores) -> McpTools:

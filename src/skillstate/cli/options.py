@@ -92,6 +92,11 @@ def _add_options(command: F, *, list_lanes: bool) -> F:
             metavar="URL",
             help="Σ and the archive in PostgreSQL (postgresql://...) instead of SQLite.",
         ),
+        click.option(
+            "--redis",
+            metavar="URL",
+            help="A Redis the gateways share (redis://...): rate limits across all of them.",
+        ),
         click.option("-v", "--verbose", is_flag=True, default=None, help="Log more."),
     )
     for option in reversed(options):

@@ -58,6 +58,8 @@ def describe(settings: Settings) -> list[tuple[str, str, str]]:
             rows.append((key, _shortcut_profile(settings), source))
         elif key == "store":
             rows.append((key, shown_url(settings.store) or "(SQLite under data_dir)", source))
+        elif key == "redis":
+            rows.append((key, shown_url(settings.redis) or "(none)", source))
         else:
             rows.append((key, _text(value), source))
     return rows
@@ -98,8 +100,8 @@ def describe_json(settings: Settings) -> dict[str, dict[str, object]]:
     for key in KEYS:
         value = getattr(settings, ATTRIBUTES[key])
         shown = [_upstream_json(item) for item in value] if key == "upstreams" else _json(value)
-        if key == "store":
-            shown = shown_url(settings.store)
+        if key in ("store", "redis"):
+            shown = shown_url(getattr(settings, key))
         report[key] = {"value": shown, "source": settings.sources.get(key, "default")}
     return report
 

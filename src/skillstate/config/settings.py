@@ -244,6 +244,8 @@ class Settings(BaseModel):
     # Where sessions' Σ and the archive are kept: empty for SQLite and files under data_dir;
     # a postgresql:// URL for one database several gateways share (the shared extra).
     store: str = ""
+    # A Redis the gateways share (redis://...): rate limits over all of them (the shared extra).
+    redis: str = ""
     verbose: StrictBool = False
     max_body_bytes: StrictInt = 32 * 1024 * 1024
     # Anthropic's documented limit of messages in one request; parts count every content
@@ -305,6 +307,11 @@ class Settings(BaseModel):
     @classmethod
     def _store(cls, url: str) -> str:
         return values.check_store(url)
+
+    @field_validator("redis")
+    @classmethod
+    def _redis(cls, url: str) -> str:
+        return values.check_redis(url)
 
     @field_validator("port")
     @classmethod

@@ -94,6 +94,16 @@ def check_store(url: str) -> str:
     return url
 
 
+REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+
+
+def check_redis(url: str) -> str:
+    """Empty (nothing shared) or a Redis URL."""
+    if url and not url.startswith(REDIS_SCHEMES):
+        raise ValueError(f"must be empty or a redis:// URL, not {shown_url(url)!r}")
+    return url
+
+
 def check_port(port: int) -> int:
     if not 1 <= port <= 65535:
         raise ValueError("must be between 1 and 65535")

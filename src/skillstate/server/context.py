@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
@@ -24,6 +24,7 @@ from skillstate.upstream.client import UpstreamClient
 from skillstate.upstream.limits import RateLimit
 from skillstate.upstream.retry import RetryPolicy
 from skillstate.upstream.routing import Router, Upstream
+from skillstate.upstream.shared_limits import SharedRateLimit
 
 if TYPE_CHECKING:  # the route's module reads this one's GATEWAY
     from skillstate.server.mcp_route import McpEndpoint
@@ -73,7 +74,7 @@ class GatewayContext:
     """Seconds an upstream may take to start its reply (headers) before the call fails."""
     circuit_policy: CircuitPolicy = field(default_factory=CircuitPolicy)
     circuits: dict[str, Circuit] = field(default_factory=dict)
-    limits: dict[str, RateLimit] = field(default_factory=dict)
+    limits: dict[str, RateLimit | SharedRateLimit] = field(default_factory=dict)
     recorder: Recorder | None = None
     """Writes the ledger (/cost, /metrics); None: nothing is recorded."""
     memos: SessionMemos = field(default_factory=SessionMemos)
@@ -81,6 +82,9 @@ class GatewayContext:
     mcp: McpEndpoint | None = None
     stores: Stores | None = None
     """Where Σ and the archive are kept (/health reports it)."""
+    redis: Any = None
+    """The Redis the gateways share (``redis.asyncio``), or None: rate limits are then each
+    process's own."""
     """The MCP server at ``/mcp`` (None: not served)."""
     settings: Settings | None = None
     """What the gateway was started with (``GET /config`` shows it masked); None: a context
@@ -97,13 +101,16 @@ class GatewayContext:
             self.circuits[upstream] = found
         return found
 
-    def limit(self, upstream: Upstream) -> RateLimit | None:
-        """The rate limit of ``upstream`` (None when it has none)."""
+    def limit(self, upstream: Upstream) -> RateLimit | SharedRateLimit | None:
+        """The rate limit of ``upstream`` (None when it has none): shared by every gateway on
+        the same Redis where one is set."""
         if upstream.rpm is None and upstream.tpm is None:
             return None
         found = self.limits.get(upstream.name)
         if found is None:
             found = RateLimit(time.monotonic, rpm=upstream.rpm, tpm=upstream.tpm)
+            if self.redis is not None:
+                found = SharedRateLimit(self.redis, upstream.name, found)
             self.limits[upstream.name] = found
         return found
 

@@ -40,15 +40,18 @@ async def root(request: web.Request) -> web.Response:
 
 async def health(request: web.Request) -> web.Response:
     gateway = request.app[GATEWAY]
-    store, *checks = await asyncio.gather(
-        store_report(gateway.stores), *(_probe(request, up) for up in gateway.router.upstreams)
+    store, redis, *checks = await asyncio.gather(
+        store_report(gateway.stores),
+        redis_report(gateway.redis),
+        *(_probe(request, up) for up in gateway.router.upstreams),
     )
-    ok = store["ok"] and all(check["ok"] for check in checks)
+    ok = store["ok"] and redis.get("ok", True) and all(check["ok"] for check in checks)
     body = {
         "status": "ok" if ok else "degraded",
         "version": __version__,
         "upstreams": checks,
         "store": store,
+        "redis": redis,
     }
     return answered(request, web.json_response(body, status=200), "health")
 
@@ -95,6 +98,21 @@ async def store_report(stores: Stores | None) -> dict[str, Any]:
         else:
             report["schema_version"] = version
         report["latency_ms"] = round((time.perf_counter() - started) * 1000, 2)
+    return report
+
+
+async def redis_report(redis: Any) -> dict[str, Any]:
+    """Whether the Redis the gateways share answers, and how fast (``{}`` where none is
+    set)."""
+    if redis is None:
+        return {}
+    started = time.perf_counter()
+    report: dict[str, Any] = {"ok": True}
+    try:
+        await asyncio.wait_for(redis.ping(), PROBE_TIMEOUT_S)
+    except Exception as error:
+        report.update(ok=False, error=f"{type(error).__name__}: {error}")
+    report["latency_ms"] = round((time.perf_counter() - started) * 1000, 2)
     return report
 
 
