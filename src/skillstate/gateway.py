@@ -149,7 +149,8 @@ def build_engine(settings: Settings, stores: Stores) -> StateEngine:
         initial_state=dict(settings.initial_state or {}),
         prices=build_cache_prices(settings),
     )
-    return StateEngine(stores.state, stores.archive, config, shared=stores.shared is not None)
+    shared = stores.shared is not None or settings.workers > 1
+    return StateEngine(stores.state, stores.archive, config, shared=shared)
 
 
 def build_lanes(settings: Settings, engine: StateEngine) -> list[Lane]:
@@ -199,7 +200,9 @@ class RunningGateway:
 
 
 @contextlib.asynccontextmanager
-async def running(settings: Settings, *, port: int | None = None) -> AsyncIterator[RunningGateway]:
+async def running(
+    settings: Settings, *, port: int | None = None, reuse_port: bool = False
+) -> AsyncIterator[RunningGateway]:
     """Start the gateway on ``settings.host`` and ``port`` (default ``settings.port``; 0 picks a
     free one) and stop it on exit. A non-loopback host without a token is refused first
     (``guard.Exposed``)."""
@@ -248,6 +251,7 @@ async def running(settings: Settings, *, port: int | None = None) -> AsyncIterat
         settings.port if port is None else port,
         max_connections=settings.max_connections,
         header_timeout=settings.header_timeout,
+        reuse_port=reuse_port,
     )
     try:
         await site.start()  # a port in use fails here: the runner and stores still close
@@ -297,8 +301,9 @@ async def _give_back_heap_every(seconds: float) -> None:
         give_back_heap()
 
 
-async def serve(settings: Settings) -> None:
-    """Run until SIGINT or SIGTERM."""
+async def serve(settings: Settings, *, reuse_port: bool = False) -> None:
+    """Run until SIGINT or SIGTERM (``reuse_port``: one of ``workers`` processes on the port,
+    ``cli.workers``)."""
     # Whatever this process creates is its user's alone (the stores also set their modes).
     os.umask(0o077)
     logging.basicConfig(
@@ -316,7 +321,7 @@ async def serve(settings: Settings) -> None:
     # a worker thread's arena (about 5 MB more resident for the life of the process).
     encoding()
     trim = loop.create_task(_give_back_heap_every(HEAP_TRIM_EVERY), name="skillstate-trim")
-    async with running(settings) as gateway:
+    async with running(settings, reuse_port=reuse_port) as gateway:
         # What was built to start lives as long as the process: out of the collector's way,
         # so that its full collections walk only what requests make (a pause in a request's
         # tail). Here, in the server's own process, not in ``running``, which tests start by

@@ -93,6 +93,11 @@ def _add_options(command: F, *, list_lanes: bool) -> F:
             help="Σ and the archive in PostgreSQL (postgresql://...) instead of SQLite.",
         ),
         click.option(
+            "--workers",
+            metavar="N",
+            help="Processes serving the port together (SO_REUSEPORT), each restarted if it dies.",
+        ),
+        click.option(
             "--redis",
             metavar="URL",
             help="A Redis the gateways share (redis://...): rate limits across all of them.",

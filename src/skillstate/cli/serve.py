@@ -38,6 +38,10 @@ def start(settings: Settings) -> None:
     from skillstate.server.guard import Exposed
 
     try:
+        if settings.workers > 1:
+            from skillstate.cli.workers import supervise
+
+            raise SystemExit(supervise(settings))
         _run(serve(settings))
     except KeyboardInterrupt:
         raise click.exceptions.Exit(INTERRUPTED_EXIT) from None

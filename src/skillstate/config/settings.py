@@ -119,6 +119,10 @@ PricesTable = Annotated[
 ]
 
 
+MAX_WORKERS = 64
+"""The most processes ``workers`` may start."""
+
+
 class UpstreamSettings(BaseModel):
     """One provider the gateway forwards to.
 
@@ -295,6 +299,8 @@ class Settings(BaseModel):
     header_timeout: StrictFloat = 10.0
     body_timeout: StrictFloat = 60.0
     max_connections: StrictInt = 256
+    # Processes serving one port (SO_REUSEPORT), restarted when one dies (docs/shared-store.md).
+    workers: StrictInt = 1
 
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)
 
@@ -422,6 +428,13 @@ class Settings(BaseModel):
     @classmethod
     def _max_connections(cls, count: int) -> int:
         return int(values.check_positive(count))
+
+    @field_validator("workers")
+    @classmethod
+    def _workers(cls, count: int) -> int:
+        if not 1 <= count <= MAX_WORKERS:
+            raise ValueError(f"must be 1 to {MAX_WORKERS}, not {count}")
+        return count
 
     @field_validator("upstreams")
     @classmethod

@@ -261,6 +261,7 @@ TEXT_PARSERS: dict[str, Callable[[str], object]] = {
     "header_timeout": parse_float,
     "body_timeout": parse_float,
     "max_connections": parse_int,
+    "workers": parse_int,
     "allowed_hosts": parse_list,
     "allowed_origins": parse_list,
     "verbose": parse_bool,

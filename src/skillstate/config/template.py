@@ -78,6 +78,7 @@ NOTES: dict[str, str] = {
     "header_timeout": "Seconds to send a request head; a kept-alive connection's idle limit.",
     "body_timeout": "Seconds to send a request body (else 408).",
     "max_connections": "Connections held at once; the next gets 503.",
+    "workers": "Processes serving the port together, each restarted if it dies.",
 }
 """What each key does, in one line: the comment above it in the written file."""
 

@@ -39,7 +39,16 @@ _BUSY = (
 class Listener(web.BaseSite):
     """A TCP site (like ``web.TCPSite``) whose connections are counted and timed."""
 
-    __slots__ = ("_host", "_port", "app", "header_timeout", "held", "max_connections", "refusing")
+    __slots__ = (
+        "_host",
+        "_port",
+        "_reuse_port",
+        "app",
+        "header_timeout",
+        "held",
+        "max_connections",
+        "refusing",
+    )
 
     def __init__(
         self,
@@ -49,10 +58,12 @@ class Listener(web.BaseSite):
         *,
         max_connections: int,
         header_timeout: float,
+        reuse_port: bool = False,
     ) -> None:
         super().__init__(runner)
         self._host = host
         self._port = port
+        self._reuse_port = reuse_port
         self.max_connections = max_connections
         self.header_timeout = header_timeout
         self.held = 0
@@ -70,7 +81,11 @@ class Listener(web.BaseSite):
         assert server is not None
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(
-            lambda: _Connection(self, server()), self._host, self._port, backlog=self._backlog
+            lambda: _Connection(self, server()),
+            self._host,
+            self._port,
+            backlog=self._backlog,
+            reuse_port=self._reuse_port or None,
         )
 
     def admit(self) -> bool:

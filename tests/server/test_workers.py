@@ -1,0 +1,145 @@
+"""``skillstate serve --workers 2``, as a user runs it: two processes on one port share the
+SQLite store, so a paper-mode session whose every request comes on a new connection (to
+either worker) keeps every patch; a worker killed is started again while the other serves;
+SIGTERM stops them all."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import signal
+import socket
+import sys
+import time
+from pathlib import Path
+
+import aiohttp
+
+from skillstate.testing import RecordedRequest, Reply, ScriptedUpstream
+
+LISTENING = re.compile(r"(\d+) workers on (http://[\d.]+:\d+)")
+STEP = re.compile(r"step (\d+) of the task")
+
+
+def noting(request: RecordedRequest) -> Reply:
+    """Paper mode's model: notes the step the newest instruction names."""
+    steps = [int(n) for n in STEP.findall(request.body.decode())]
+    step = max(steps, default=-1)
+    patch = {"findings": {f"step-{step}": "seen"}}
+    return Reply(text=json.dumps({"state_patch": patch, "action": f"noted {step}"}))
+
+
+def _free_port() -> str:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return str(probe.getsockname()[1])
+
+
+def children(pid: int) -> list[int]:
+    found = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return [int(each) for each in found]
+
+
+async def _url(process: asyncio.subprocess.Process) -> str:
+    assert process.stderr is not None
+    deadline = time.monotonic() + 30
+    said = b""
+    while time.monotonic() < deadline:
+        line = await asyncio.wait_for(process.stderr.readline(), 30)
+        if not line:
+            break
+        said += line
+        if found := LISTENING.search(line.decode()):
+            return found.group(2)
+    raise AssertionError(f"the workers never said where they listen: {said.decode()}")
+
+
+async def _answering(url: str, seconds: float = 30.0) -> None:
+    """Until the workers answer at ``url`` (they start after the supervisor says where)."""
+    deadline = time.monotonic() + seconds
+    async with aiohttp.ClientSession() as http:
+        while time.monotonic() < deadline:
+            try:
+                async with http.get(url + "/", timeout=aiohttp.ClientTimeout(total=2)) as reply:
+                    if reply.status == 200:
+                        return
+            except (aiohttp.ClientError, TimeoutError):
+                pass
+            await asyncio.sleep(0.2)
+    raise AssertionError(f"nothing answered at {url}")
+
+
+async def _until(check: object, seconds: float = 15.0) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if check():  # type: ignore[operator]
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError("not in time")
+
+
+async def test_two_workers_share_one_port_and_one_store(tmp_path: Path) -> None:
+    async with ScriptedUpstream(noting) as up:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "skillstate", "serve", "--workers", "2", "--port", _free_port(),
+            "--upstream", up.url, "--data-dir", str(tmp_path / "data"), "--mode", "paper",
+            stderr=asyncio.subprocess.PIPE,
+            env={**os.environ, "HOME": str(tmp_path)},
+        )  # fmt: skip
+        try:
+            url = await _url(process)
+            await _until(lambda: len(children(process.pid)) == 2)
+            await _answering(url)
+            headers = {"x-skillstate-session": "spread", "connection": "close"}
+            for step in range(12):
+                body = {
+                    "model": "m",
+                    "messages": [{"role": "user", "content": f"Do step {step} of the task."}],
+                }
+                async with (
+                    aiohttp.ClientSession() as http,  # a new connection: either worker
+                    http.post(url + "/v1/chat/completions", json=body, headers=headers) as r,
+                ):
+                    assert r.status == 200, await r.text()
+            last = up.requests[-1].body.decode()
+            assert all(f"step-{n}" in last for n in range(11)), "a patch was lost"
+
+            first, second = children(process.pid)
+            os.kill(first, signal.SIGKILL)
+            async with (
+                aiohttp.ClientSession() as http,
+                http.get(url + "/", headers={"connection": "close"}) as reply,
+            ):
+                assert reply.status == 200  # the other serves
+            await _until(
+                lambda: first not in children(process.pid) and len(children(process.pid)) == 2
+            )
+            assert second in children(process.pid)
+            async with aiohttp.ClientSession() as http, http.get(url + "/health") as reply:
+                assert reply.status == 200
+
+            process.send_signal(signal.SIGTERM)
+            assert await asyncio.wait_for(process.wait(), 30) == 0
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+
+
+async def test_workers_stop_when_their_supervisor_is_killed(tmp_path: Path) -> None:
+    async with ScriptedUpstream(noting) as up:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "skillstate", "serve", "--workers", "2", "--port", _free_port(),
+            "--upstream", up.url, "--data-dir", str(tmp_path / "data"),
+            stderr=asyncio.subprocess.PIPE,
+            env={**os.environ, "HOME": str(tmp_path)},
+        )  # fmt: skip
+        url = await _url(process)
+        await _until(lambda: len(children(process.pid)) == 2)
+        await _answering(url)
+        workers = children(process.pid)
+        process.kill()
+        await process.wait()
+        await _until(lambda: not any(Path(f"/proc/{pid}").exists() for pid in workers), 20)
