@@ -5,7 +5,6 @@ without a store, or with one that cannot be reached, a clear error, its password
 from __future__ import annotations
 
 import asyncio
-import os
 
 import asyncpg
 import pytest
@@ -13,18 +12,12 @@ from click.testing import CliRunner
 
 from skillstate.cli.main import cli
 from skillstate.storage.postgres import SCHEMA_VERSION, table_names
-from skillstate.testing import postgres as testing_postgres
 
 
 @pytest.fixture
-def bare() -> str:
+def bare(postgres_url: str) -> str:
     """The test database with none of the schema's tables."""
-    try:
-        url = testing_postgres.dsn()
-    except testing_postgres.PostgresUnavailable as error:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(str(error))
+    url = postgres_url
 
     async def drop() -> None:
         conn = await asyncpg.connect(url)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import re
 
 import aiohttp
@@ -16,7 +15,6 @@ from tool_loops import ROUTES, tool_loop
 
 from skillstate.storage.postgres import SCHEMA_VERSION, PostgresStateStore
 from skillstate.testing import RecordedRequest, Reply, ScriptedUpstream
-from skillstate.testing import postgres as testing_postgres
 from skillstate.testing.gateway import gateway_for
 
 STREAMS = pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
@@ -25,13 +23,8 @@ STEP = re.compile(r"call_(\d+)")
 
 
 @pytest.fixture
-def store_url() -> str:
-    try:
-        return testing_postgres.dsn()
-    except testing_postgres.PostgresUnavailable as error:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(str(error))
+def store_url(postgres_url: str) -> str:
+    return postgres_url
 
 
 def noting(request: RecordedRequest) -> Reply:
