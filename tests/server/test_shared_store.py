@@ -14,7 +14,7 @@ import pytest
 from tool_loops import ROUTES, tool_loop
 
 from skillstate.storage.postgres import SCHEMA_VERSION, PostgresStateStore
-from skillstate.testing import RecordedRequest, Reply, ScriptedUpstream
+from skillstate.testing import RecordedRequest, Reply, ScriptedCall, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
 
 STREAMS = pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
@@ -141,3 +141,46 @@ async def test_in_hybrid_both_instances_send_one_epochs_prefix_across_a_boundary
     for earlier, later in itertools.pairwise(after):
         assert later[: len(earlier) - 1] == earlier[:-1]
     assert "[skillstate]" in json.dumps(after[-1])
+
+
+async def test_an_archive_one_instance_wrote_is_recalled_through_another(store_url: str) -> None:
+    """Instance one collapses the session (its turns archived in the shared store); the
+    model, served by instance two, recalls them by the ref the state message names."""
+    session = "recall-across"
+    headers = {"x-skillstate-session": session, "x-skillstate-mode": "hybrid"}
+    settings = {
+        "store": store_url,
+        "lanes": "compaction,state",
+        "collapse": {"min_turns": 2, "keep_recent_turns": 2},
+    }
+    ref = re.compile(r"archived as `(ar_[0-9a-f]+)`")
+
+    def recalling(request: RecordedRequest) -> Reply:
+        text = request.body.decode()
+        found = ref.search(text)
+        if found is None or "call_r1" in text or "output of step 5" not in text:
+            return Reply(text="Done.")
+        return Reply(calls=[ScriptedCall("recall", {"ref": found[1]}, id="call_r1")])
+
+    outputs: list[tuple[str, str]] = []
+    async with (
+        ScriptedUpstream(recalling) as up,
+        gateway_for(up.url, settings=settings) as one,
+        gateway_for(up.url, settings=settings) as two,
+        aiohttp.ClientSession() as http,
+    ):
+        assert one.context.engine is not None
+        for step in range(6):
+            if step == 3:
+                await one.context.engine.request_collapse(session)
+            outputs.append((f"call_{step}", f"output of step {step} " * 40))
+            gateway = two if step == 5 else one
+            body = tool_loop("chat", False, "Note every step.", outputs)
+            async with http.post(gateway.url + ROUTES["chat"], json=body, headers=headers) as r:
+                assert r.status == 200, await r.text()
+                assert "call_r1" not in await r.text()  # the gateway's own round, hidden
+    recalled = [r for r in up.requests if b"call_r1" in r.body]
+    assert recalled, "the model never recalled"
+    asked = up.requests[up.requests.index(recalled[-1]) - 1]
+    assert b"output of step 1" not in asked.body  # collapsed by one, at step 3
+    assert b"output of step 1" in recalled[-1].body  # read back from the archive, through two
