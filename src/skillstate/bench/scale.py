@@ -23,7 +23,7 @@ import asyncio
 import json
 from collections.abc import Sequence
 
-from skillstate.bench.harness import cpu_seconds, mock_provider, serving
+from skillstate.bench.harness import cpu_seconds, mock_provider, serving, wait_ready
 from skillstate.bench.load import Row, load, row
 from skillstate.support.eventloop import new_loop
 
@@ -53,6 +53,7 @@ async def measure(
 
     rows = []
     with mock_provider() as mock:
+        await wait_ready(mock + CHAT, BODY)
         await load(mock + CHAT, body, concurrency, 0.5)
         rows.append(
             row("direct", False, concurrency, await load(mock + CHAT, body, concurrency, seconds))
