@@ -4,7 +4,8 @@ Redis beside it), in one run (docs/BENCHMARKS.md, "Several processes").
 
 The mock provider and the gateway run as processes of their own (``harness``); this process
 generates the load: ``--concurrency`` clients, each its own session, post a hybrid request
-with tools (so that every request reads and commits its session's record in the store) for
+with tools, Σ offered from the first request (``FULL_PATH``: every request reads and commits
+its session's record in the store), for
 ``--seconds`` per cell, after a warm-up. Reported per cell: requests/s, p50 and p99 of the
 whole request, p50 added over the provider alone (``direct``), and the gateway's CPU per
 request (the supervisor and its workers together). Quote ratios from one run: the machine is
@@ -41,6 +42,9 @@ BODY = {
     ],
 }
 CHAT = "/v1/chat/completions"
+FULL_PATH = {"SKILLSTATE_COLLAPSE": json.dumps({"passthrough_until_boundary": False})}
+"""Every request takes the state lane's full path (Σ offered from the first request), so
+each reads and commits its session's record: the store is on every request's path."""
 
 
 async def measure(
@@ -66,7 +70,7 @@ async def measure(
                 extra = ["--store", postgres.dsn(), "--redis", redis]
             for count in workers:
                 args = ["--workers", str(count), "--upstream", mock, "--upstream-profile", "openai"]
-                async with serving(*args, "--mode", "hybrid", *extra) as server:
+                async with serving(*args, "--mode", "hybrid", *extra, env=FULL_PATH) as server:
                     url = server.url + CHAT
                     await load(url, body, concurrency, 1.0, headers=sessions, at_least=2)
                     before = cpu_seconds(server.process.pid)
