@@ -40,6 +40,7 @@ from skillstate.state.mode import Mode
 from skillstate.state.prepared import EngineConfig, PriceLookup
 from skillstate.state.schema import Bounds, StateSchema
 from skillstate.storage.stores import StoreOptions, Stores, open_stores
+from skillstate.support.extras import MissingExtra
 from skillstate.upstream.circuit import CircuitPolicy
 from skillstate.upstream.client import UpstreamClient
 from skillstate.upstream.retry import RetryPolicy
@@ -210,13 +211,14 @@ async def running(
     check_exposure(settings.host, guard.token)
     check_lanes(settings)  # before any store is opened
     context = build_context(settings)
+    redis = shared_redis(settings.redis)  # a missing extra is said before anything opens
     options = StoreOptions.of_archive(settings.archive_ttl_days, settings.archive_max_mb)
     stores = await open_stores(Path(settings.data_dir), options=options, url=settings.store)
     if stores.degraded:
         log.warning("state kept in memory only: %s", stores.degraded)
     context.engine = build_engine(settings, stores)
     context.stores = stores
-    context.redis = shared_redis(settings.redis)
+    context.redis = redis
     context.lanes = build_lanes(settings, context.engine)
     context.lanes_off = settings.lanes.off
     context.lane_headers = lane_headers()
@@ -275,7 +277,7 @@ def shared_redis(url: str) -> Any:
     try:
         from redis import asyncio as aioredis
     except ImportError:
-        raise RuntimeError("a redis:// URL needs redis: pip install 'skillstate[shared]'") from None
+        raise MissingExtra("a redis:// URL", "redis", "shared") from None
     return aioredis.from_url(url, socket_connect_timeout=1.0, socket_timeout=1.0)
 
 

@@ -36,6 +36,7 @@ def start(settings: Settings) -> None:
     from skillstate.gateway import serve  # type: ignore[import-not-found,unused-ignore]
     from skillstate.outputs.vision.pages import MissingPillow
     from skillstate.server.guard import Exposed
+    from skillstate.support.extras import MissingExtra
 
     try:
         if settings.workers > 1:
@@ -45,7 +46,7 @@ def start(settings: Settings) -> None:
         _run(serve(settings))
     except KeyboardInterrupt:
         raise click.exceptions.Exit(INTERRUPTED_EXIT) from None
-    except (Exposed, MissingPillow) as exc:
+    except (Exposed, MissingPillow, MissingExtra) as exc:
         raise click.ClickException(str(exc)) from None
     except OSError as exc:
         if exc.errno != errno.EADDRINUSE:

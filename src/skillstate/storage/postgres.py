@@ -38,6 +38,7 @@ from skillstate.storage.protocols import (
 )
 from skillstate.storage.records import EMPTY, check_key, check_session, decode_object, encode_object
 from skillstate.storage.updates import SessionLocks, run_update
+from skillstate.support.extras import MissingExtra
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
@@ -88,9 +89,7 @@ def _asyncpg() -> Any:
     try:
         import asyncpg
     except ImportError:
-        raise RuntimeError(
-            "a postgresql:// store needs asyncpg: pip install 'skillstate[shared]'"
-        ) from None
+        raise MissingExtra("a postgresql:// store", "asyncpg", "shared") from None
     return asyncpg
 
 

@@ -22,6 +22,7 @@ from skillstate.storage.postgres import (
 from skillstate.storage.resilient import ResilientArchiveStore, ResilientStateStore
 from skillstate.storage.sqlite import DB_NAME, SQLiteDatabase, SQLiteStateStore, Synchronous
 from skillstate.storage.sqlite_archive import SQLiteArchiveStore
+from skillstate.support.extras import MissingExtra
 
 ARCHIVE_DIR = "archive"
 
@@ -131,6 +132,10 @@ async def _shared(
             )
     try:
         shared = await PostgresDatabase.open(url)
+    except MissingExtra:
+        if local is not None:
+            await local.close()
+        raise  # asked for and not installed: said at start, not degraded to
     except Exception as error:
         log.error(
             "the store %s cannot be used (%s): in memory until restarted", shown_url(url), error
