@@ -20,6 +20,8 @@ from skillstate.testing.gateway import gateway_for
 STREAMS = pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
 WIRES = pytest.mark.parametrize("wire", sorted(ROUTES))
 STEP = re.compile(r"call_(\d+)")
+EAGER = {"lanes": "compaction,state", "collapse": {"min_turns": 2, "keep_recent_turns": 2}}
+"""Hybrid that may collapse after two turns, keeping the last two."""
 
 
 @pytest.fixture
@@ -108,11 +110,7 @@ async def test_in_hybrid_both_instances_send_one_epochs_prefix_across_a_boundary
     each request after it holds the one before it, up to its newest message, byte for byte."""
     session = f"hybrid-shared-{wire}-{stream}"
     headers = {"x-skillstate-session": session, "x-skillstate-mode": "hybrid"}
-    settings = {
-        "store": store_url,
-        "lanes": "compaction,state",
-        "collapse": {"min_turns": 2, "keep_recent_turns": 2},
-    }
+    settings = {"store": store_url, **EAGER}
     outputs: list[tuple[str, str]] = []
     sent: list[RecordedRequest] = []
     async with (
@@ -148,11 +146,7 @@ async def test_an_archive_one_instance_wrote_is_recalled_through_another(store_u
     model, served by instance two, recalls them by the ref the state message names."""
     session = "recall-across"
     headers = {"x-skillstate-session": session, "x-skillstate-mode": "hybrid"}
-    settings = {
-        "store": store_url,
-        "lanes": "compaction,state",
-        "collapse": {"min_turns": 2, "keep_recent_turns": 2},
-    }
+    settings = {"store": store_url, **EAGER}
     ref = re.compile(r"archived as `(ar_[0-9a-f]+)`")
 
     def recalling(request: RecordedRequest) -> Reply:

@@ -133,7 +133,7 @@ class PostgresDatabase:
         async with self.pool.acquire() as conn:
             if await conn.fetchval("SELECT to_regclass('skillstate_schema')") is None:
                 return 0
-            return await _version(conn)
+            return int(await conn.fetchval("SELECT max(version) FROM skillstate_schema") or 0)
 
     async def migrate(self) -> Migrated:
         """Apply the migrations the database lacks, each in its own transaction; refuse a
@@ -141,7 +141,7 @@ class PostgresDatabase:
         async with self.pool.acquire() as conn:
             await conn.execute("SELECT pg_advisory_lock($1)", _LOCK)
             try:
-                before = await _version(conn)
+                before = await _made_version(conn)
                 if before > SCHEMA_VERSION:
                     raise SchemaTooNew(
                         f"the database's schema is version {before}, newer than this "
@@ -162,7 +162,9 @@ class PostgresDatabase:
         await self.pool.close()
 
 
-async def _version(conn: Any) -> int:
+async def _made_version(conn: Any) -> int:
+    """The schema version, the table of versions made first where it is missing (under the
+    migration's lock: /health's ``schema_version`` only reads)."""
     await conn.execute(
         "CREATE TABLE IF NOT EXISTS skillstate_schema ("
         " version INTEGER PRIMARY KEY, applied DOUBLE PRECISION NOT NULL)"
