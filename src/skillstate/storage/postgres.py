@@ -59,6 +59,11 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 )
 """Each schema version's statements, in order: version N is ``MIGRATIONS[N - 1]``."""
 SCHEMA_VERSION = len(MIGRATIONS)
+CONNECT_TIMEOUT_S = 5.0
+"""How long connecting may take before the store counts as down."""
+COMMAND_TIMEOUT_S = 15.0
+"""How long one statement may take before the store counts as down (a server that stopped
+answering without closing its connections)."""
 _LOCK = 0x5C1_57A7E
 """The advisory lock a migration holds (any constant: it only has to be this code's)."""
 
@@ -107,7 +112,13 @@ class PostgresDatabase:
         """Connect to ``dsn`` and bring its schema up (``migrate``: False leaves it, and then
         a schema older than this code's is refused too)."""
         asyncpg = _asyncpg()
-        pool = await asyncpg.create_pool(dsn, min_size=min_size, max_size=max_size)
+        pool = await asyncpg.create_pool(
+            dsn,
+            min_size=min_size,
+            max_size=max_size,
+            timeout=CONNECT_TIMEOUT_S,
+            command_timeout=COMMAND_TIMEOUT_S,
+        )
         db = cls(pool, dsn)
         try:
             if migrate:

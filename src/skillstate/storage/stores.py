@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skillstate.storage.blobs import DEFAULT_MAX_BYTES, DEFAULT_TTL, BlobStore
+from skillstate.storage.failover import RETRY_SECONDS
 from skillstate.storage.memory import MemoryArchiveStore, MemoryStateStore
 from skillstate.storage.postgres import (
     PostgresArchiveStore,
@@ -31,12 +32,14 @@ log = logging.getLogger("skillstate.storage")
 
 @dataclass(frozen=True, slots=True)
 class StoreOptions:
-    """How the stores are bounded and how hard SQLite waits and syncs."""
+    """How the stores are bounded, how hard SQLite waits and syncs, and how often a store
+    that failed is tried again."""
 
     archive_max_bytes: int = DEFAULT_MAX_BYTES
     archive_ttl: float = DEFAULT_TTL
     busy_timeout: float = 5.0
     synchronous: Synchronous = "NORMAL"
+    retry_seconds: float = RETRY_SECONDS
 
     @classmethod
     def of_archive(cls, ttl_days: float, max_mb: int) -> StoreOptions:
@@ -67,6 +70,12 @@ class Stores:
     def degraded(self) -> str | None:
         """Why a store runs in memory, or None while both are on disk."""
         return self.state.degraded or self.archive.degraded
+
+    @property
+    def unwritten(self) -> list[str]:
+        """What memory took while a store was down and could not be written back to it:
+        sessions another gateway changed meanwhile, spans evicted (the newest of each)."""
+        return [*self.state.unwritten, *self.archive.unwritten]
 
     async def close(self) -> None:
         await self.state.close()
@@ -112,8 +121,10 @@ async def open_stores(
     )
     disk_archive = SQLiteArchiveStore(database, blobs)
     return Stores(
-        ResilientStateStore(SQLiteStateStore(database, clock=clock), clock=clock),
-        ResilientArchiveStore(disk_archive),
+        ResilientStateStore(
+            SQLiteStateStore(database, clock=clock), clock=clock, retry_every=opts.retry_seconds
+        ),
+        ResilientArchiveStore(disk_archive, retry_every=opts.retry_seconds),
         database,
         disk_archive,
     )
@@ -142,9 +153,11 @@ async def _shared(
         )
         failed = ResilientStateStore.failed(error, clock=clock)
         return Stores(failed, ResilientArchiveStore.failed(error), local)
+    state = PostgresStateStore(shared, clock=clock)
+    archive = PostgresArchiveStore(shared, ttl=opts.archive_ttl, clock=clock)
     return Stores(
-        ResilientStateStore(PostgresStateStore(shared, clock=clock), clock=clock),
-        ResilientArchiveStore(PostgresArchiveStore(shared, ttl=opts.archive_ttl, clock=clock)),
+        ResilientStateStore(state, clock=clock, retry_every=opts.retry_seconds),
+        ResilientArchiveStore(archive, retry_every=opts.retry_seconds),
         local,
         shared=shared,
     )

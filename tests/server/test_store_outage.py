@@ -1,0 +1,91 @@
+"""PostgreSQL and Redis stopped mid-run, then started again (cut off by loopback proxies,
+``testing.tcp_proxy``, as a stopped server looks to its clients): no client request fails
+because of it, on any wire, JSON or stream; /health says what is down while it is; and once
+the database answers again the patches the gateway committed in memory meanwhile are in it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import aiohttp
+import pytest
+from tool_loops import ROUTES, tool_loop
+
+from skillstate.storage.postgres import PostgresDatabase, PostgresStateStore
+from skillstate.testing import RecordedRequest, Reply, ScriptedUpstream
+from skillstate.testing.gateway import RunningGateway, gateway_for
+from skillstate.testing.tcp_proxy import TcpProxy
+
+REDIS_PORT = 6379
+STEP = re.compile(r"call_(\d+)")
+
+
+def noting(request: RecordedRequest) -> Reply:
+    """Paper mode's model: notes the newest step it observed, in the envelope."""
+    step = max((int(n) for n in STEP.findall(request.body.decode())), default=-1)
+    patch = {"findings": {f"step-{step}": f"seen at step {step}"}}
+    return Reply(text=json.dumps({"state_patch": patch, "action": f"noted {step}"}))
+
+
+async def health(http: aiohttp.ClientSession, gateway: RunningGateway) -> dict[str, Any]:
+    async with http.get(gateway.url + "/health") as reply:
+        return dict(await reply.json())
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+@pytest.mark.parametrize("wire", sorted(ROUTES))
+async def test_postgres_and_redis_stopped_mid_run_fail_no_request(
+    postgres_url: str, tmp_path: Path, wire: str, stream: bool
+) -> None:
+    session = f"outage-{wire}-{stream}"
+    headers = {"x-skillstate-session": session, "x-skillstate-mode": "paper"}
+    outputs: list[tuple[str, str]] = []
+    async with (
+        TcpProxy(urlsplit(postgres_url).port or 5432) as database,
+        TcpProxy(REDIS_PORT) as redis,
+        ScriptedUpstream(noting) as up,
+    ):
+        config = tmp_path / "skillstate.toml"
+        config.write_text(
+            f'[[upstreams]]\nname = "limited-{wire}-{stream}"\nbase_url = "{up.url}"\n'
+            'rpm = 1000\nmodels = ["*"]\nprofile = "openai"\n'
+        )
+        settings = {"store": database.url(postgres_url), "redis": redis.url("redis://x/0")}
+        async with (
+            gateway_for(config_path=str(config), settings=settings) as gateway,
+            aiohttp.ClientSession() as http,
+        ):
+            for step in range(6):
+                if step == 2:
+                    await database.cut()
+                    await redis.cut()
+                if step == 4:
+                    down = await health(http, gateway)
+                    await database.restore()
+                    await redis.restore()
+                    for _ in range(100):  # the store is tried again every 2 s
+                        if (await health(http, gateway))["status"] == "ok":
+                            break
+                        await asyncio.sleep(0.1)
+                outputs.append((f"call_{step}", f"output of step {step}"))
+                body = tool_loop(wire, stream, "Note every step.", outputs)
+                route = gateway.url + ROUTES[wire]
+                async with http.post(route, json=body, headers=headers) as reply:
+                    assert reply.status == 200, await reply.text()
+                    assert "noted" in await reply.text()
+            back = await health(http, gateway)
+    assert down["status"] == "degraded"
+    assert down["store"]["kind"] == "memory" and down["store"]["ok"] is False
+    assert down["redis"]["ok"] is False
+    assert back["status"] == "ok", back
+    db = await PostgresDatabase.open(postgres_url)
+    try:
+        record = await PostgresStateStore(db).load(session)
+    finally:
+        await db.close()
+    assert set(record.state["findings"]) == {f"step-{n}" for n in range(6)}
