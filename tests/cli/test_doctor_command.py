@@ -95,6 +95,8 @@ async def test_json_output(tmp_path: Path) -> None:
         "circuits",
         "upstream default",
         "data dir",
+        "store",
+        "redis",
         "cli codex",
         "cli opencode",
         "cli claude",

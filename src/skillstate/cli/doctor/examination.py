@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from skillstate.cli.doctor import catalog, hosts, logins, machine, network
+from skillstate.cli.doctor import catalog, hosts, logins, machine, network, shared
 from skillstate.cli.doctor.check import Check
 from skillstate.config import Settings
 
@@ -30,13 +30,15 @@ class Surroundings:
 
 async def examine(settings: Settings, around: Surroundings | None = None) -> list[Check]:
     """Run every check: the gateway (and its upstreams' circuits), the upstreams, the data
-    directory, the CLIs, the integrations, Claude Code's login, the shell hook and the price
-    catalog's age. Network checks run together."""
+    directory, the shared store and Redis, the CLIs, the integrations, Claude Code's login,
+    the shell hook and the price catalog's age. Network checks run together."""
     around = around or Surroundings()
-    gateway, circuits, upstreams, clis = await asyncio.gather(
+    gateway, circuits, upstreams, store, redis, clis = await asyncio.gather(
         network.check_gateway(settings, around.config_path),
         network.check_circuits(settings),
         network.check_upstreams(settings),
+        shared.check_store(settings),
+        shared.check_redis(settings),
         machine.check_clis(around.clis, around.environ),
     )
     integrations = around.integrations or hosts.integration_probes(settings, around.environ)
@@ -46,6 +48,8 @@ async def examine(settings: Settings, around: Surroundings | None = None) -> lis
         circuits,
         *upstreams,
         machine.check_data_dir(Path(settings.data_dir)),
+        store,
+        redis,
         *clis,
         *hosts.check_integrations(integrations),
         logins.check_claude_login(settings, around.environ),
