@@ -45,6 +45,7 @@ from skillstate.upstream.circuit import CircuitPolicy
 from skillstate.upstream.client import UpstreamClient
 from skillstate.upstream.retry import RetryPolicy
 from skillstate.upstream.routing import Router, Upstream, chatgpt_upstream, normalize_base_url
+from skillstate.upstream.shared_circuits import CircuitSync
 
 log = logging.getLogger("skillstate")
 
@@ -233,6 +234,12 @@ async def running(
     context.recorder = recorder
     context.observers.append(recorder)
     await recorder.start()
+    circuits = None
+    if redis is not None:  # each upstream's circuit judged with the other gateways' outcomes
+        for upstream in context.router.upstreams:
+            context.circuit(upstream.name)  # in step before its first call here
+        circuits = CircuitSync(redis, context.circuits, context.circuit_policy)
+        circuits.start()
     # On stop, the listening socket closes at once and requests in flight (streams included)
     # get ``shutdown_timeout`` seconds to finish before they are cancelled.
     runner = GatewayRunner(
@@ -261,6 +268,8 @@ async def running(
         yield RunningGateway(f"http://{settings.host}:{bound}", context)
     finally:
         await runner.cleanup()
+        if circuits is not None:
+            await circuits.close()
         await context.mcp.close()
         await recorder.close()
         await ledger.close()

@@ -80,12 +80,12 @@ class GatewayContext:
     memos: SessionMemos = field(default_factory=SessionMemos)
     """Each session's previous messages, decoded (``protocols.memo``)."""
     mcp: McpEndpoint | None = None
+    """The MCP server at ``/mcp`` (None: not served)."""
     stores: Stores | None = None
     """Where Σ and the archive are kept (/health reports it)."""
     redis: Any = None
-    """The Redis the gateways share (``redis.asyncio``), or None: rate limits are then each
-    process's own."""
-    """The MCP server at ``/mcp`` (None: not served)."""
+    """The Redis the gateways share (``redis.asyncio``), or None: rate limits and circuits
+    are then each process's own."""
     settings: Settings | None = None
     """What the gateway was started with (``GET /config`` shows it masked); None: a context
     built without settings (tests)."""

@@ -24,6 +24,10 @@ The contract:
   call with nowhere else to go). ``trials`` successes close the circuit with a fresh window; a
   failure opens it again for ``open_s``. Trials that never report (a call abandoned) are given
   back after ``open_s``.
+* Shared (``upstream.shared_circuits``, several gateways on one Redis): the outcomes the other
+  gateways counted in the window (``observe``) are judged with this one's own, and a circuit
+  another gateway opened opens this one until the same moment. What this one counted since it
+  last said so is ``unsent``; that it opened, ``opened_unsent``.
 """
 
 from __future__ import annotations
@@ -70,6 +74,9 @@ memory does not grow with the request rate."""
 
 CALLS, FAILED, TRIES, FAILED_TRIES = 1, 2, 3, 4
 """The counts of a bucket, after its index at 0."""
+Counts = tuple[int, int, int, int]
+"""Calls, failed calls, tries, failed tries."""
+NONE: Counts = (0, 0, 0, 0)
 
 
 class Circuit:
@@ -77,10 +84,13 @@ class Circuit:
         "_buckets",
         "_clock",
         "_opened",
+        "_others",
         "_passed",
         "_totals",
         "_trial_at",
         "_trials",
+        "_unsent",
+        "opened_unsent",
         "policy",
     )
 
@@ -97,6 +107,11 @@ class Circuit:
         self._trial_at = 0.0
         self._passed = 0
         """Trials that succeeded since the circuit went half-open."""
+        self._others = [0, 0, 0, 0, 0]
+        """What the other gateways counted in the window, as last observed (index 0 unused)."""
+        self._unsent = [0, 0, 0, 0, 0]
+        self.opened_unsent = False
+        """Whether this circuit opened since it last said so (``shared_circuits``)."""
 
     @property
     def state(self) -> State:
@@ -109,10 +124,11 @@ class Circuit:
     @property
     def degraded(self) -> bool:
         """Closed, but failing at least ``reroute_rate`` of its tries in the window."""
-        if not self._totals[FAILED_TRIES] or self._opened is not None:
+        if self._opened is not None or not (
+            self._totals[FAILED_TRIES] or self._others[FAILED_TRIES]
+        ):
             return False  # the common case: no failed try in the window
-        self._expire()
-        tries, failed = self._totals[TRIES], self._totals[FAILED_TRIES]
+        tries, failed = self.tries()
         return tries >= self.policy.min_calls and failed >= self.policy.reroute_rate * tries
 
     @property
@@ -175,9 +191,29 @@ class Circuit:
         counts = self._bucket()
         counts[total] += 1
         self._totals[total] += 1
+        self._unsent[total] += 1
         if failed:
             counts[failures] += 1
             self._totals[failures] += 1
+            self._unsent[failures] += 1
+
+    def unsent(self) -> Counts:
+        """What this circuit counted since the last call (then zeroed), to tell the others."""
+        counts = self._unsent
+        self._unsent = [0, 0, 0, 0, 0]
+        return counts[CALLS], counts[FAILED], counts[TRIES], counts[FAILED_TRIES]
+
+    def observe(self, others: Counts, open_for: float | None = None) -> None:
+        """What the other gateways counted in the window now, and, where one of them opened
+        this upstream's circuit, for how many more seconds it stays open: a closed circuit
+        opens until then; then the whole count is judged, as a failure here would be."""
+        self._others = [0, *others]
+        if open_for is not None and open_for > 0 and self._opened is None:
+            self._open()
+            self._opened = self._clock() - max(0.0, self.policy.open_s - open_for)
+            self.opened_unsent = False  # the others know: it was theirs
+        elif self._opened is None and others[FAILED - 1]:
+            self._judge()
 
     def retry_in(self) -> float:
         """Seconds until an open circuit lets trials through (0: not open)."""
@@ -186,14 +222,16 @@ class Circuit:
         return max(0.0, self.policy.open_s - (self._clock() - self._opened))
 
     def counts(self) -> tuple[int, int]:
-        """The outcomes and the failures in the window now."""
+        """The outcomes and the failures in the window now (the other gateways' included)."""
         self._expire()
-        return self._totals[CALLS], self._totals[FAILED]
+        totals, others = self._totals, self._others
+        return totals[CALLS] + others[CALLS], totals[FAILED] + others[FAILED]
 
     def tries(self) -> tuple[int, int]:
-        """The tries and the failed tries in the window now."""
+        """The tries and the failed tries in the window now (the other gateways' included)."""
         self._expire()
-        return self._totals[TRIES], self._totals[FAILED_TRIES]
+        totals, others = self._totals, self._others
+        return totals[TRIES] + others[TRIES], totals[FAILED_TRIES] + others[FAILED_TRIES]
 
     def _free_trial(self) -> bool:
         if self._trials and self._clock() - self._trial_at >= self.policy.open_s:
@@ -221,11 +259,13 @@ class Circuit:
     def _open(self) -> None:
         self._opened = self._clock()
         self._trials, self._passed = 0, 0
+        self.opened_unsent = True
         self._clear()
 
     def _clear(self) -> None:
         self._buckets.clear()
         self._totals = [0, 0, 0, 0, 0]
+        self._others = [0, 0, 0, 0, 0]
 
     def _index(self) -> int:
         return math.floor(self._clock() * BUCKETS / self.policy.window_s)
