@@ -71,6 +71,14 @@ async def _answering(url: str, seconds: float = 30.0) -> None:
     raise AssertionError(f"nothing answered at {url}")
 
 
+def _dead(pid: int) -> bool:
+    """Whether ``pid`` has exited (gone, or a zombie its parent has not reaped yet)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
 async def _until(check: object, seconds: float = 15.0) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -108,6 +116,7 @@ async def test_two_workers_share_one_port_and_one_store(tmp_path: Path) -> None:
 
             first, second = children(process.pid)
             os.kill(first, signal.SIGKILL)
+            await _until(lambda: _dead(first))  # its socket closed: no connection goes there
             async with (
                 aiohttp.ClientSession() as http,
                 http.get(url + "/", headers={"connection": "close"}) as reply,

@@ -10,9 +10,9 @@ is killed. A supervisor killed outright leaves no worker behind: each sees its p
 stops itself.
 
 What the workers share is the store: SQLite under the data directory (its writers take turns,
-``storage.sqlite``) or the PostgreSQL database of ``store``; each reads a session's epoch from
-it on every request (``StateEngine(shared=True)``). Rate limits are each worker's own unless
-``redis`` is set.
+``storage.sqlite``) or the PostgreSQL database of ``store``; each checks a session's epoch it
+keeps against Σ's mark of it on every request (``StateEngine(shared=True)``,
+``state.epoch_cache``). Rate limits and circuits are each worker's own unless ``redis`` is set.
 """
 
 from __future__ import annotations

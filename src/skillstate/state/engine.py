@@ -36,6 +36,7 @@ from skillstate.state.envelope import (
     parse_envelope,
     parse_json_object,
 )
+from skillstate.state.epoch_cache import EpochCache
 from skillstate.state.epoch_record import DOC_NAME, Epoch, Span, anchor
 from skillstate.state.handover import can_hand_over, handover_request
 from skillstate.state.internal import PatchResult, answer_recall, answer_skill_state
@@ -57,7 +58,7 @@ from skillstate.state.tools import (
 from skillstate.state.turns import newest_reply
 from skillstate.storage.protocols import ArchiveStore, Change, StateRecord, StateStore
 from skillstate.support import jsonio
-from skillstate.support.caches import SessionCache, compact
+from skillstate.support.caches import SessionCache
 
 log = logging.getLogger("skillstate.state")
 
@@ -90,7 +91,8 @@ class StateEngine:
     ) -> None:
         """``kept_sessions``: how many sessions' last report and epoch stay in memory;
         ``shared``: other processes write to the same store (``store`` is a database several
-        gateways share), so a session's epoch is read from it on every request, never kept."""
+        gateways share), so a kept epoch is checked against Σ's mark of it on every request
+        (``state.epoch_cache``)."""
         self.store = store
         self.archive = Archive(archive, clock=clock)
         self.config = config
@@ -106,23 +108,19 @@ class StateEngine:
             evicted=lambda session, last: self._keep_report(session, last.shown()),
         )
         self._writes: set[asyncio.Task[None]] = set()
-        # Write-through where this process is the only writer of its sessions' epochs (not
-        # ``shared``). None (no epoch yet) is kept as {}: the cache's None means "not kept".
-        self._epochs: SessionCache[bytes] = SessionCache(
-            entries=0 if shared else kept_sessions, max_bytes=EPOCH_BYTES, weigh=len
+        self._epochs = EpochCache(
+            store, entries=kept_sessions, max_bytes=EPOCH_BYTES, shared=shared
         )
-        self.passing = Passing(entries=kept_sessions, min_turns=config.options.min_turns)
+        # Shared, a session's steps relayed unread would be each process's to catch up on:
+        # its requests are all read instead.
+        self.passing = Passing(
+            entries=0 if shared else kept_sessions, min_turns=config.options.min_turns
+        )
         """The sessions passed through before their first boundary (``state.passing``)."""
         self.viewer: Viewer | None = None
         """What the outputs lane would make of a tool output as it arrives, where it runs:
         set by the composition root; with it, a session passed through is offered ``recall``
         as soon as compacting a bulky output pays (``state.bulky``)."""
-
-    def _remember_epoch(self, session: str, doc: Json | None) -> None:
-        """Kept as its JSON, in a buffer of its own length: parsed, a document costs several
-        times its JSON's bytes (what the bound counts), and it is parsed once a request anyway
-        (``Epoch.from_json``)."""
-        self._epochs.put(session, compact(jsonio.dumps({} if doc is None else doc)))
 
     def _keep_report(self, session: str, report: Json) -> None:
         """A report pushed out of memory, written to the store off the request's path."""
@@ -135,14 +133,6 @@ class StateEngine:
             await self.store.put_doc(session, REPORT_DOC, report)
         except Exception as error:  # a description the less, never a failed request
             log.warning("session %s: its last report was not kept (%s)", session, error)
-
-    async def _epoch_doc(self, session: str) -> Json | None:
-        kept = self._epochs.get(session)
-        if kept is not None:
-            return jsonio.loads(kept) or None
-        doc = await self.store.get_doc(session, DOC_NAME)
-        self._remember_epoch(session, doc)
-        return doc
 
     async def _last_report(self, session: str) -> Json | None:
         kept = self._last.get(session)
@@ -237,7 +227,7 @@ class StateEngine:
     async def _hybrid(
         self, session: str, record: StateRecord, request: Request, upstream: Wire
     ) -> Prepared:
-        stored_doc = await self._epoch_doc(session)
+        stored_doc = await self._epochs.get(session, record)
         stored = Epoch.from_json(stored_doc) if stored_doc else None
         force = bool(record.meta.get("force_collapse"))
         await prime(request.messages)  # the decision counts them: off the event loop
@@ -377,8 +367,7 @@ class StateEngine:
             return prepared.request
         record = await self.store.load(prepared.session)
         epoch = replace(epoch, snapshot=record.state)
-        await self.store.put_doc(prepared.session, DOC_NAME, epoch.to_json())
-        self._remember_epoch(prepared.session, epoch.to_json())
+        await self._epochs.put(prepared.session, epoch.to_json())
         prepared.record, prepared.epoch = record, epoch
         prepared.request = self._render(
             prepared.client, record, epoch, prepared.upstream, prepared.internal
@@ -437,8 +426,7 @@ class StateEngine:
             started_step=record.step,
             kept_until=len(request.messages),
         )
-        await self.store.put_doc(session, DOC_NAME, epoch.to_json())
-        self._remember_epoch(session, epoch.to_json())
+        await self._epochs.put(session, epoch.to_json())
         log.info(
             "session %s: epoch %d collapses messages %d-%d", session, epoch.number, *_ends(span)
         )

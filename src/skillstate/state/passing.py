@@ -19,9 +19,9 @@ A subagent's request under its parent's session id, which the lane would leave u
 Σ keeps a ``step`` (the default schema) the catch-up sets the step from the history anyway.
 
 What this process knows is all it goes by: a session's first request, one after a restart,
-or one whose entry was pushed out of memory is read by the lane. (Several processes serving
-one session would each keep their own; the shared store's version would have to tell them
-apart.)
+or one whose entry was pushed out of memory is read by the lane. Several processes serving
+one session would each keep their own, so a shared store keeps none: every request is the
+lane's (``StateEngine(shared=True)``).
 """
 
 from __future__ import annotations
