@@ -39,6 +39,7 @@ from skillstate.state.epochs import CachePrices, upstream_prices
 from skillstate.state.mode import Mode
 from skillstate.state.prepared import EngineConfig, PriceLookup
 from skillstate.state.schema import Bounds, StateSchema
+from skillstate.storage.leases import LocalLeases, RedisLeases
 from skillstate.storage.stores import StoreOptions, Stores, open_stores
 from skillstate.support.extras import MissingExtra
 from skillstate.upstream.circuit import CircuitPolicy
@@ -140,7 +141,7 @@ def build_cache_prices(settings: Settings) -> PriceLookup:
     return prices
 
 
-def build_engine(settings: Settings, stores: Stores) -> StateEngine:
+def build_engine(settings: Settings, stores: Stores, redis: Any = None) -> StateEngine:
     bounds = Bounds(
         max_patch_bytes=settings.max_patch_bytes, max_state_bytes=settings.max_state_bytes
     )
@@ -152,7 +153,8 @@ def build_engine(settings: Settings, stores: Stores) -> StateEngine:
         prices=build_cache_prices(settings),
     )
     shared = stores.shared is not None or settings.workers > 1
-    return StateEngine(stores.state, stores.archive, config, shared=shared)
+    leases = LocalLeases() if redis is None else RedisLeases(redis)
+    return StateEngine(stores.state, stores.archive, config, shared=shared, leases=leases)
 
 
 def build_lanes(settings: Settings, engine: StateEngine) -> list[Lane]:
@@ -217,7 +219,7 @@ async def running(
     stores = await open_stores(Path(settings.data_dir), options=options, url=settings.store)
     if stores.degraded:
         log.warning("state kept in memory only: %s", stores.degraded)
-    context.engine = build_engine(settings, stores)
+    context.engine = build_engine(settings, stores, redis)
     context.stores = stores
     context.redis = redis
     context.lanes = build_lanes(settings, context.engine)

@@ -56,6 +56,7 @@ from skillstate.state.tools import (
     skill_state_tool,
 )
 from skillstate.state.turns import newest_reply
+from skillstate.storage.leases import Leases, LocalLeases
 from skillstate.storage.protocols import ArchiveStore, Change, StateRecord, StateStore
 from skillstate.support import jsonio
 from skillstate.support.caches import SessionCache
@@ -88,12 +89,15 @@ class StateEngine:
         clock: Callable[[], float] = time.time,
         kept_sessions: int = LAST_REPORTS,
         shared: bool = False,
+        leases: Leases | None = None,
     ) -> None:
         """``kept_sessions``: how many sessions' last report and epoch stay in memory;
         ``shared``: other processes write to the same store (``store`` is a database several
         gateways share), so a kept epoch is checked against Σ's mark of it on every request
-        (``state.epoch_cache``)."""
+        (``state.epoch_cache``); ``leases``: who makes a session's boundary when two of its
+        requests would (``storage.leases``; this process's own by default)."""
         self.store = store
+        self.leases: Leases = leases or LocalLeases()
         self.archive = Archive(archive, clock=clock)
         self.config = config
         self._clock = clock
@@ -255,7 +259,14 @@ class StateEngine:
         )
         epoch = decision.epoch
         if decision.new_span is not None and decision.plan is not None:
-            epoch = await self._boundary(session, record, request, decision)
+            token = await self.leases.take(session)
+            if token is None:  # another request of the session is making one: as if not due
+                decision = replace(decision, plan=None, new_span=None)
+            else:
+                try:
+                    epoch = await self._boundary(session, record, request, decision)
+                finally:
+                    await self.leases.give_back(session, token)
         if force:
             await self._clear_force(session)
         internal: dict[str, str] = {}

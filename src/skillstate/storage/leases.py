@@ -1,0 +1,113 @@
+"""Leases on a session's boundary: the one step of a session's request that must not run in two
+places at once. Two requests of one session that both decide to start a boundary (a client
+that retried while its first try was still running, on another instance) would each write an
+epoch of the same number with a different cut, and the session's prefix would change twice; so
+the request that takes the lease makes the boundary, and the other renders with the epoch it
+had, as if its boundary had not been due yet.
+
+A lease is held for at most ``LEASE_S`` seconds (a process that dies holding one does not
+block the session for longer) and given back by its holder only (a token says whose it is).
+
+``LocalLeases`` are one process's; ``RedisLeases`` every gateway's on one Redis (``SET NX PX``
+to take, a compare-and-delete script to give back). A Redis that cannot be reached leaves each
+process its own leases, said once in the log, until it answers again.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+log = logging.getLogger("skillstate.storage")
+
+LEASE_S = 30.0
+"""The longest a boundary's lease is held."""
+KEY_PREFIX = "skillstate:lease:"
+_GIVE_BACK = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+
+class Leases(Protocol):
+    async def take(self, session: str) -> str | None:
+        """A token for the session's lease, or None when another holds it."""
+        ...
+
+    async def give_back(self, session: str, token: str) -> None: ...
+
+
+class LocalLeases:
+    """This process's leases."""
+
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._held: dict[str, tuple[str, float]] = {}
+
+    async def take(self, session: str) -> str | None:
+        return self.take_now(session)
+
+    def take_now(self, session: str) -> str | None:
+        now = self._clock()
+        held = self._held.get(session)
+        if held is not None and held[1] > now:
+            return None
+        token = secrets.token_hex(8)
+        self._held[session] = (token, now + LEASE_S)
+        return token
+
+    async def give_back(self, session: str, token: str) -> None:
+        held = self._held.get(session)
+        if held is not None and held[0] == token:
+            del self._held[session]
+
+
+class RedisLeases:
+    """Leases every gateway on ``redis`` shares; this process's own while it cannot reach it."""
+
+    def __init__(self, redis: Any, *, local: LocalLeases | None = None) -> None:
+        self._redis = redis
+        self._local = local or LocalLeases()
+        self._script: Any = None
+        self._down = False
+
+    async def take(self, session: str) -> str | None:
+        token = secrets.token_hex(8)
+        try:
+            taken = await self._redis.set(
+                KEY_PREFIX + session, token, nx=True, px=int(LEASE_S * 1000)
+            )
+        except Exception as error:
+            self._said_down(error)
+            local = self._local.take_now(session)
+            return None if local is None else "local:" + local
+        self._said_up()
+        return token if taken else None
+
+    async def give_back(self, session: str, token: str) -> None:
+        if token.startswith("local:"):
+            await self._local.give_back(session, token.removeprefix("local:"))
+            return
+        try:
+            if self._script is None:
+                self._script = self._redis.register_script(_GIVE_BACK)
+            await self._script(keys=[KEY_PREFIX + session], args=[token])
+        except Exception as error:  # it expires by itself
+            self._said_down(error)
+
+    def _said_down(self, error: BaseException) -> None:
+        if not self._down:
+            log.warning(
+                "sessions' boundary leases cannot be taken in Redis (%s): this process's own"
+                " until it answers",
+                error,
+            )
+            self._down = True
+
+    def _said_up(self) -> None:
+        if self._down:
+            log.info("sessions' boundary leases are taken in Redis again")
+            self._down = False
