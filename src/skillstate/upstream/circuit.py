@@ -86,10 +86,10 @@ class Circuit:
         "_opened",
         "_others",
         "_passed",
+        "_sent",
         "_totals",
         "_trial_at",
         "_trials",
-        "_unsent",
         "opened_unsent",
         "policy",
     )
@@ -108,8 +108,10 @@ class Circuit:
         self._passed = 0
         """Trials that succeeded since the circuit went half-open."""
         self._others = [0, 0, 0, 0, 0]
-        """What the other gateways counted in the window, as last observed (index 0 unused)."""
-        self._unsent = [0, 0, 0, 0, 0]
+        """What the other gateways counted in the window, as last observed (index 0 unused):
+        counted in ``_totals`` too."""
+        self._sent: dict[int, list[int]] = {}
+        """Each bucket as ``unsent`` last saw it."""
         self.opened_unsent = False
         """Whether this circuit opened since it last said so (``shared_circuits``)."""
 
@@ -124,11 +126,10 @@ class Circuit:
     @property
     def degraded(self) -> bool:
         """Closed, but failing at least ``reroute_rate`` of its tries in the window."""
-        if self._opened is not None or not (
-            self._totals[FAILED_TRIES] or self._others[FAILED_TRIES]
-        ):
+        if not self._totals[FAILED_TRIES] or self._opened is not None:
             return False  # the common case: no failed try in the window
-        tries, failed = self.tries()
+        self._expire()
+        tries, failed = self._totals[TRIES], self._totals[FAILED_TRIES]
         return tries >= self.policy.min_calls and failed >= self.policy.reroute_rate * tries
 
     @property
@@ -191,23 +192,32 @@ class Circuit:
         counts = self._bucket()
         counts[total] += 1
         self._totals[total] += 1
-        self._unsent[total] += 1
         if failed:
             counts[failures] += 1
             self._totals[failures] += 1
-            self._unsent[failures] += 1
 
     def unsent(self) -> Counts:
-        """What this circuit counted since the last call (then zeroed), to tell the others."""
-        counts = self._unsent
-        self._unsent = [0, 0, 0, 0, 0]
+        """What this circuit counted since the last call, to tell the others: the growth of
+        its buckets since then (nothing on the request path counts it twice)."""
+        counts = [0, 0, 0, 0, 0]
+        before = self._sent
+        self._sent = {}
+        for bucket in self._buckets:
+            was = before.get(bucket[0])
+            for at in (CALLS, FAILED, TRIES, FAILED_TRIES):
+                counts[at] += bucket[at] - (was[at] if was else 0)
+            self._sent[bucket[0]] = bucket.copy()
         return counts[CALLS], counts[FAILED], counts[TRIES], counts[FAILED_TRIES]
 
     def observe(self, others: Counts, open_for: float | None = None) -> None:
         """What the other gateways counted in the window now, and, where one of them opened
         this upstream's circuit, for how many more seconds it stays open: a closed circuit
-        opens until then; then the whole count is judged, as a failure here would be."""
+        opens until then; then the whole count is judged, as a failure here would be. The
+        others' counts are in the totals beside this one's own, until observed again."""
+        totals, was = self._totals, self._others
         self._others = [0, *others]
+        for at in (CALLS, FAILED, TRIES, FAILED_TRIES):
+            totals[at] += self._others[at] - was[at]
         if open_for is not None and open_for > 0 and self._opened is None:
             self._open()
             self._opened = self._clock() - max(0.0, self.policy.open_s - open_for)
@@ -224,14 +234,12 @@ class Circuit:
     def counts(self) -> tuple[int, int]:
         """The outcomes and the failures in the window now (the other gateways' included)."""
         self._expire()
-        totals, others = self._totals, self._others
-        return totals[CALLS] + others[CALLS], totals[FAILED] + others[FAILED]
+        return self._totals[CALLS], self._totals[FAILED]
 
     def tries(self) -> tuple[int, int]:
         """The tries and the failed tries in the window now (the other gateways' included)."""
         self._expire()
-        totals, others = self._totals, self._others
-        return totals[TRIES] + others[TRIES], totals[FAILED_TRIES] + others[FAILED_TRIES]
+        return self._totals[TRIES], self._totals[FAILED_TRIES]
 
     def _free_trial(self) -> bool:
         if self._trials and self._clock() - self._trial_at >= self.policy.open_s:
@@ -266,6 +274,7 @@ class Circuit:
         self._buckets.clear()
         self._totals = [0, 0, 0, 0, 0]
         self._others = [0, 0, 0, 0, 0]
+        self._sent = {}
 
     def _index(self) -> int:
         return math.floor(self._clock() * BUCKETS / self.policy.window_s)
