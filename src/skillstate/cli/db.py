@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from skillstate.cli.options import command_flags, load, settings_options
+from skillstate.support.urls import shown_url
 
 _NO_STORE = (
     "no store is set: Σ and the archive are in SQLite under the data directory, whose schema "
@@ -26,7 +27,7 @@ def db_command() -> None:
 @settings_options
 def status_command(**params: Any) -> None:
     """Print the store's schema version and this gateway's; exit 1 where they differ."""
-    from skillstate.storage.postgres import SCHEMA_VERSION, shown_url
+    from skillstate.storage.postgres import SCHEMA_VERSION
 
     url = _store(params)
     found = asyncio.run(_version(url))
@@ -45,7 +46,7 @@ def status_command(**params: Any) -> None:
 def migrate_command(**params: Any) -> None:
     """Apply the migrations the store lacks (each in one transaction; instances starting
     together apply each once). A store newer than this gateway is left as it is."""
-    from skillstate.storage.postgres import SchemaTooNew, shown_url
+    from skillstate.storage.postgres import SchemaTooNew
 
     url = _store(params)
     try:
@@ -88,8 +89,6 @@ async def _migrate(url: str) -> Any:
 
 
 async def _opened(url: str, opener: Any) -> Any:
-    from skillstate.storage.postgres import shown_url
-
     try:
         return await opener(url)
     except (OSError, RuntimeError) as error:

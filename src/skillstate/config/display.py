@@ -16,8 +16,8 @@ from skillstate.config.settings import ATTRIBUTES, KEYS, Settings, UpstreamSetti
 from skillstate.economics.prices import PriceOverrides
 from skillstate.pipeline.switches import LaneSwitches
 from skillstate.state.options import CollapseOptions
-from skillstate.storage.postgres import shown_url
 from skillstate.support import jsonio
+from skillstate.support.urls import shown_url
 
 _NOT_SET = "(not set)"
 _MIN_REVEALING_LENGTH = 16

@@ -14,8 +14,8 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from skillstate.state.schema import RESERVED_KEYS, SchemaError, StateSchema
-from skillstate.storage.postgres import shown_url
 from skillstate.support import jsonio
+from skillstate.support.urls import shown_url
 
 MAX_SCHEMA_KEYS = 64
 MAX_SCHEMA_KEY_LENGTH = 64

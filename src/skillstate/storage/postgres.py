@@ -68,16 +68,6 @@ _LOCK = 0x5C1_57A7E
 """The advisory lock a migration holds (any constant: it only has to be this code's)."""
 
 
-def shown_url(url: str) -> str:
-    """``url`` with any password in it masked, for showing."""
-    head, at, tail = url.rpartition("@")
-    if not at or "://" not in head:
-        return url
-    scheme, _, credentials = head.partition("://")
-    user, colon, _ = credentials.partition(":")
-    return f"{scheme}://{user}{':***' if colon else ''}@{tail}"
-
-
 class SchemaTooNew(RuntimeError):
     """The database was migrated by a newer skillstate than this one."""
 

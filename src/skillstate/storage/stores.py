@@ -18,12 +18,12 @@ from skillstate.storage.postgres import (
     PostgresArchiveStore,
     PostgresDatabase,
     PostgresStateStore,
-    shown_url,
 )
 from skillstate.storage.resilient import ResilientArchiveStore, ResilientStateStore
 from skillstate.storage.sqlite import DB_NAME, SQLiteDatabase, SQLiteStateStore, Synchronous
 from skillstate.storage.sqlite_archive import SQLiteArchiveStore
 from skillstate.support.extras import MissingExtra
+from skillstate.support.urls import shown_url
 
 ARCHIVE_DIR = "archive"
 

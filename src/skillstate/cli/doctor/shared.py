@@ -11,6 +11,7 @@ import time
 from skillstate.cli.doctor.check import Check
 from skillstate.config import Settings
 from skillstate.support.extras import MissingExtra
+from skillstate.support.urls import shown_url
 
 PROBE_TIMEOUT_S = 3.0
 _EXTRA = "pip install 'skillstate[shared]'"
@@ -20,7 +21,7 @@ async def check_store(settings: Settings) -> Check:
     """The store Σ and the archive are kept in, and whether this gateway can use it."""
     if not settings.store:
         return Check("store", None, f"SQLite under {settings.data_dir} (no shared store set)")
-    from skillstate.storage.postgres import SCHEMA_VERSION, PostgresDatabase, shown_url
+    from skillstate.storage.postgres import SCHEMA_VERSION, PostgresDatabase
 
     shown = shown_url(settings.store)
     started = time.perf_counter()
@@ -52,7 +53,6 @@ async def check_redis(settings: Settings) -> Check:
     """The Redis rate limits are shared through, and whether it answers."""
     if not settings.redis:
         return Check("redis", None, "not set: each process keeps its own rate limits")
-    from skillstate.storage.postgres import shown_url
 
     shown = shown_url(settings.redis)
     from skillstate.gateway import shared_redis
