@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from skillstate.storage import Change, SQLiteDatabase, SQLiteStateStore, StateRecord
-from skillstate.storage.sqlite import PAGE_CACHE_KIB
+from skillstate.storage.sqlite import MIGRATIONS, PAGE_CACHE_KIB, SCHEMA_VERSION, schema_version
 
 CHILD = """
 import asyncio, sys
@@ -167,6 +167,30 @@ async def test_a_database_from_a_newer_gateway_is_refused(tmp_path: Path) -> Non
     conn.close()
     with pytest.raises(sqlite3.DatabaseError, match="newer"):
         await SQLiteDatabase.open(path)
+
+
+async def test_a_database_from_before_the_versions_is_brought_up_with_its_rows(
+    tmp_path: Path,
+) -> None:
+    """A file an older gateway made (the tables, ``user_version`` 0) is migrated at open and
+    keeps what it held."""
+    path = tmp_path / "skillstate.db"
+    conn = sqlite3.connect(path)
+    for statement in MIGRATIONS[0]:
+        conn.execute(statement)
+    conn.execute(
+        "INSERT INTO sessions VALUES ('old', 3, 2, ?, ?, 1, 1.0, 1.0)", (b'{"a":1}', b"{}")
+    )
+    conn.commit()
+    conn.execute("PRAGMA user_version = 0")
+    conn.close()
+    assert schema_version(path) == 0
+    db = await SQLiteDatabase.open(path)
+    record = await SQLiteStateStore(db).load("old")
+    await db.close()
+    assert (record.state, record.version, record.step) == ({"a": 1}, 3, 2)
+    assert schema_version(path) == SCHEMA_VERSION
+    assert schema_version(tmp_path / "none.db") is None
 
 
 async def test_a_file_that_is_not_a_database_is_refused(tmp_path: Path) -> None:

@@ -1,44 +1,42 @@
-"""``skillstate db``: the shared store's schema (``storage.postgres``): where it stands, and
-bringing it up to this gateway's."""
+"""``skillstate db``: the store's schema (``storage.postgres`` for a shared store, else
+``storage.sqlite`` under the data directory): where it stands, and bringing it up to this
+gateway's."""
 
 from __future__ import annotations
 
 import asyncio
+import sqlite3
+from pathlib import Path
 from typing import Any
 
 import click
 
 from skillstate.cli.options import command_flags, load, settings_options
+from skillstate.storage.sqlite import DB_NAME
 from skillstate.support.urls import shown_url
-
-_NO_STORE = (
-    "no store is set: Σ and the archive are in SQLite under the data directory, whose schema "
-    "the gateway brings up itself at start (set --store postgresql://... to share them)"
-)
 
 
 @click.group("db", context_settings={"help_option_names": ["-h", "--help"]})
 def db_command() -> None:
-    """The schema of the shared store (the `store` setting, a postgresql:// URL): `status`
-    says where it stands, `migrate` brings it up to this gateway's."""
+    """The schema of the store Σ and the archive are kept in: the shared database of the
+    `store` setting (a postgresql:// URL), or else the SQLite file under the data directory.
+    `status` says where it stands, `migrate` brings it up to this gateway's (the gateway also
+    does so itself at start)."""
 
 
 @db_command.command("status")
 @settings_options
 def status_command(**params: Any) -> None:
     """Print the store's schema version and this gateway's; exit 1 where they differ."""
+    settings = load(command_flags(params))
+    if not settings.store:
+        _sqlite_status(Path(settings.data_dir) / DB_NAME)
+        return
     from skillstate.storage.postgres import SCHEMA_VERSION
 
-    url = _store(params)
+    url = settings.store
     found = asyncio.run(_version(url))
-    said = "up to date" if found == SCHEMA_VERSION else "run `skillstate db migrate`"
-    if found > SCHEMA_VERSION:
-        said = "newer than this gateway: upgrade skillstate"
-    click.echo(
-        f"{shown_url(url)}: schema version {found}, this gateway's {SCHEMA_VERSION} ({said})"
-    )
-    if found != SCHEMA_VERSION:
-        raise SystemExit(1)
+    _said(shown_url(url), found, SCHEMA_VERSION)
 
 
 @db_command.command("migrate")
@@ -46,26 +44,66 @@ def status_command(**params: Any) -> None:
 def migrate_command(**params: Any) -> None:
     """Apply the migrations the store lacks (each in one transaction; instances starting
     together apply each once). A store newer than this gateway is left as it is."""
+    settings = load(command_flags(params))
+    if not settings.store:
+        _sqlite_migrate(Path(settings.data_dir) / DB_NAME)
+        return
     from skillstate.storage.postgres import SchemaTooNew
 
-    url = _store(params)
+    url = settings.store
     try:
         migrated = asyncio.run(_migrate(url))
     except SchemaTooNew as error:
         raise click.ClickException(str(error)) from None
-    if migrated.before == migrated.after:
-        click.echo(f"{shown_url(url)}: schema version {migrated.after}, nothing to apply")
+    _applied(shown_url(url), migrated.before, migrated.after)
+
+
+def _said(where: str, found: int, ours: int) -> None:
+    said = "up to date" if found == ours else "run `skillstate db migrate`"
+    if found > ours:
+        said = "newer than this gateway: upgrade skillstate"
+    click.echo(f"{where}: schema version {found}, this gateway's {ours} ({said})")
+    if found != ours:
+        raise SystemExit(1)
+
+
+def _applied(where: str, before: int, after: int) -> None:
+    if before == after:
+        click.echo(f"{where}: schema version {after}, nothing to apply")
     else:
-        click.echo(
-            f"{shown_url(url)}: schema version {migrated.before} -> {migrated.after}, applied"
-        )
+        click.echo(f"{where}: schema version {before} -> {after}, applied")
 
 
-def _store(params: dict[str, Any]) -> str:
-    url = load(command_flags(params)).store
-    if not url:
-        raise click.ClickException(_NO_STORE)
-    return url
+def _sqlite_status(path: Path) -> None:
+    from skillstate.storage.sqlite import SCHEMA_VERSION, schema_version
+
+    found = _sqlite_read(path, schema_version)
+    if found is None:
+        click.echo(f"{path}: no database yet (made at start, at schema version {SCHEMA_VERSION})")
+        return
+    _said(str(path), found, SCHEMA_VERSION)
+
+
+def _sqlite_migrate(path: Path) -> None:
+    from skillstate.storage.sqlite import SQLiteDatabase, schema_version
+
+    before = _sqlite_read(path, schema_version) or 0
+
+    async def opened() -> None:
+        await (await SQLiteDatabase.open(path)).close()  # opening applies what is missing
+
+    try:
+        asyncio.run(opened())
+    except (OSError, sqlite3.Error) as error:
+        raise click.ClickException(f"{path}: {error}") from None
+    _applied(str(path), before, _sqlite_read(path, schema_version) or 0)
+
+
+def _sqlite_read(path: Path, read: Any) -> int | None:
+    try:
+        return int(read(path)) if path.exists() else None
+    except (OSError, sqlite3.Error) as error:
+        raise click.ClickException(f"{path}: {error}") from None
 
 
 async def _version(url: str) -> int:

@@ -38,7 +38,6 @@ from skillstate.storage.records import EMPTY, check_session, decode_object, enco
 from skillstate.storage.updates import SessionLocks
 
 DB_NAME = "skillstate.db"
-SCHEMA_VERSION = 1
 T = TypeVar("T")
 Synchronous = Literal["NORMAL", "FULL"]
 PAGE_CACHE_KIB = 512
@@ -60,6 +59,24 @@ _TABLES = (
         last_turn INTEGER NOT NULL, summary TEXT NOT NULL, size INTEGER NOT NULL,
         created REAL NOT NULL, PRIMARY KEY (session, ref, first_turn))""",
 )
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_TABLES,)
+"""Each schema version's statements, in order: version N is ``MIGRATIONS[N - 1]``, applied
+when the file's ``user_version`` is below N, in the transaction that sets it. Version 1 makes
+its tables only where missing, so a file of a gateway from before the versions comes up too."""
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def schema_version(path: Path) -> int | None:
+    """The schema version of the database at ``path``, read without changing it (None: no
+    file there yet)."""
+    if not path.exists():
+        return None
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        return int(conn.execute("PRAGMA user_version").fetchone()[0])
+    finally:
+        conn.close()
 
 
 class SQLiteDatabase:
@@ -117,10 +134,12 @@ def _connect(path: Path, busy_timeout: float, synchronous: Synchronous) -> sqlit
             if found > SCHEMA_VERSION:
                 raise sqlite3.DatabaseError(
                     f"{path} has schema version {found}, newer than this gateway's"
+                    f" {SCHEMA_VERSION}: upgrade skillstate"
                 )
-            for table in _TABLES:
-                conn.execute(table)
-            conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            for version in range(found + 1, SCHEMA_VERSION + 1):
+                for statement in MIGRATIONS[version - 1]:
+                    conn.execute(statement)
+                conn.execute(f"PRAGMA user_version={version}")
     except BaseException:
         conn.close()
         raise

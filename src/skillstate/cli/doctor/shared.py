@@ -41,7 +41,10 @@ async def check_store(settings: Settings) -> Check:
     ms = (time.perf_counter() - started) * 1000
     where = f"{shown}, schema version {found} ({ms:.1f} ms)"
     if found > SCHEMA_VERSION:
-        detail = f"{where}: newer than this gateway's {SCHEMA_VERSION}; it will refuse to start"
+        detail = (
+            f"{where}: newer than this gateway's {SCHEMA_VERSION}; it will not write to it"
+            " (Σ in memory)"
+        )
         return Check("store", False, detail, "upgrade skillstate")
     if found < SCHEMA_VERSION:
         detail = f"{where}: older than this gateway's {SCHEMA_VERSION}; migrated at start"
