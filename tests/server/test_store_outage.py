@@ -89,3 +89,40 @@ async def test_postgres_and_redis_stopped_mid_run_fail_no_request(
     finally:
         await db.close()
     assert set(record.state["findings"]) == {f"step-{n}" for n in range(6)}
+
+
+async def test_a_database_down_at_start_is_used_once_it_answers(postgres_url: str) -> None:
+    """The gateway starts in memory, serves, and moves to the database when it comes up,
+    with what it committed meanwhile."""
+    session = "down-at-start"
+    headers = {"x-skillstate-session": session, "x-skillstate-mode": "paper"}
+    outputs: list[tuple[str, str]] = []
+    async with TcpProxy(urlsplit(postgres_url).port or 5432) as database:
+        await database.cut()
+        async with (
+            ScriptedUpstream(noting) as up,
+            gateway_for(up.url, settings={"store": database.url(postgres_url)}) as gateway,
+            aiohttp.ClientSession() as http,
+        ):
+            for step in range(4):
+                if step == 2:
+                    down = await health(http, gateway)
+                    await database.restore()
+                    for _ in range(100):
+                        if (await health(http, gateway))["status"] == "ok":
+                            break
+                        await asyncio.sleep(0.1)
+                outputs.append((f"call_{step}", f"output of step {step}"))
+                body = tool_loop("chat", False, "Note every step.", outputs)
+                async with http.post(gateway.url + ROUTES["chat"], json=body, headers=headers) as r:
+                    assert r.status == 200, await r.text()
+            back = await health(http, gateway)
+    assert down["store"]["kind"] == "memory" and down["store"]["ok"] is False
+    assert back["store"]["kind"] == "postgresql" and back["store"]["ok"] is True
+    assert back["store"]["schema_version"] >= 1
+    db = await PostgresDatabase.open(postgres_url)
+    try:
+        record = await PostgresStateStore(db).load(session)
+    finally:
+        await db.close()
+    assert set(record.state["findings"]) == {f"step-{n}" for n in range(4)}

@@ -19,6 +19,7 @@ is refused (``SchemaTooNew``) rather than written to.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -94,6 +95,22 @@ class PostgresDatabase:
     def __init__(self, pool: Any, dsn: str) -> None:
         self.pool = pool
         self.dsn = dsn
+        self._opening: asyncio.Lock | None = None
+
+    @classmethod
+    def unopened(cls, dsn: str) -> PostgresDatabase:
+        """The database of ``dsn``, not connected yet (it could not be reached at start):
+        ``ensure`` connects it; until then every use of ``pool`` fails."""
+        return cls(None, dsn)
+
+    async def ensure(self) -> None:
+        """Connect and bring the schema up, where not done yet (once, however many ask)."""
+        if self.pool is not None:
+            return
+        self._opening = self._opening or asyncio.Lock()
+        async with self._opening:
+            if self.pool is None:
+                self.pool = (await PostgresDatabase.open(self.dsn)).pool
 
     @classmethod
     async def open(
@@ -160,7 +177,8 @@ class PostgresDatabase:
                 await conn.execute("SELECT pg_advisory_unlock($1)", _LOCK)
 
     async def close(self) -> None:
-        await self.pool.close()
+        if self.pool is not None:
+            await self.pool.close()
 
 
 async def _made_version(conn: Any) -> int:

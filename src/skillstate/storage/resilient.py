@@ -53,6 +53,8 @@ REMEMBERED_BYTES = 4 * 1024 * 1024
 #: What a degraded wrapper reads to learn whether its store answers again.
 PROBE = "skillstate-probe"
 _Known = tuple[bytes, int, int, bytes]
+Reopen = Callable[[], Awaitable[None]]
+"""Makes a backing store that could not be opened ready, or raises."""
 
 
 class ResilientStateStore:
@@ -69,9 +71,11 @@ class ResilientStateStore:
         remembered: int = REMEMBERED_SESSIONS,
         remembered_bytes: int = REMEMBERED_BYTES,
         retry_every: float | None = RETRY_SECONDS,
+        reopen: Reopen | None = None,
     ) -> None:
         self._primary = primary
         self._clock = clock
+        self._reopen = reopen
         self._switch = Failover("state store", retry_every=retry_every)
         self._fallback: MemoryStateStore | None = None
         self._known: SessionCache[_Known] = SessionCache(
@@ -89,6 +93,23 @@ class ResilientStateStore:
     def failed(cls, error: BaseException, *, clock: Callable[[], float] = time.time) -> Self:
         """A wrapper that is in memory from the start, ``error`` being why (logged)."""
         store = cls(MemoryStateStore(clock=clock), clock=clock, retry_every=None)
+        store._degrade(error)
+        return store
+
+    @classmethod
+    def unopened(
+        cls,
+        primary: StateStore,
+        error: BaseException,
+        reopen: Reopen,
+        *,
+        clock: Callable[[], float] = time.time,
+        retry_every: float = RETRY_SECONDS,
+    ) -> Self:
+        """A wrapper in memory from the start, ``error`` being why, over a ``primary`` that
+        ``reopen`` makes ready (a database that could not be reached at start): tried again
+        every ``retry_every`` seconds, reopened first."""
+        store = cls(primary, clock=clock, retry_every=retry_every, reopen=reopen)
         store._degrade(error)
         return store
 
@@ -175,6 +196,8 @@ class ResilientStateStore:
     async def _catch_up(self) -> None:
         """Write back what memory changed, then serve from the store again; raises (and stays
         in memory) while the store still fails."""
+        if self._reopen is not None:
+            await self._reopen()
         await self._primary.load(PROBE)
         written = 0
         while self._pending or self._docs:
@@ -266,9 +289,11 @@ class ResilientArchiveStore:
         *,
         max_bytes: int = 256 * 1024 * 1024,
         retry_every: float | None = RETRY_SECONDS,
+        reopen: Reopen | None = None,
     ) -> None:
         self._primary = primary
         self._max_bytes = max_bytes
+        self._reopen = reopen
         self._switch = Failover("archive store", retry_every=retry_every)
         self._fallback = MemoryArchiveStore(max_bytes=max_bytes)
         # What memory took while degraded, in order: ("put", ref), ("entry", entry) or
@@ -279,6 +304,20 @@ class ResilientArchiveStore:
     def failed(cls, error: BaseException) -> Self:
         """A wrapper that is in memory from the start, ``error`` being why (logged)."""
         store = cls(MemoryArchiveStore(), retry_every=None)
+        store._switch.fail(error, store._catch_up)
+        return store
+
+    @classmethod
+    def unopened(
+        cls,
+        primary: ArchiveStore,
+        error: BaseException,
+        reopen: Reopen,
+        *,
+        retry_every: float = RETRY_SECONDS,
+    ) -> Self:
+        """As ``ResilientStateStore.unopened``."""
+        store = cls(primary, retry_every=retry_every, reopen=reopen)
         store._switch.fail(error, store._catch_up)
         return store
 
@@ -353,6 +392,8 @@ class ResilientArchiveStore:
     async def _catch_up(self) -> None:
         """Replay what memory took, in order, then serve from the store again; raises (and
         stays in memory) while the store still fails."""
+        if self._reopen is not None:
+            await self._reopen()
         await self._primary.get(PROBE)
         written = 0
         while self._backlog:

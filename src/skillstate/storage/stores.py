@@ -1,6 +1,7 @@
 """Opening the gateway's stores: SQLite and blob files under the data directory, or one
 PostgreSQL database several gateways share (``storage.postgres``), wrapped so that a disk or a
-database that fails, now or later, degrades to memory instead of failing requests."""
+database that fails, now or later, degrades to memory instead of failing requests, and is
+tried again until it answers (a PostgreSQL database that could not be reached at start too)."""
 
 from __future__ import annotations
 
@@ -149,10 +150,24 @@ async def _shared(
         raise  # asked for and not installed: said at start, not degraded to
     except Exception as error:
         log.error(
-            "the store %s cannot be used (%s): in memory until restarted", shown_url(url), error
+            "the store %s cannot be used (%s): in memory, trying it again every %g s",
+            shown_url(url),
+            error,
+            opts.retry_seconds,
         )
-        failed = ResilientStateStore.failed(error, clock=clock)
-        return Stores(failed, ResilientArchiveStore.failed(error), local)
+        shared = PostgresDatabase.unopened(url)
+        state = PostgresStateStore(shared, clock=clock)
+        archive = PostgresArchiveStore(shared, ttl=opts.archive_ttl, clock=clock)
+        return Stores(
+            ResilientStateStore.unopened(
+                state, error, shared.ensure, clock=clock, retry_every=opts.retry_seconds
+            ),
+            ResilientArchiveStore.unopened(
+                archive, error, shared.ensure, retry_every=opts.retry_seconds
+            ),
+            local,
+            shared=shared,
+        )
     state = PostgresStateStore(shared, clock=clock)
     archive = PostgresArchiveStore(shared, ttl=opts.archive_ttl, clock=clock)
     return Stores(
