@@ -1,14 +1,14 @@
 """An upstream's rate limit shared over Redis (``redis`` setting, ``upstream.shared_limits``):
-``rpm = N`` admits N requests a minute across every gateway on the same Redis, where each
-alone would admit N; the rule is ``limits.RateLimit``'s; a Redis that cannot be reached leaves
-each process its own window and the requests served; /health says how Redis is."""
+``rpm = N`` admits N requests a minute across every gateway on the same Redis (two or four),
+where each alone would admit N; the rule is ``limits.RateLimit``'s; a Redis that cannot be
+reached leaves each process its own window and the requests served; /health says how Redis
+is."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
-import os
 import secrets
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiohttp
@@ -20,29 +20,8 @@ from skillstate.testing.gateway import gateway_for
 from skillstate.upstream.limits import RateLimit
 from skillstate.upstream.shared_limits import KEY_PREFIX, SharedRateLimit
 
-REDIS_URL = os.environ.get("SKILLSTATE_TEST_REDIS", "redis://127.0.0.1:6379/0")
 CHAT = "/v1/chat/completions"
 BODY = {"model": "m", "messages": [{"role": "user", "content": "hello"}]}
-
-
-@pytest.fixture
-async def redis_url() -> AsyncIterator[str]:
-    """The machine's Redis; the keys a test makes (its upstream's name is its own) are
-    deleted after it."""
-    client = aioredis.from_url(REDIS_URL, socket_connect_timeout=1.0)
-    try:
-        await client.ping()
-    except Exception as error:
-        await client.aclose()
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(f"no Redis at {REDIS_URL}: {error}")
-    try:
-        yield REDIS_URL
-    finally:
-        async for key in client.scan_iter(match=KEY_PREFIX + "test-*"):
-            await client.delete(key)
-        await client.aclose()
 
 
 def _config(tmp_path: Path, upstream_url: str, name: str, rpm: int) -> str:
@@ -52,27 +31,35 @@ def _config(tmp_path: Path, upstream_url: str, name: str, rpm: int) -> str:
     return str(path)
 
 
-async def _statuses(tmp_path: Path, rpm: int, requests: int, redis: str | None) -> list[int]:
-    """The statuses of ``requests`` alternating between two gateways whose upstream takes
+async def _statuses(
+    tmp_path: Path, rpm: int, requests: int, redis: str | None, instances: int = 2
+) -> list[int]:
+    """The statuses of ``requests`` going round ``instances`` gateways whose upstream takes
     ``rpm`` a minute."""
     name = f"test-{secrets.token_hex(4)}"
     settings = {"redis": redis} if redis else {}
     statuses = []
     async with ScriptedUpstream(lambda _: Reply(text="ok")) as up:
         config = _config(tmp_path, up.url, name, rpm)
-        async with (
-            gateway_for(config_path=config, settings=settings) as one,
-            gateway_for(config_path=config, settings=settings) as two,
-            aiohttp.ClientSession() as http,
-        ):
+        async with contextlib.AsyncExitStack() as stack, aiohttp.ClientSession() as http:
+            gateways = [
+                await stack.enter_async_context(gateway_for(config_path=config, settings=settings))
+                for _ in range(instances)
+            ]
             for n in range(requests):
-                async with http.post((one, two)[n % 2].url + CHAT, json=BODY) as reply:
+                gateway = gateways[n % instances]
+                async with http.post(gateway.url + CHAT, json=BODY) as reply:
                     statuses.append(reply.status)
     return statuses
 
 
-async def test_rpm_is_one_limit_across_instances(tmp_path: Path, redis_url: str) -> None:
-    assert await _statuses(tmp_path, 3, 5, redis_url) == [200, 200, 200, 429, 429]
+@pytest.mark.parametrize("instances", [2, 4])
+async def test_rpm_is_one_limit_across_instances(
+    tmp_path: Path, redis_url: str, instances: int
+) -> None:
+    """Each instance alone would admit all eight (none gets more than four)."""
+    statuses = await _statuses(tmp_path, 5, 8, redis_url, instances)
+    assert statuses == [200] * 5 + [429] * 3
 
 
 async def test_without_redis_each_instance_has_its_own_limit(tmp_path: Path) -> None:

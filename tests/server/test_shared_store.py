@@ -1,11 +1,11 @@
 """Gateways on one PostgreSQL store (``store = "postgresql://..."``): a session whose requests
 alternate between two instances on every wire, JSON and stream, keeps every patch either made,
 and each instance shows the other's Σ; /health says where Σ is kept; a database that cannot be
-reached at start leaves the gateway serving, in memory, and /health says so."""
+reached at start leaves the gateway serving, in memory, and /health says so. Hybrid mode
+across instances (a boundary, recall) is ``test_shared_hybrid``'s."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
 
@@ -14,14 +14,12 @@ import pytest
 from tool_loops import ROUTES, tool_loop
 
 from skillstate.storage.postgres import SCHEMA_VERSION, PostgresStateStore
-from skillstate.testing import RecordedRequest, Reply, ScriptedCall, ScriptedUpstream
+from skillstate.testing import RecordedRequest, Reply, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
 
 STREAMS = pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
 WIRES = pytest.mark.parametrize("wire", sorted(ROUTES))
 STEP = re.compile(r"call_(\d+)")
-EAGER = {"lanes": "compaction,state", "collapse": {"min_turns": 2, "keep_recent_turns": 2}}
-"""Hybrid that may collapse after two turns, keeping the last two."""
 
 
 @pytest.fixture
@@ -100,81 +98,3 @@ async def test_a_store_that_cannot_be_reached_at_start_leaves_the_gateway_servin
     assert health["store"]["degraded"]
     said = [r.getMessage() for r in caplog.records if "cannot be used" in r.getMessage()]
     assert len(said) == 1 and "secret" not in said[0] and "postgres:***@" in said[0]
-
-
-@pytest.mark.parametrize(("wire", "stream"), [("chat", False), ("messages", True)])
-async def test_in_hybrid_both_instances_send_one_epochs_prefix_across_a_boundary(
-    store_url: str, wire: str, stream: bool
-) -> None:
-    """A boundary one instance makes is the epoch the other renders from the next request:
-    each request after it holds the one before it, up to its newest message, byte for byte."""
-    session = f"hybrid-shared-{wire}-{stream}"
-    headers = {"x-skillstate-session": session, "x-skillstate-mode": "hybrid"}
-    settings = {"store": store_url, **EAGER}
-    outputs: list[tuple[str, str]] = []
-    sent: list[RecordedRequest] = []
-    async with (
-        ScriptedUpstream(lambda _: Reply(text="Done.")) as up,
-        gateway_for(up.url, settings=settings) as one,
-        gateway_for(up.url, settings=settings) as two,
-        aiohttp.ClientSession() as http,
-    ):
-        for step in range(8):
-            if step == 3:
-                assert one.context.engine is not None
-                await one.context.engine.request_collapse(session)
-            outputs.append((f"call_{step}", f"output of step {step} " * 40))
-            gateway = (one, two)[step % 2]
-            seen = len(up.requests)
-            body = tool_loop(wire, stream, "Note every step.", outputs)
-            async with http.post(gateway.url + ROUTES[wire], json=body, headers=headers) as r:
-                assert r.status == 200, await r.text()
-                lanes = r.headers.get("x-skillstate-lanes", "")
-                await r.read()
-            sent.append(up.requests[-1])
-            if step == 3:
-                assert "epoch1" in lanes, lanes
-                assert len(up.requests) - seen == 2  # the handover round, then the boundary
-    after = [json.loads(r.body)["messages"] for r in sent[3:]]
-    for earlier, later in itertools.pairwise(after):
-        assert later[: len(earlier) - 1] == earlier[:-1]
-    assert "[skillstate]" in json.dumps(after[-1])
-
-
-async def test_an_archive_one_instance_wrote_is_recalled_through_another(store_url: str) -> None:
-    """Instance one collapses the session (its turns archived in the shared store); the
-    model, served by instance two, recalls them by the ref the state message names."""
-    session = "recall-across"
-    headers = {"x-skillstate-session": session, "x-skillstate-mode": "hybrid"}
-    settings = {"store": store_url, **EAGER}
-    ref = re.compile(r"archived as `(ar_[0-9a-f]+)`")
-
-    def recalling(request: RecordedRequest) -> Reply:
-        text = request.body.decode()
-        found = ref.search(text)
-        if found is None or "call_r1" in text or "output of step 5" not in text:
-            return Reply(text="Done.")
-        return Reply(calls=[ScriptedCall("recall", {"ref": found[1]}, id="call_r1")])
-
-    outputs: list[tuple[str, str]] = []
-    async with (
-        ScriptedUpstream(recalling) as up,
-        gateway_for(up.url, settings=settings) as one,
-        gateway_for(up.url, settings=settings) as two,
-        aiohttp.ClientSession() as http,
-    ):
-        assert one.context.engine is not None
-        for step in range(6):
-            if step == 3:
-                await one.context.engine.request_collapse(session)
-            outputs.append((f"call_{step}", f"output of step {step} " * 40))
-            gateway = two if step == 5 else one
-            body = tool_loop("chat", False, "Note every step.", outputs)
-            async with http.post(gateway.url + ROUTES["chat"], json=body, headers=headers) as r:
-                assert r.status == 200, await r.text()
-                assert "call_r1" not in await r.text()  # the gateway's own round, hidden
-    recalled = [r for r in up.requests if b"call_r1" in r.body]
-    assert recalled, "the model never recalled"
-    asked = up.requests[up.requests.index(recalled[-1]) - 1]
-    assert b"output of step 1" not in asked.body  # collapsed by one, at step 3
-    assert b"output of step 1" in recalled[-1].body  # read back from the archive, through two

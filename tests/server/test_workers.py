@@ -1,7 +1,8 @@
 """``skillstate serve --workers 2``, as a user runs it: two processes on one port share the
 SQLite store, so a paper-mode session whose every request comes on a new connection (to
 either worker) keeps every patch; a worker killed is started again while the other serves;
-SIGTERM stops them all."""
+SIGTERM stops them all. Four workers on PostgreSQL and Redis keep a hybrid session's epoch
+across a boundary, and one rate limit."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import asyncio
 import json
 import os
 import re
+import secrets
 import signal
 import socket
 import sys
@@ -16,7 +18,10 @@ import time
 from pathlib import Path
 
 import aiohttp
+from shared_sessions import LANES, LIMITED, RPM, PatchingModel, check_one_epoch, gateway_config
+from tool_loops import tool_loop
 
+from skillstate.storage.postgres import PostgresDatabase, PostgresStateStore
 from skillstate.testing import RecordedRequest, Reply, ScriptedUpstream
 
 LISTENING = re.compile(r"(\d+) workers on (http://[\d.]+:\d+)")
@@ -40,6 +45,16 @@ def _free_port() -> str:
 def children(pid: int) -> list[int]:
     found = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
     return [int(each) for each in found]
+
+
+def listeners(url: str) -> int:
+    """The sockets listening on ``url``'s port: one a worker, once it serves (a worker counted
+    among the children may still be starting)."""
+    port = f"{int(url.rsplit(':', 1)[1]):04X}"
+    lines = Path("/proc/net/tcp").read_text().splitlines()[1:]
+    return sum(
+        1 for line in lines if line.split()[1].endswith(":" + port) and line.split()[3] == "0A"
+    )
 
 
 async def _url(process: asyncio.subprocess.Process) -> str:
@@ -99,6 +114,7 @@ async def test_two_workers_share_one_port_and_one_store(tmp_path: Path) -> None:
         try:
             url = await _url(process)
             await _until(lambda: len(children(process.pid)) == 2)
+            await _until(lambda: listeners(url) == 2, 30)  # the other serves when one is killed
             await _answering(url)
             headers = {"x-skillstate-session": "spread", "connection": "close"}
             for step in range(12):
@@ -152,3 +168,67 @@ async def test_workers_stop_when_their_supervisor_is_killed(tmp_path: Path) -> N
         process.kill()
         await process.wait()
         await _until(lambda: not any(Path(f"/proc/{pid}").exists() for pid in workers), 20)
+
+
+async def test_four_workers_on_postgresql_and_redis_keep_one_epoch_and_one_limit(
+    tmp_path: Path, postgres_url: str, redis_url: str
+) -> None:
+    """``--workers 4`` on one PostgreSQL store and one Redis, every request on a new
+    connection (to any worker): a hybrid session across a boundary keeps one epoch and every
+    patch; ``rpm = 3`` admits 3 over all four."""
+    session = "workers-hybrid"
+    hybrid = {"x-skillstate-session": session, "x-skillstate-mode": "hybrid"}
+    async with ScriptedUpstream(PatchingModel()) as up:
+        config = gateway_config(
+            tmp_path / "skillstate.toml",
+            store=postgres_url,
+            redis=redis_url,
+            upstream=up.url,
+            limited=f"test-{secrets.token_hex(4)}",
+        )
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "skillstate", "serve", "--workers", "4", "--port", _free_port(),
+            "--config", str(config), *LANES,
+            stderr=asyncio.subprocess.PIPE,
+            env={**os.environ, "HOME": str(tmp_path), "SKILLSTATE_DATA_DIR": str(tmp_path)},
+        )  # fmt: skip
+        try:
+            url = await _url(process)
+            await _until(lambda: listeners(url) == 4, 30)  # every request may go to any
+            await _answering(url)
+            by_step: list[list[RecordedRequest]] = []
+            statuses = []
+            limited = {"model": LIMITED, "messages": [{"role": "user", "content": "hello"}]}
+            async with aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(force_close=True)  # a new connection each time
+            ) as http:
+                for step in range(7):
+                    if step == 3:
+                        collapsing = url + "/state/collapse"
+                        async with http.post(collapsing, params={"session": session}) as r:
+                            assert r.status == 202
+                    seen = len(up.requests)
+                    outputs = [(f"call_{n}", f"output of step {n} " * 40) for n in range(step + 1)]
+                    body = tool_loop("responses", True, "Note every step.", outputs)
+                    async with http.post(url + "/v1/responses", json=body, headers=hybrid) as r:
+                        assert r.status == 200, await r.text()
+                        await r.read()
+                    by_step.append(up.requests[seen:])
+                for _ in range(RPM + 2):
+                    async with http.post(url + "/v1/chat/completions", json=limited) as r:
+                        statuses.append(r.status)
+            process.send_signal(signal.SIGTERM)
+            assert await asyncio.wait_for(process.wait(), 30) == 0
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+    assert [len(sent) for sent in by_step] == [1, 1, 1, 3, 2, 2, 2]  # 3: with the handover
+    check_one_epoch(by_step, 3)
+    db = await PostgresDatabase.open(postgres_url, max_size=1)
+    try:
+        record = await PostgresStateStore(db).load(session)
+    finally:
+        await db.close()
+    assert set(record.state["findings"]) == {"handover"} | {f"step-{n}" for n in range(3, 7)}
+    assert statuses == [200] * RPM + [429] * 2

@@ -36,6 +36,23 @@ async def test_hold_sends_the_first_chunk_before_the_rest(
     assert not up.disconnected.is_set()
 
 
+async def test_hold_after_sends_that_many_chunks_before_the_rest(
+    up: ScriptedUpstream, oai: openai.AsyncOpenAI
+) -> None:
+    hold = asyncio.Event()
+    up.policy = Script([Reply(LONG, hold=hold, hold_after=3)])
+    stream = await oai.chat.completions.create(**CHAT, stream=True)
+    iterator = aiter(stream)
+    first = [await asyncio.wait_for(anext(iterator), 5) for _ in range(3)]
+    pending = asyncio.ensure_future(anext(iterator))
+    await asyncio.sleep(0.1)
+    assert not pending.done(), "the stream went on while held"
+    hold.set()
+    rest = [await asyncio.wait_for(pending, 5)] + [chunk async for chunk in iterator]
+    said = "".join(chunk.choices[0].delta.content or "" for chunk in first + rest if chunk.choices)
+    assert said == LONG and "".join(c.choices[0].delta.content or "" for c in first[1:])
+
+
 async def test_hold_delays_a_non_streaming_answer(
     up: ScriptedUpstream, ant: anthropic.AsyncAnthropic
 ) -> None:

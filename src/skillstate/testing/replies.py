@@ -83,8 +83,9 @@ class Reply:
     ``usage=False`` none of it is sent.
 
     Pacing (streams only): ``chunk_delay`` seconds pass between events; with ``hold`` the
-    stream sends its first event, then waits for the event to be set before sending the rest.
-    A non-streaming answer waits for ``hold`` before it is sent at all.
+    stream sends its first ``hold_after`` events (one by default), then waits for the event to
+    be set before sending the rest. A non-streaming answer waits for ``hold`` before it is sent
+    at all.
     """
 
     text: str = ""
@@ -97,6 +98,7 @@ class Reply:
     cache_write_tokens: int = 0
     chunk_delay: float = 0.0
     hold: asyncio.Event | None = None
+    hold_after: int = 1
     headers: Mapping[str, str] = field(default_factory=dict)
     error: ScriptedError | None = None
     fault: Fault | None = None

@@ -256,7 +256,7 @@ class ScriptedUpstream:
                     await asyncio.sleep(reply.chunk_delay)
                 await response.write(event)
                 sent.extend(event)
-                if number == 0 and reply.hold is not None:
+                if number == reply.hold_after - 1 and reply.hold is not None:
                     await reply.hold.wait()
                 if number == 0 and reply.fault is Fault.RESET:
                     await asyncio.sleep(0.05)  # what was sent reaches the client first
