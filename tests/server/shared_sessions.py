@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -24,8 +23,6 @@ STEP = re.compile(r"call_(\d+)")
 SIGMA = "Session state Σ"
 _BLOCK = re.compile(r"```json\n(.*?)\n```", re.DOTALL)
 _CHANGES = "Σ changes since the state message"
-REDIS_URL = os.environ.get("SKILLSTATE_TEST_REDIS", "redis://127.0.0.1:6379/0")
-"""The machine's Redis (``SKILLSTATE_TEST_REDIS`` to move it)."""
 LIMITED = "limited-model"
 """The model ``gateway_config``'s rate-limited upstream serves (``rpm = RPM``); every other
 goes to one without a limit."""

@@ -29,7 +29,6 @@ from redis import asyncio as aioredis
 from shared_sessions import (
     LANES,
     LIMITED,
-    REDIS_URL,
     RPM,
     PatchingModel,
     carried,
@@ -42,6 +41,7 @@ from skillstate.bench.harness import free_port, healthy
 from skillstate.state.epoch_record import DOC_NAME, Epoch
 from skillstate.storage.postgres import PostgresArchiveStore, PostgresDatabase, PostgresStateStore
 from skillstate.testing import RecordedRequest, Reply, ScriptedUpstream, postgres
+from skillstate.testing.redis import URL as REDIS_URL
 from skillstate.upstream.shared_limits import KEY_PREFIX
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

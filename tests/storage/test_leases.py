@@ -7,9 +7,8 @@ session holds the lease renders as if it were not due."""
 from __future__ import annotations
 
 import logging
-import os
 import secrets
-from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from redis import asyncio as aioredis
@@ -23,8 +22,6 @@ from skillstate.state.prepared import EngineConfig
 from skillstate.state.schema import StateSchema
 from skillstate.storage import MemoryArchiveStore, MemoryStateStore
 from skillstate.storage.leases import KEY_PREFIX, LEASE_S, LocalLeases, RedisLeases
-
-REDIS_URL = os.environ.get("SKILLSTATE_TEST_REDIS", "redis://127.0.0.1:6379/0")
 
 
 class Clock:
@@ -50,23 +47,8 @@ async def test_a_local_lease_has_one_holder_until_given_back_or_expired() -> Non
     assert await leases.take("s") is not None  # its holder died: gone by itself
 
 
-@pytest.fixture
-async def redis() -> AsyncIterator[aioredis.Redis]:
-    client = aioredis.from_url(REDIS_URL, socket_connect_timeout=1.0)
-    try:
-        await client.ping()
-    except Exception as error:
-        await client.aclose()
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(f"no Redis at {REDIS_URL}: {error}")
-    yield client
-    async for key in client.scan_iter(match=KEY_PREFIX + "test-*"):
-        await client.delete(key)
-    await client.aclose()
-
-
-async def test_over_redis_one_process_holds_a_sessions_lease(redis: aioredis.Redis) -> None:
+async def test_over_redis_one_process_holds_a_sessions_lease(redis_client: Any) -> None:
+    redis = redis_client
     session = f"test-{secrets.token_hex(4)}"
     one, two = RedisLeases(redis), RedisLeases(redis)
     token = await one.take(session)

@@ -7,9 +7,8 @@ circuits, stand for two processes)."""
 from __future__ import annotations
 
 import logging
-import os
 import secrets
-from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from redis import asyncio as aioredis
@@ -17,7 +16,6 @@ from redis import asyncio as aioredis
 from skillstate.upstream.circuit import NONE, Circuit, CircuitPolicy, Outcome, State
 from skillstate.upstream.shared_circuits import KEY_PREFIX, CircuitSync
 
-REDIS_URL = os.environ.get("SKILLSTATE_TEST_REDIS", "redis://127.0.0.1:6379/0")
 POLICY = CircuitPolicy(failure_rate=0.5, min_calls=10, window_s=30.0, open_s=30.0, trials=3)
 
 
@@ -63,23 +61,8 @@ def test_a_circuit_opened_elsewhere_opens_here_until_the_same_moment() -> None:
     assert circuit.state is State.HALF_OPEN
 
 
-@pytest.fixture
-async def redis() -> AsyncIterator[aioredis.Redis]:
-    client = aioredis.from_url(REDIS_URL, socket_connect_timeout=1.0)
-    try:
-        await client.ping()
-    except Exception as error:
-        await client.aclose()
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(f"no Redis at {REDIS_URL}: {error}")
-    yield client
-    async for key in client.scan_iter(match=KEY_PREFIX + "test-*"):
-        await client.delete(key)
-    await client.aclose()
-
-
-async def test_two_processes_judge_their_outcomes_together(redis: aioredis.Redis) -> None:
+async def test_two_processes_judge_their_outcomes_together(redis_client: Any) -> None:
+    redis = redis_client
     name = f"test-{secrets.token_hex(4)}"
     one, two = {name: Circuit(Clock(), POLICY)}, {name: Circuit(Clock(), POLICY)}
     syncs = CircuitSync(redis, one, POLICY), CircuitSync(redis, two, POLICY)
