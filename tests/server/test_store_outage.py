@@ -126,3 +126,40 @@ async def test_a_database_down_at_start_is_used_once_it_answers(postgres_url: st
     finally:
         await db.close()
     assert set(record.state["findings"]) == {f"step-{n}" for n in range(4)}
+
+
+async def test_a_session_another_gateway_served_meanwhile_is_counted_not_overwritten(
+    postgres_url: str,
+) -> None:
+    """Cut off, one gateway serves a session from memory while another serves it from the
+    database: once back, the database keeps the other's Σ, and /health counts the session
+    the first could not write back."""
+    session = "served-twice"
+    headers = {"x-skillstate-session": session, "x-skillstate-mode": "paper"}
+    async with (
+        TcpProxy(urlsplit(postgres_url).port or 5432) as database,
+        ScriptedUpstream(noting) as up,
+        gateway_for(up.url, settings={"store": database.url(postgres_url)}) as cut,
+        gateway_for(up.url, settings={"store": postgres_url}) as other,
+        aiohttp.ClientSession() as http,
+    ):
+
+        async def step(gateway: RunningGateway, n: int) -> None:
+            body = tool_loop("chat", False, "Note every step.", [(f"call_{n}", "output")])
+            async with http.post(gateway.url + ROUTES["chat"], json=body, headers=headers) as r:
+                assert r.status == 200, await r.text()
+
+        await step(cut, 0)
+        await database.cut()
+        await step(cut, 1)  # in memory
+        await step(other, 2)  # in the database
+        await database.restore()
+        for _ in range(100):
+            if (await health(http, cut))["status"] == "ok":
+                break
+            await asyncio.sleep(0.1)
+        back = await health(http, cut)
+        assert other.context.stores is not None and other.context.stores.shared is not None
+        record = await PostgresStateStore(other.context.stores.shared).load(session)
+    assert back["status"] == "ok" and back["store"]["unwritten"] == 1
+    assert set(record.state["findings"]) == {"step-0", "step-2"}

@@ -89,8 +89,8 @@ async def store_report(stores: Stores | None) -> dict[str, Any]:
     report: dict[str, Any] = {"kind": stores.kind, "ok": stores.degraded is None}
     if stores.degraded:
         report["degraded"] = stores.degraded
-    if unwritten := stores.unwritten:
-        report["unwritten"] = unwritten
+    if unwritten := stores.unwritten_count:
+        report["unwritten"] = unwritten  # a count: which ones, the log says
     if stores.shared is not None:
         started = time.perf_counter()
         try:

@@ -123,6 +123,10 @@ class ResilientStateStore:
         """Sessions whose changes made in memory were not written back (the newest 100)."""
         return self._switch.unwritten
 
+    @property
+    def unwritten_count(self) -> int:
+        return self._switch.unwritten_count
+
     async def load(self, session: str) -> StateRecord:
         record = await self._call(lambda store: store.load(session))
         self._remember(session, record)
@@ -329,6 +333,10 @@ class ResilientArchiveStore:
     def unwritten(self) -> list[str]:
         """Refs kept in memory that were gone before they could be written back."""
         return self._switch.unwritten
+
+    @property
+    def unwritten_count(self) -> int:
+        return self._switch.unwritten_count
 
     async def put(self, ref: str, data: bytes) -> None:
         if not await self._served(lambda: self._primary.put(ref, data)):

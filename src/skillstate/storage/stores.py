@@ -73,10 +73,10 @@ class Stores:
         return self.state.degraded or self.archive.degraded
 
     @property
-    def unwritten(self) -> list[str]:
-        """What memory took while a store was down and could not be written back to it:
-        sessions another gateway changed meanwhile, spans evicted (the newest of each)."""
-        return [*self.state.unwritten, *self.archive.unwritten]
+    def unwritten_count(self) -> int:
+        """How many things memory took while a store was down could not be written back to
+        it: sessions another gateway changed meanwhile, spans evicted (the log names them)."""
+        return self.state.unwritten_count + self.archive.unwritten_count
 
     async def close(self) -> None:
         await self.state.close()
