@@ -10,6 +10,7 @@ import gc
 import logging
 import os
 import signal
+import sqlite3
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -39,14 +40,15 @@ from skillstate.state.epochs import CachePrices, upstream_prices
 from skillstate.state.mode import Mode
 from skillstate.state.prepared import EngineConfig, PriceLookup
 from skillstate.state.schema import Bounds, StateSchema
-from skillstate.storage.leases import LocalLeases, RedisLeases
+from skillstate.storage.leases import Leases, LocalLeases, RedisLeases, SqliteLeases
 from skillstate.storage.stores import StoreOptions, Stores, open_stores
 from skillstate.support.extras import MissingExtra
 from skillstate.upstream.circuit import CircuitPolicy
 from skillstate.upstream.client import UpstreamClient
 from skillstate.upstream.retry import RetryPolicy
 from skillstate.upstream.routing import Router, Upstream, chatgpt_upstream, normalize_base_url
-from skillstate.upstream.shared_circuits import CircuitSync
+from skillstate.upstream.shared_circuits import CircuitSync, RedisWindow, Window
+from skillstate.upstream.sqlite_windows import Run, SqliteWindow, make_tables
 
 log = logging.getLogger("skillstate")
 
@@ -141,7 +143,7 @@ def build_cache_prices(settings: Settings) -> PriceLookup:
     return prices
 
 
-def build_engine(settings: Settings, stores: Stores, redis: Any = None) -> StateEngine:
+def build_engine(settings: Settings, stores: Stores, leases: Leases | None = None) -> StateEngine:
     bounds = Bounds(
         max_patch_bytes=settings.max_patch_bytes, max_state_bytes=settings.max_state_bytes
     )
@@ -153,8 +155,36 @@ def build_engine(settings: Settings, stores: Stores, redis: Any = None) -> State
         prices=build_cache_prices(settings),
     )
     shared = stores.shared is not None or settings.workers > 1
-    leases = LocalLeases() if redis is None else RedisLeases(redis)
     return StateEngine(stores.state, stores.archive, config, shared=shared, leases=leases)
+
+
+@dataclass(slots=True)
+class Coordination:
+    """What the gateways sharing sessions coordinate through: who makes a session's boundary
+    (``leases``), each upstream's circuit (``window``: None, each process's own) and rate
+    limits (``machine``: the SQLite file of one machine's processes; with Redis, the context's
+    ``redis``)."""
+
+    leases: Leases
+    window: Window | None = None
+    machine: Run | None = None
+
+
+async def build_coordination(settings: Settings, stores: Stores, redis: Any) -> Coordination:
+    """Redis where one is set; else, for the processes of one machine (``workers`` > 1), the
+    SQLite file they share; else nothing to coordinate (one process)."""
+    if redis is not None:
+        return Coordination(RedisLeases(redis), RedisWindow(redis))
+    database = stores.database
+    if settings.workers > 1 and database is not None:
+        try:
+            await make_tables(database.run)
+            leases = await SqliteLeases.open(database)
+        except sqlite3.Error as error:
+            log.warning("the workers cannot coordinate through SQLite (%s): each alone", error)
+        else:
+            return Coordination(leases, SqliteWindow(database.run), database.run)
+    return Coordination(LocalLeases())
 
 
 def build_lanes(settings: Settings, engine: StateEngine) -> list[Lane]:
@@ -219,9 +249,11 @@ async def running(
     stores = await open_stores(Path(settings.data_dir), options=options, url=settings.store)
     if stores.degraded:
         log.warning("state kept in memory only: %s", stores.degraded)
-    context.engine = build_engine(settings, stores, redis)
+    coordination = await build_coordination(settings, stores, redis)
+    context.engine = build_engine(settings, stores, coordination.leases)
     context.stores = stores
     context.redis = redis
+    context.machine = coordination.machine
     context.lanes = build_lanes(settings, context.engine)
     context.lanes_off = settings.lanes.off
     context.lane_headers = lane_headers()
@@ -237,10 +269,10 @@ async def running(
     context.observers.append(recorder)
     await recorder.start()
     circuits = None
-    if redis is not None:  # each upstream's circuit judged with the other gateways' outcomes
+    if coordination.window is not None:  # each circuit judged with the others' outcomes too
         for upstream in context.router.upstreams:
             context.circuit(upstream.name)  # in step before its first call here
-        circuits = CircuitSync(redis, context.circuits, context.circuit_policy)
+        circuits = CircuitSync(coordination.window, context.circuits, context.circuit_policy)
         circuits.start()
     # On stop, the listening socket closes at once and requests in flight (streams included)
     # get ``shutdown_timeout`` seconds to finish before they are cancelled.

@@ -232,3 +232,37 @@ async def test_four_workers_on_postgresql_and_redis_keep_one_epoch_and_one_limit
         await db.close()
     assert set(record.state["findings"]) == {"handover"} | {f"step-{n}" for n in range(3, 7)}
     assert statuses == [200] * RPM + [429] * 2
+
+
+async def test_workers_without_redis_share_one_limit_through_sqlite(tmp_path: Path) -> None:
+    """``--workers 2`` on the SQLite store and no Redis, every request on a new connection:
+    ``rpm = 3`` admits 3 over both, where each alone would admit 3."""
+    async with ScriptedUpstream(PatchingModel()) as up:
+        config = gateway_config(
+            tmp_path / "skillstate.toml", store="", redis="", upstream=up.url, limited="limited"
+        )
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "skillstate", "serve", "--workers", "2", "--port", _free_port(),
+            "--config", str(config),
+            stderr=asyncio.subprocess.PIPE,
+            env={**os.environ, "HOME": str(tmp_path), "SKILLSTATE_DATA_DIR": str(tmp_path)},
+        )  # fmt: skip
+        try:
+            url = await _url(process)
+            await _until(lambda: listeners(url) == 2, 30)
+            await _answering(url)
+            limited = {"model": LIMITED, "messages": [{"role": "user", "content": "hello"}]}
+            statuses = []
+            async with aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(force_close=True)
+            ) as http:
+                for _ in range(2 * RPM):
+                    async with http.post(url + "/v1/chat/completions", json=limited) as r:
+                        statuses.append(r.status)
+            process.send_signal(signal.SIGTERM)
+            assert await asyncio.wait_for(process.wait(), 30) == 0
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+    assert statuses == [200] * RPM + [429] * RPM

@@ -14,7 +14,7 @@ import pytest
 from redis import asyncio as aioredis
 
 from skillstate.upstream.circuit import NONE, Circuit, CircuitPolicy, Outcome, State
-from skillstate.upstream.shared_circuits import KEY_PREFIX, CircuitSync
+from skillstate.upstream.shared_circuits import KEY_PREFIX, CircuitSync, RedisWindow
 
 POLICY = CircuitPolicy(failure_rate=0.5, min_calls=10, window_s=30.0, open_s=30.0, trials=3)
 
@@ -65,7 +65,8 @@ async def test_two_processes_judge_their_outcomes_together(redis_client: Any) ->
     redis = redis_client
     name = f"test-{secrets.token_hex(4)}"
     one, two = {name: Circuit(Clock(), POLICY)}, {name: Circuit(Clock(), POLICY)}
-    syncs = CircuitSync(redis, one, POLICY), CircuitSync(redis, two, POLICY)
+    window = RedisWindow(redis)
+    syncs = CircuitSync(window, one, POLICY), CircuitSync(window, two, POLICY)
     fail(one[name], 3)
     fail(two[name], 3)
     for sync in (*syncs, *syncs):
@@ -89,7 +90,7 @@ async def test_a_redis_out_of_reach_leaves_each_its_own(
     client = aioredis.from_url("redis://:hunter2@127.0.0.1:9/0", socket_connect_timeout=0.5)
     circuit = Circuit(Clock(), POLICY)
     circuit.observe((5, 5, 5, 5))
-    sync = CircuitSync(client, {"test-down": circuit}, POLICY)
+    sync = CircuitSync(RedisWindow(client), {"test-down": circuit}, POLICY)
     for _ in range(3):
         await sync.sync()
     fail(circuit, 4)

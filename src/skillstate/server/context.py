@@ -25,6 +25,9 @@ from skillstate.upstream.limits import RateLimit
 from skillstate.upstream.retry import RetryPolicy
 from skillstate.upstream.routing import Router, Upstream
 from skillstate.upstream.shared_limits import SharedRateLimit
+from skillstate.upstream.sqlite_windows import Run, SqliteRateLimit
+
+Limit = RateLimit | SharedRateLimit | SqliteRateLimit
 
 if TYPE_CHECKING:  # the route's module reads this one's GATEWAY
     from skillstate.server.mcp_route import McpEndpoint
@@ -74,7 +77,7 @@ class GatewayContext:
     """Seconds an upstream may take to start its reply (headers) before the call fails."""
     circuit_policy: CircuitPolicy = field(default_factory=CircuitPolicy)
     circuits: dict[str, Circuit] = field(default_factory=dict)
-    limits: dict[str, RateLimit | SharedRateLimit] = field(default_factory=dict)
+    limits: dict[str, Limit] = field(default_factory=dict)
     recorder: Recorder | None = None
     """Writes the ledger (/cost, /metrics); None: nothing is recorded."""
     memos: SessionMemos = field(default_factory=SessionMemos)
@@ -85,7 +88,10 @@ class GatewayContext:
     """Where Σ and the archive are kept (/health reports it)."""
     redis: Any = None
     """The Redis the gateways share (``redis.asyncio``), or None: rate limits and circuits
-    are then each process's own."""
+    are then each process's own, or ``machine``'s."""
+    machine: Run | None = None
+    """Without Redis, the SQLite file the processes of this machine share (``workers`` > 1):
+    rate limits are kept there (``upstream.sqlite_windows``)."""
     settings: Settings | None = None
     """What the gateway was started with (``GET /config`` shows it masked); None: a context
     built without settings (tests)."""
@@ -101,9 +107,10 @@ class GatewayContext:
             self.circuits[upstream] = found
         return found
 
-    def limit(self, upstream: Upstream) -> RateLimit | SharedRateLimit | None:
+    def limit(self, upstream: Upstream) -> Limit | None:
         """The rate limit of ``upstream`` (None when it has none): shared by every gateway on
-        the same Redis where one is set."""
+        the same Redis where one is set, else by the processes of this machine where there
+        are several."""
         if upstream.rpm is None and upstream.tpm is None:
             return None
         found = self.limits.get(upstream.name)
@@ -111,6 +118,8 @@ class GatewayContext:
             found = RateLimit(time.monotonic, rpm=upstream.rpm, tpm=upstream.tpm)
             if self.redis is not None:
                 found = SharedRateLimit(self.redis, upstream.name, found)
+            elif self.machine is not None:
+                found = SqliteRateLimit(self.machine, upstream.name, found)
             self.limits[upstream.name] = found
         return found
 

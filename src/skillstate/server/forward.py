@@ -55,9 +55,9 @@ from skillstate.server.replies import (
 from skillstate.server.timing import TIMING, Timing
 from skillstate.support import jsonio
 from skillstate.upstream.circuit import Outcome, State
+from skillstate.upstream.limits import RateLimit
 from skillstate.upstream.retry import RetryPolicy, retry_after
 from skillstate.upstream.routing import Upstream
-from skillstate.upstream.shared_limits import SharedRateLimit
 
 log = logging.getLogger("skillstate.forward")
 
@@ -313,10 +313,10 @@ class Forward:
         if limit is None:
             return
         tokens = len(outbound.body or b"") // BYTES_PER_TOKEN
-        if isinstance(limit, SharedRateLimit):
-            admission = await limit.admit(tokens)
-        else:
+        if isinstance(limit, RateLimit):
             admission = limit.admit(tokens)
+        else:  # shared: Redis or SQLite
+            admission = await limit.admit(tokens)
         if admission.wait_s is None:
             if admission.retry_after_s:
                 why = f"its rate limit would hold this request {admission.retry_after_s:.0f}s"

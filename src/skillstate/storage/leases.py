@@ -9,17 +9,22 @@ A lease is held for at most ``LEASE_S`` seconds (a process that dies holding one
 block the session for longer) and given back by its holder only (a token says whose it is).
 
 ``LocalLeases`` are one process's; ``RedisLeases`` every gateway's on one Redis (``SET NX PX``
-to take, a compare-and-delete script to give back). A Redis that cannot be reached leaves each
-process its own leases, said once in the log, until it answers again.
+to take, a compare-and-delete script to give back); ``SqliteLeases`` those of the processes of
+one machine sharing a SQLite file (``--workers`` without Redis: a table of the file, one
+``BEGIN IMMEDIATE`` transaction to take). A Redis or a file that fails leaves each process its
+own leases, said once in the log, until it answers again.
 """
 
 from __future__ import annotations
 
 import logging
 import secrets
+import sqlite3
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
+
+from skillstate.storage.sqlite import SQLiteDatabase, transaction
 
 log = logging.getLogger("skillstate.storage")
 
@@ -111,3 +116,76 @@ class RedisLeases:
         if self._down:
             log.info("sessions' boundary leases are taken in Redis again")
             self._down = False
+
+
+class SqliteLeases:
+    """Leases the processes sharing ``db`` share (a table of it, made where missing by
+    ``open``); this process's own while the file fails."""
+
+    def __init__(self, db: SQLiteDatabase, *, clock: Callable[[], float] = time.time) -> None:
+        self._db = db
+        self._clock = clock
+        self._local = LocalLeases()
+        self._down = False
+
+    @classmethod
+    async def open(cls, db: SQLiteDatabase) -> SqliteLeases:
+        await db.run(_make_table)
+        return cls(db)
+
+    async def take(self, session: str) -> str | None:
+        token = secrets.token_hex(8)
+
+        def take(conn: sqlite3.Connection) -> bool:
+            now = self._clock()
+            with transaction(conn):
+                held = conn.execute(
+                    "SELECT until FROM leases WHERE session = ?", (session,)
+                ).fetchone()
+                if held is not None and held[0] > now:
+                    return False
+                conn.execute(
+                    "INSERT OR REPLACE INTO leases VALUES (?, ?, ?)",
+                    (session, token, now + LEASE_S),
+                )
+                return True
+
+        try:
+            taken = await self._db.run(take)
+        except sqlite3.Error as error:
+            self._said_down(error)
+            local = self._local.take_now(session)
+            return None if local is None else "local:" + local
+        self._down = False
+        return token if taken else None
+
+    async def give_back(self, session: str, token: str) -> None:
+        if token.startswith("local:"):
+            await self._local.give_back(session, token.removeprefix("local:"))
+            return
+
+        def give_back(conn: sqlite3.Connection) -> None:
+            with transaction(conn):
+                conn.execute("DELETE FROM leases WHERE session = ? AND token = ?", (session, token))
+
+        try:
+            await self._db.run(give_back)
+        except sqlite3.Error as error:  # it expires by itself
+            self._said_down(error)
+
+    def _said_down(self, error: BaseException) -> None:
+        if not self._down:
+            log.warning(
+                "sessions' boundary leases cannot be taken in SQLite (%s): this process's own"
+                " until it can",
+                error,
+            )
+            self._down = True
+
+
+def _make_table(conn: sqlite3.Connection) -> None:
+    with transaction(conn):
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS leases"
+            " (session TEXT PRIMARY KEY, token TEXT NOT NULL, until REAL NOT NULL)"
+        )
