@@ -3,7 +3,9 @@ for several gateway processes and machines (the ``shared`` extra: asyncpg).
 
 The tables are the SQLite store's, named with a ``skillstate_`` prefix so that they can share a
 database with anything else, and one more: ``skillstate_blobs``, the archive's
-content-addressed blobs, compressed as the file store compresses them (``codec.pack``).
+content-addressed blobs, compressed as the file store compresses them (``codec.pack``). The
+ledger's table (``skillstate_ledger``) is made here too; ``economics.ledger.postgres_ledger``
+reads and writes it.
 
 Concurrency: a commit is one statement guarded by the version it read (an ``UPDATE ... WHERE
 version = $expected``, or for a session's first commit an ``INSERT ... ON CONFLICT DO
@@ -56,8 +58,29 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """CREATE TABLE skillstate_blobs (
             ref TEXT PRIMARY KEY, data BYTEA NOT NULL, used DOUBLE PRECISION NOT NULL)""",
     ),
+    (
+        # The ledger (``economics.ledger.postgres_ledger``): the columns of the SQLite ledger
+        # table, its 64-bit INTEGERs as BIGINT and its 0-or-1 flags as BOOLEAN.
+        """CREATE TABLE skillstate_ledger (
+            id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            ts DOUBLE PRECISION NOT NULL, request_id TEXT NOT NULL, round BIGINT NOT NULL,
+            session TEXT NOT NULL, client_wire TEXT NOT NULL, upstream TEXT NOT NULL,
+            model TEXT NOT NULL, mode TEXT NOT NULL, lanes TEXT NOT NULL,
+            status BIGINT NOT NULL, streamed BOOLEAN NOT NULL,
+            input BIGINT, cached_input BIGINT, cache_write BIGINT, cache_write_1h BIGINT,
+            output BIGINT, reasoning BIGINT, cost_usd DOUBLE PRECISION,
+            passthrough_input BIGINT, passthrough_cached_input BIGINT,
+            passthrough_cache_write BIGINT, passthrough_cost_usd DOUBLE PRECISION,
+            overhead_ms DOUBLE PRECISION, upstream_ms DOUBLE PRECISION,
+            cause TEXT NOT NULL DEFAULT '', attempts TEXT NOT NULL DEFAULT '',
+            estimated BOOLEAN NOT NULL DEFAULT FALSE, estimate_basis TEXT NOT NULL DEFAULT '',
+            login TEXT NOT NULL DEFAULT '', cache_verdict TEXT NOT NULL DEFAULT '')""",
+        "CREATE INDEX skillstate_ledger_ts ON skillstate_ledger (ts)",
+        "CREATE INDEX skillstate_ledger_session ON skillstate_ledger (session, ts)",
+    ),
 )
-"""Each schema version's statements, in order: version N is ``MIGRATIONS[N - 1]``."""
+"""Each schema version's statements, in order: version N is ``MIGRATIONS[N - 1]``. A version
+once released is never edited: a change to a table is a version of its own."""
 SCHEMA_VERSION = len(MIGRATIONS)
 _LOCK = 0x5C1_57A7E
 """The advisory lock a migration holds (any constant: it only has to be this code's)."""
@@ -157,6 +180,11 @@ class PostgresDatabase:
                 return Migrated(before, SCHEMA_VERSION)
             finally:
                 await conn.execute("SELECT pg_advisory_unlock($1)", _LOCK)
+
+    async def connect(self) -> Any:
+        """A connection to the database of its own, outside the pool, for a writer that holds
+        one (``economics.ledger.postgres_ledger``); its holder closes it."""
+        return await _asyncpg().connect(self.dsn)
 
     async def close(self) -> None:
         await self.pool.close()
@@ -371,5 +399,6 @@ def table_names() -> Sequence[str]:
         "skillstate_documents",
         "skillstate_archive_entries",
         "skillstate_blobs",
+        "skillstate_ledger",
         "skillstate_schema",
     )
