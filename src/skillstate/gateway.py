@@ -18,7 +18,8 @@ from typing import Any
 
 from skillstate.config import Settings
 from skillstate.conversation import Usage, Wire
-from skillstate.economics.ledger import Ledger, Recorder
+from skillstate.economics.ledger import Ledger, LedgerStore, Recorder
+from skillstate.economics.ledger.postgres_ledger import PostgresLedger
 from skillstate.economics.ledger.recorder import Pricing
 from skillstate.economics.prices import builtin_catalog
 from skillstate.economics.tokenizer import encoding, give_back_heap
@@ -226,7 +227,7 @@ async def running(
     context.idle_passing = frozenset(spec.name for spec in LANES if spec.idle_passing)
     context.history = ResponseHistory(stores.archive)
     context.mcp = McpEndpoint(functools.partial(_mcp_tools, settings, context.engine, stores))
-    ledger = await Ledger.open(stores.database)
+    ledger = await open_ledger(stores, shared=bool(settings.store))
     recorder = Recorder(
         ledger, build_pricing(settings), retention_days=settings.ledger_retention_days
     )
@@ -267,6 +268,22 @@ async def running(
         await stores.close()
         if context.redis is not None:
             await context.redis.aclose()
+
+
+async def open_ledger(stores: Stores, *, shared: bool) -> LedgerStore:
+    """The ledger beside Σ: in the shared database where there is one (falling back to the
+    SQLite ledger under the data directory if it fails), else in that SQLite database (in
+    memory without one). A shared store asked for (``shared``) that could not be opened
+    leaves the ledger on this machine, and it says so (/cost sums this instance alone)."""
+    if stores.shared is not None:
+        return await PostgresLedger.open(stores.shared, stores.database)
+    ledger = await Ledger.open(stores.database)
+    if shared and ledger.degraded is None:
+        ledger.degraded = (
+            f"the shared store could not be opened ({stores.degraded});"
+            f" this instance's rows are kept in {ledger.where}"
+        )
+    return ledger
 
 
 def shared_redis(url: str) -> Any:
