@@ -19,7 +19,8 @@ from typing import Any
 
 from skillstate.config import Settings
 from skillstate.conversation import Usage, Wire
-from skillstate.economics.ledger import Ledger, Recorder
+from skillstate.economics.ledger import Ledger, LedgerStore, Recorder
+from skillstate.economics.ledger.postgres_ledger import PostgresLedger
 from skillstate.economics.ledger.recorder import Pricing
 from skillstate.economics.prices import builtin_catalog
 from skillstate.economics.tokenizer import encoding, give_back_heap
@@ -261,7 +262,7 @@ async def running(
     context.idle_passing = frozenset(spec.name for spec in LANES if spec.idle_passing)
     context.history = ResponseHistory(stores.archive)
     context.mcp = McpEndpoint(functools.partial(_mcp_tools, settings, context.engine, stores))
-    ledger = await Ledger.open(stores.database)
+    ledger = await open_ledger(stores)
     recorder = Recorder(
         ledger, build_pricing(settings), retention_days=settings.ledger_retention_days
     )
@@ -310,6 +311,18 @@ async def running(
         await stores.close()
         if context.redis is not None:
             await context.redis.aclose()
+
+
+async def open_ledger(stores: Stores) -> LedgerStore:
+    """The ledger beside Σ: in the shared database where there is one (on the SQLite ledger
+    under the data directory while the database fails, or until it is first reached), else
+    in that SQLite database (in memory without one)."""
+    if stores.shared is None:
+        return await Ledger.open(stores.database)
+    failed = None
+    if stores.shared.pool is None:  # not reached at start: tried again as batches come
+        failed = f"the shared store could not be opened ({stores.degraded})"
+    return await PostgresLedger.open(stores.shared, stores.database, failed=failed)
 
 
 def shared_redis(url: str) -> Any:

@@ -1,7 +1,8 @@
 """The PostgreSQL store beyond the contract suites (which run on it too): its schema versions
-(applied from an empty database, once, by instances starting together; a newer database
-refused), and two instances, each with its own pool as two processes would have, sharing one
-session without losing a patch, and each other's archive."""
+(applied from an empty database, once, by instances starting together; a database at an
+earlier version brought up with what it held kept; a newer database refused), and two
+instances, each with its own pool as two processes would have, sharing one session without
+losing a patch, and each other's archive."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from storage_support import Clock, postgres_database, postgres_dsn
 
 from skillstate.storage import ArchiveEntry, Change, StateRecord
 from skillstate.storage.postgres import (
+    MIGRATIONS,
     SCHEMA_VERSION,
     Migrated,
     PostgresArchiveStore,
@@ -49,6 +51,37 @@ async def test_instances_starting_together_apply_each_migration_once() -> None:
         assert rows == SCHEMA_VERSION
     finally:
         await asyncio.gather(*(each.close() for each in opened))
+
+
+async def test_a_database_at_the_version_before_gets_the_ledger_table_and_keeps_its_data() -> None:
+    """Version 2 added the ledger: a database a version-1 gateway made (its tables, a
+    session in them) is brought up by the next start, and the session is still there."""
+    async with postgres_database() as db:
+        await _drop_ours(db)
+        async with db.pool.acquire() as conn, conn.transaction():
+            await conn.execute(
+                "CREATE TABLE skillstate_schema ("
+                " version INTEGER PRIMARY KEY, applied DOUBLE PRECISION NOT NULL)"
+            )
+            for statement in MIGRATIONS[0]:
+                await conn.execute(statement)
+            await conn.execute("INSERT INTO skillstate_schema VALUES (1, 0)")
+        await PostgresStateStore(db, clock=Clock()).commit(
+            "kept", Change({"goal": "kept"}, step=1), expected_version=0
+        )
+        assert await db.pool.fetchval("SELECT to_regclass('skillstate_ledger')") is None
+    reopened = await PostgresDatabase.open(postgres_dsn())
+    try:
+        assert await reopened.schema_version() == SCHEMA_VERSION == 2
+        assert await reopened.pool.fetchval("SELECT count(*) FROM skillstate_ledger") == 0
+        indexes = await reopened.pool.fetch(
+            "SELECT indexname FROM pg_indexes WHERE tablename = 'skillstate_ledger'"
+        )
+        assert {"skillstate_ledger_ts", "skillstate_ledger_session"} <= {r[0] for r in indexes}
+        record = await PostgresStateStore(reopened).load("kept")
+        assert record.state == {"goal": "kept"} and record.version == 1
+    finally:
+        await reopened.close()
 
 
 async def test_a_database_newer_than_the_code_is_refused() -> None:

@@ -18,10 +18,9 @@ from skillstate.support.urls import shown_url
 
 @click.group("db", context_settings={"help_option_names": ["-h", "--help"]})
 def db_command() -> None:
-    """The schema of the store Σ and the archive are kept in: the shared database of the
-    `store` setting (a postgresql:// URL), or else the SQLite file under the data directory.
-    `status` says where it stands, `migrate` brings it up to this gateway's (the gateway also
-    does so itself at start)."""
+    """The schema of the store (the shared database of `store`, else the SQLite file under
+    the data directory): `status` says where it stands, `migrate` brings it up to this
+    gateway's, as the gateway does itself at start."""
 
 
 @db_command.command("status")

@@ -39,8 +39,9 @@ COMMANDS = {
     ),
     "db": Lazy(
         "skillstate.cli.db:db_command",
-        "The schema of the shared store (the `store` setting, a postgresql:// URL): `status` "
-        "says where it stands, `migrate` brings it up to this gateway's.",
+        "The schema of the store (the shared database of `store`, else the SQLite file under "
+        "the data directory): `status` says where it stands, `migrate` brings it up to this "
+        "gateway's, as the gateway does itself at start.",
     ),
     "archive": Lazy(
         "skillstate.cli.archive:archive_command",

@@ -245,8 +245,8 @@ class Settings(BaseModel):
     # Corrections and additions to the price catalog, USD per million tokens (docs/prices.md).
     prices: PricesTable = Field(default_factory=PriceOverrides)
     data_dir: Path
-    # Where sessions' Σ and the archive are kept: empty for SQLite and files under data_dir;
-    # a postgresql:// URL for one database several gateways share (the shared extra).
+    # Where sessions' Σ, the archive and the ledger are kept: empty for SQLite and files under
+    # data_dir; a postgresql:// URL for one database several gateways share (the shared extra).
     store: str = ""
     # A Redis the gateways share (redis://...): rate limits over all of them (the shared extra).
     redis: str = ""

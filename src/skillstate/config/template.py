@@ -45,7 +45,9 @@ NOTES: dict[str, str] = {
     "lanes": "Each lane's switch and options (docs/lanes.md).",
     "prices": "Corrections and additions to the price catalog, USD per million tokens.",
     "data_dir": "Where sessions, the archive and the ledger are kept (owner-only).",
-    "store": "Σ and the archive: empty for SQLite under data_dir, or a postgresql:// URL.",
+    "store": (
+        "Σ, the archive and the ledger: empty for SQLite under data_dir, or a postgresql:// URL."
+    ),
     "redis": "A Redis the gateways share (redis://...): rate limits across all of them.",
     "verbose": "Log one line per request.",
     "max_body_bytes": "Largest request body (else 413).",

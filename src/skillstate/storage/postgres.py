@@ -3,7 +3,9 @@ for several gateway processes and machines (the ``shared`` extra: asyncpg).
 
 The tables are the SQLite store's, named with a ``skillstate_`` prefix so that they can share a
 database with anything else, and one more: ``skillstate_blobs``, the archive's
-content-addressed blobs, compressed as the file store compresses them (``codec.pack``).
+content-addressed blobs, compressed as the file store compresses them (``codec.pack``). The
+ledger's table (``skillstate_ledger``) is made here too; ``economics.ledger.postgres_ledger``
+reads and writes it.
 
 Concurrency: a commit is one statement guarded by the version it read (an ``UPDATE ... WHERE
 version = $expected``, or for a session's first commit an ``INSERT ... ON CONFLICT DO
@@ -57,8 +59,29 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """CREATE TABLE skillstate_blobs (
             ref TEXT PRIMARY KEY, data BYTEA NOT NULL, used DOUBLE PRECISION NOT NULL)""",
     ),
+    (
+        # The ledger (``economics.ledger.postgres_ledger``): the columns of the SQLite ledger
+        # table, its 64-bit INTEGERs as BIGINT and its 0-or-1 flags as BOOLEAN.
+        """CREATE TABLE skillstate_ledger (
+            id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            ts DOUBLE PRECISION NOT NULL, request_id TEXT NOT NULL, round BIGINT NOT NULL,
+            session TEXT NOT NULL, client_wire TEXT NOT NULL, upstream TEXT NOT NULL,
+            model TEXT NOT NULL, mode TEXT NOT NULL, lanes TEXT NOT NULL,
+            status BIGINT NOT NULL, streamed BOOLEAN NOT NULL,
+            input BIGINT, cached_input BIGINT, cache_write BIGINT, cache_write_1h BIGINT,
+            output BIGINT, reasoning BIGINT, cost_usd DOUBLE PRECISION,
+            passthrough_input BIGINT, passthrough_cached_input BIGINT,
+            passthrough_cache_write BIGINT, passthrough_cost_usd DOUBLE PRECISION,
+            overhead_ms DOUBLE PRECISION, upstream_ms DOUBLE PRECISION,
+            cause TEXT NOT NULL DEFAULT '', attempts TEXT NOT NULL DEFAULT '',
+            estimated BOOLEAN NOT NULL DEFAULT FALSE, estimate_basis TEXT NOT NULL DEFAULT '',
+            login TEXT NOT NULL DEFAULT '', cache_verdict TEXT NOT NULL DEFAULT '')""",
+        "CREATE INDEX skillstate_ledger_ts ON skillstate_ledger (ts)",
+        "CREATE INDEX skillstate_ledger_session ON skillstate_ledger (session, ts)",
+    ),
 )
-"""Each schema version's statements, in order: version N is ``MIGRATIONS[N - 1]``."""
+"""Each schema version's statements, in order: version N is ``MIGRATIONS[N - 1]``. A version
+once released is never edited: a change to a table is a version of its own."""
 SCHEMA_VERSION = len(MIGRATIONS)
 CONNECT_TIMEOUT_S = 5.0
 """How long connecting may take before the store counts as down."""
@@ -143,7 +166,13 @@ class PostgresDatabase:
     @classmethod
     async def open_unmigrated(cls, dsn: str) -> PostgresDatabase:
         """Connect to ``dsn`` and leave its schema as it is (``skillstate db``)."""
-        pool = await _asyncpg().create_pool(dsn, min_size=1, max_size=2)
+        pool = await _asyncpg().create_pool(
+            dsn,
+            min_size=1,
+            max_size=2,
+            timeout=CONNECT_TIMEOUT_S,
+            command_timeout=COMMAND_TIMEOUT_S,
+        )
         return cls(pool, dsn)
 
     async def schema_version(self) -> int:
@@ -175,6 +204,13 @@ class PostgresDatabase:
                 return Migrated(before, SCHEMA_VERSION)
             finally:
                 await conn.execute("SELECT pg_advisory_unlock($1)", _LOCK)
+
+    async def connect(self) -> Any:
+        """A connection to the database of its own, outside the pool, for a writer that holds
+        one (``economics.ledger.postgres_ledger``); its holder closes it."""
+        return await _asyncpg().connect(
+            self.dsn, timeout=CONNECT_TIMEOUT_S, command_timeout=COMMAND_TIMEOUT_S
+        )
 
     async def close(self) -> None:
         if self.pool is not None:
@@ -390,5 +426,6 @@ def table_names() -> Sequence[str]:
         "skillstate_documents",
         "skillstate_archive_entries",
         "skillstate_blobs",
+        "skillstate_ledger",
         "skillstate_schema",
     )

@@ -1,5 +1,6 @@
 """The ledger's table and GET /cost's sums: totals and groups, filters, unpriced costs as
-null (never $0), losses as negative savings, retention, and the same on disk and in memory."""
+null (never $0), losses as negative savings, retention, and the same on disk, in memory and
+in PostgreSQL (``test_ledger_engines`` holds the engines to one document)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,12 @@ from typing import Any
 import pytest
 
 from skillstate.economics.catalog_age import catalog_age
-from skillstate.economics.ledger import Filters, Ledger, Recorder, report
+from skillstate.economics.ledger import Filters, Ledger, LedgerStore, Recorder, report
+from skillstate.economics.ledger.postgres_ledger import PostgresLedger
 from skillstate.economics.ledger.report import latest, parse_time
 from skillstate.economics.ledger.row import Row
 from skillstate.storage.sqlite import SQLiteDatabase
+from skillstate.testing import postgres
 
 HOUR = 3_600.0
 T0 = parse_time("2026-12-01T10:00:00Z")
@@ -49,9 +52,16 @@ def _row(n: int, **changes: Any) -> Row:
     return Row(**base)
 
 
-@pytest.fixture(params=["disk", "memory"])
+@pytest.fixture(params=["disk", "memory", "postgres"])
 async def ledger(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-    if request.param == "disk":
+    if request.param == "postgres":
+        request.getfixturevalue("postgres_url")  # skipped where no server answers
+        async with postgres.database() as pg:
+            opened: LedgerStore = await PostgresLedger.open(pg, None)
+            yield opened
+            assert opened.degraded is None
+            await opened.close()
+    elif request.param == "disk":
         db = await SQLiteDatabase.open(tmp_path / "skillstate.db")
         opened = await Ledger.open(db)
         yield opened
@@ -63,7 +73,7 @@ async def ledger(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
         await opened.close()
 
 
-async def test_totals_are_the_sums_of_the_rows(ledger: Ledger) -> None:
+async def test_totals_are_the_sums_of_the_rows(ledger: LedgerStore) -> None:
     await ledger.append(
         [
             _row(1),
@@ -86,7 +96,7 @@ async def test_totals_are_the_sums_of_the_rows(ledger: Ledger) -> None:
     assert doc["since"] == "2026-12-01T10:01:00Z" and doc["until"] == "2026-12-01T10:02:00Z"
 
 
-async def test_an_unpriced_request_is_counted_beside_the_priced_sums(ledger: Ledger) -> None:
+async def test_an_unpriced_request_is_counted_beside_the_priced_sums(ledger: LedgerStore) -> None:
     """Issue 26: one request of a model without a price no longer hides every total; the
     totals are the priced rows' sums, the unpriced rows counted beside them."""
     await ledger.append(
@@ -114,7 +124,7 @@ async def test_an_unpriced_request_is_counted_beside_the_priced_sums(ledger: Led
         assert group["cost_usd"] == pytest.approx(0.01) and group["unpriced_requests"] == 2
 
 
-async def test_saved_is_taken_over_the_requests_priced_both_ways(ledger: Ledger) -> None:
+async def test_saved_is_taken_over_the_requests_priced_both_ways(ledger: LedgerStore) -> None:
     """A request whose estimate has no price (or whose cost has none) takes no part in the
     saving: its recorded cost is not set against a missing estimate."""
     await ledger.append(
@@ -131,7 +141,7 @@ async def test_saved_is_taken_over_the_requests_priced_both_ways(ledger: Ledger)
     assert totals["saved_usd"] == pytest.approx(0.005)
 
 
-async def test_the_rounds_of_a_request_count_against_its_saving(ledger: Ledger) -> None:
+async def test_the_rounds_of_a_request_count_against_its_saving(ledger: LedgerStore) -> None:
     await ledger.append(
         [
             _row(1),
@@ -141,7 +151,7 @@ async def test_the_rounds_of_a_request_count_against_its_saving(ledger: Ledger) 
     assert (await report(ledger))["totals"]["saved_usd"] == pytest.approx(0.003)
 
 
-async def test_costs_are_null_only_where_no_row_is_priced(ledger: Ledger) -> None:
+async def test_costs_are_null_only_where_no_row_is_priced(ledger: LedgerStore) -> None:
     await ledger.append([_row(1, model="mystery", cost_usd=None, passthrough_cost_usd=None)])
     totals = (await report(ledger))["totals"]
     assert totals["unpriced_requests"] == 1
@@ -149,14 +159,14 @@ async def test_costs_are_null_only_where_no_row_is_priced(ledger: Ledger) -> Non
         assert totals[name] is None, name
 
 
-async def test_an_empty_ledger_costs_zero(ledger: Ledger) -> None:
+async def test_an_empty_ledger_costs_zero(ledger: LedgerStore) -> None:
     totals = (await report(ledger))["totals"]
     assert (totals["cost_usd"], totals["passthrough_cost_usd"], totals["saved_usd"]) == (0, 0, 0)
     assert totals["unpriced_requests"] == 0
 
 
 async def test_client_requests_are_counted_by_the_basis_of_their_estimate(
-    ledger: Ledger,
+    ledger: LedgerStore,
 ) -> None:
     await ledger.append(
         [
@@ -180,19 +190,19 @@ async def test_client_requests_are_counted_by_the_basis_of_their_estimate(
     )
 
 
-async def test_the_catalog_age_is_carried_when_given(ledger: Ledger) -> None:
+async def test_the_catalog_age_is_carried_when_given(ledger: LedgerStore) -> None:
     age = catalog_age(date(2025, 11, 24), date(2026, 12, 3))
     doc = await report(ledger, catalog=age)
     assert doc["catalog"] == {"date": "2025-11-24", "age_days": 374, "stale": True}
     assert "catalog" not in await report(ledger)
 
 
-async def test_a_loss_is_a_negative_saving(ledger: Ledger) -> None:
+async def test_a_loss_is_a_negative_saving(ledger: LedgerStore) -> None:
     await ledger.append([_row(1, cost_usd=0.02, passthrough_cost_usd=0.015)])
     assert (await report(ledger))["totals"]["saved_usd"] == pytest.approx(-0.005)
 
 
-async def test_groups_by_model_session_lane_and_hour(ledger: Ledger) -> None:
+async def test_groups_by_model_session_lane_and_hour(ledger: LedgerStore) -> None:
     await ledger.append(
         [
             _row(1),
@@ -213,7 +223,7 @@ async def test_groups_by_model_session_lane_and_hour(ledger: Ledger) -> None:
     ]
 
 
-async def test_filters_keep_the_rows_they_name(ledger: Ledger) -> None:
+async def test_filters_keep_the_rows_they_name(ledger: LedgerStore) -> None:
     await ledger.append([_row(1), _row(2, session="s2"), _row(120, model="o3")])
     assert (await report(ledger, Filters(session="s2")))["totals"]["requests"] == 1
     assert (await report(ledger, Filters(model="o3")))["totals"]["requests"] == 1
@@ -225,7 +235,7 @@ async def test_filters_keep_the_rows_they_name(ledger: Ledger) -> None:
     assert empty["totals"]["requests"] == 0 and empty["totals"]["cost_usd"] == 0
 
 
-async def test_retention_removes_old_rows(ledger: Ledger) -> None:
+async def test_retention_removes_old_rows(ledger: LedgerStore) -> None:
     await ledger.append([_row(1), _row(600)])
     assert await ledger.sweep(T0 + 300 * 60) == 1
     assert (await report(ledger))["totals"]["requests"] == 1
@@ -267,7 +277,7 @@ async def test_the_recorder_sweeps_rows_past_the_retention_at_start(tmp_path: Pa
     await db.close()
 
 
-async def test_estimated_rows_are_counted_and_their_cost_shown_apart(ledger: Ledger) -> None:
+async def test_estimated_rows_are_counted_and_their_cost_shown_apart(ledger: LedgerStore) -> None:
     """Defect 7 of issue 25: a reply whose provider reported no usage is an estimate, and
     /cost says how many rows and how much of the cost are."""
     await ledger.append([_row(1), _row(2, estimated=True, cost_usd=0.004)])
@@ -279,7 +289,7 @@ async def test_estimated_rows_are_counted_and_their_cost_shown_apart(ledger: Led
     assert newest["estimated"] is True
 
 
-async def test_an_estimated_row_of_an_unpriced_model_is_unpriced_too(ledger: Ledger) -> None:
+async def test_an_estimated_row_of_an_unpriced_model_is_unpriced_too(ledger: LedgerStore) -> None:
     await ledger.append([_row(1, model="local", estimated=True, cost_usd=None)])
     totals = (await report(ledger))["totals"]
     assert (totals["estimated_requests"], totals["unpriced_requests"]) == (1, 1)

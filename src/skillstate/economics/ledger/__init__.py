@@ -4,6 +4,6 @@ cost, kept in the store and summed for /cost, /metrics, ``skillstate stats`` and
 from skillstate.economics.ledger.recorder import Recorder
 from skillstate.economics.ledger.report import LABEL, Filters, report
 from skillstate.economics.ledger.row import Row
-from skillstate.economics.ledger.store import Ledger
+from skillstate.economics.ledger.store import Ledger, LedgerStore
 
-__all__ = ["LABEL", "Filters", "Ledger", "Recorder", "Row", "report"]
+__all__ = ["LABEL", "Filters", "Ledger", "LedgerStore", "Recorder", "Row", "report"]

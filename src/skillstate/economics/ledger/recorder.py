@@ -37,7 +37,7 @@ from skillstate.economics.exchange import Exchange
 from skillstate.economics.ledger.metrics import Metrics
 from skillstate.economics.ledger.relayed import decoded_request, holds_all, read_relayed
 from skillstate.economics.ledger.row import LOCAL, SUBSCRIPTION, Row
-from skillstate.economics.ledger.store import Ledger
+from skillstate.economics.ledger.store import LedgerStore
 from skillstate.economics.metered import Metered, counted
 from skillstate.support.caches import SessionCache
 
@@ -70,7 +70,7 @@ class Recorder:
 
     def __init__(
         self,
-        ledger: Ledger,
+        ledger: LedgerStore,
         pricing: Pricing,
         *,
         metrics: Metrics | None = None,
@@ -164,9 +164,10 @@ class Recorder:
         done = [exchange for exchange in exchanges if exchange is not None]
         if not done:
             return
-        # Counting and hashing a long history takes milliseconds: on the database's thread,
-        # so the event loop keeps serving meanwhile; the whole batch in one trip, in its
-        # order, written and counted in /metrics there.
+        # Counting and hashing a long history takes milliseconds: on the database's thread
+        # (SQLite's own, a worker's for PostgreSQL), so the event loop keeps serving
+        # meanwhile; the whole batch in one trip, in its order, written and counted in
+        # /metrics there.
         await self.ledger.append_made(lambda: self._rows_of(done))
 
     def _rows_of(self, exchanges: list[Exchange]) -> list[Row]:

@@ -20,6 +20,7 @@ requests by the kind of credential they carried, ``rewritten_requests`` those a 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -27,8 +28,9 @@ from typing import Any
 from skillstate.economics.cache_evidence import BASES
 from skillstate.economics.cache_verdict import VERDICTS
 from skillstate.economics.catalog_age import CatalogAge
+from skillstate.economics.ledger.dialect import SQLITE, Dialect
 from skillstate.economics.ledger.row import COLUMNS, LOCAL, SUBSCRIPTION
-from skillstate.economics.ledger.store import Ledger
+from skillstate.economics.ledger.store import LedgerStore
 
 LABEL = "recorded cost, not a provider invoice"
 ESTIMATE = (
@@ -52,20 +54,23 @@ class Filters:
     since: float | None = None
     until: float | None = None
 
-    def where(self) -> tuple[str, list[Any]]:
-        clauses: list[str] = []
-        params: list[Any] = []
-        for column, value in (("session", self.session), ("model", self.model)):
-            if value is not None:
-                clauses.append(f"{column} = ?")
-                params.append(value)
-        if self.since is not None:
-            clauses.append("ts >= ?")
-            params.append(self.since)
-        if self.until is not None:
-            clauses.append("ts < ?")
-            params.append(self.until)
-        return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
+    def _kept(self) -> list[tuple[str, Any]]:
+        said = (
+            ("session =", self.session),
+            ("model =", self.model),
+            ("ts >=", self.since),
+            ("ts <", self.until),
+        )
+        return [(test, value) for test, value in said if value is not None]
+
+    def where(self, dialect: Dialect) -> str:
+        """The ``WHERE`` clause (empty for no filter), its parameters numbered from 1."""
+        tests = [f"{test} {dialect.mark(n)}" for n, (test, _) in enumerate(self._kept(), 1)]
+        return (" WHERE " + " AND ".join(tests)) if tests else ""
+
+    def params(self) -> list[Any]:
+        """The values of ``where``'s parameters, in order."""
+        return [value for _, value in self._kept()]
 
 
 def parse_time(text: str) -> float:
@@ -90,40 +95,65 @@ priced (a request's rounds share its model, so they are priced or not together).
 _STATE = "cause IN ('state', 'handover')"
 _PAID = f"login != '{SUBSCRIPTION}'"
 """The rows billed per token: every one but a subscription's."""
-_SUMS = {
-    "requests": f"SUM(upstream != '{LOCAL}')",
-    "clients": "COUNT(DISTINCT request_id)",
-    "failed": "SUM(status >= 400)",
-    "rows": "COUNT(*)",
-    "input": "TOTAL(input)",
-    "cached": "TOTAL(cached_input)",
-    "written": "TOTAL(cache_write)",
-    "output": "TOTAL(output)",
-    "reasoning": "TOTAL(reasoning)",
-    "unpriced": f"SUM(cost_usd IS NULL AND {_PAID})",
-    "subscription": f"SUM(login = '{SUBSCRIPTION}')",
-    "pt_subscription": f"SUM(round = 0 AND login = '{SUBSCRIPTION}')",
-    "cost": "TOTAL(cost_usd)",
-    "pt_input": "TOTAL(passthrough_input)",
-    "pt_cached": "TOTAL(passthrough_cached_input)",
-    "pt_rows": "SUM(round = 0)",
-    "pt_priced": "SUM(round = 0 AND passthrough_cost_usd IS NOT NULL)",
-    "pt_cost": "TOTAL(passthrough_cost_usd)",
-    "saved_rows": f"SUM({_SAVED})",
-    "saved": f"TOTAL(CASE WHEN {_SAVED} THEN COALESCE(passthrough_cost_usd, 0) - cost_usd END)",
-    "overhead": "TOTAL(overhead_ms)",
-    "timed": "SUM(overhead_ms IS NOT NULL)",
-    "state_requests": f"SUM({_STATE})",
-    "state_cost": f"TOTAL(CASE WHEN {_STATE} THEN cost_usd END)",
-    "state_input": f"TOTAL(CASE WHEN {_STATE} THEN input END)",
-    "estimated": "SUM(estimated)",
-    "estimated_cost": "TOTAL(CASE WHEN estimated THEN cost_usd END)",
-    **{f"basis:{basis}": f"SUM(round = 0 AND estimate_basis = '{basis}')" for basis in BASES},
-    **{f"verdict:{v}": f"SUM(cache_verdict = '{v}')" for v in VERDICTS},
-    "logins": "GROUP_CONCAT(CASE WHEN round = 0 THEN login END, ',')",
-    "rewritten": "SUM(round = 0 AND lanes != '')",
-}
-_SELECT = ", ".join(_SUMS.values())
+
+
+def _count(condition: str) -> str:
+    """How many of the group's rows ``condition`` holds for (None for no rows)."""
+    return f"SUM(CASE WHEN {condition} THEN 1 ELSE 0 END)"
+
+
+def _total(expression: str) -> str:
+    """The sum of ``expression``'s non-null values, 0 for none (SQLite's ``TOTAL``)."""
+    return f"COALESCE(SUM({expression}), 0.0)"
+
+
+def _sums(dialect: Dialect) -> dict[str, str]:
+    return {
+        "requests": _count(f"upstream != '{LOCAL}'"),
+        "clients": "COUNT(DISTINCT request_id)",
+        "failed": _count("status >= 400"),
+        "rows": "COUNT(*)",
+        "input": _total("input"),
+        "cached": _total("cached_input"),
+        "written": _total("cache_write"),
+        "output": _total("output"),
+        "reasoning": _total("reasoning"),
+        "unpriced": _count(f"cost_usd IS NULL AND {_PAID}"),
+        "subscription": _count(f"login = '{SUBSCRIPTION}'"),
+        "pt_subscription": _count(f"round = 0 AND login = '{SUBSCRIPTION}'"),
+        "cost": _total("cost_usd"),
+        "pt_input": _total("passthrough_input"),
+        "pt_cached": _total("passthrough_cached_input"),
+        "pt_rows": _count("round = 0"),
+        "pt_priced": _count("round = 0 AND passthrough_cost_usd IS NOT NULL"),
+        "pt_cost": _total("passthrough_cost_usd"),
+        "saved_rows": _count(_SAVED),
+        "saved": _total(
+            f"CASE WHEN {_SAVED} THEN COALESCE(passthrough_cost_usd, 0) - cost_usd END"
+        ),
+        "overhead": _total("overhead_ms"),
+        "timed": _count("overhead_ms IS NOT NULL"),
+        "state_requests": _count(_STATE),
+        "state_cost": _total(f"CASE WHEN {_STATE} THEN cost_usd END"),
+        "state_input": _total(f"CASE WHEN {_STATE} THEN input END"),
+        "estimated": _count("estimated"),
+        "estimated_cost": _total("CASE WHEN estimated THEN cost_usd END"),
+        **{
+            f"basis:{basis}": _count(f"round = 0 AND estimate_basis = '{basis}'") for basis in BASES
+        },
+        **{f"verdict:{v}": _count(f"cache_verdict = '{v}'") for v in VERDICTS},
+        "logins": dialect.joined("CASE WHEN round = 0 THEN login END"),
+        "rewritten": _count("round = 0 AND lanes != ''"),
+    }
+
+
+_NAMES = tuple(_sums(SQLITE))
+"""The names of ``_select``'s columns, in order (the same in every dialect)."""
+
+
+@functools.cache
+def _select(dialect: Dialect) -> str:
+    return ", ".join(_sums(dialect).values())
 
 
 def _usd(total: float, priced: int | None, rows: int | None) -> float | None:
@@ -144,22 +174,24 @@ def _logins(said: str | None) -> dict[str, int]:
 
 
 def _fields(row: tuple[Any, ...]) -> dict[str, Any]:
-    v = dict(zip(_SUMS, row, strict=False))
+    """A group's fields from its row of ``_select``. Sums of tokens come as the engine sums
+    integers (an int from SQLite, a Decimal from PostgreSQL): taken as ints before use."""
+    v = dict(zip(_NAMES, row, strict=False))
     subscription = v["subscription"] or 0
     rows = (v["rows"] or 0) - subscription  # billed per token
     priced = rows - (v["unpriced"] or 0)
     pt_rows = (v["pt_rows"] or 0) - (v["pt_subscription"] or 0)
-    inp = v["input"]
+    inp, cached = int(v["input"]), int(v["cached"])
     return {
         "requests": v["requests"] or 0,
         "client_requests": v["clients"] or 0,
         "failed_requests": v["failed"] or 0,
-        "input_tokens": int(inp),
-        "cached_input_tokens": int(v["cached"]),
+        "input_tokens": inp,
+        "cached_input_tokens": cached,
         "cache_write_tokens": int(v["written"]),
         "output_tokens": int(v["output"]),
         "reasoning_tokens": int(v["reasoning"]),
-        "cache_hit_share": round(v["cached"] / inp, 4) if inp else None,
+        "cache_hit_share": round(cached / inp, 4) if inp else None,
         "cost_usd": _usd(v["cost"], priced, rows),
         "unpriced_requests": v["unpriced"] or 0,
         "subscription_requests": subscription,
@@ -183,12 +215,19 @@ def _fields(row: tuple[Any, ...]) -> dict[str, Any]:
 
 
 async def report(
-    ledger: Ledger, filters: Filters = Filters(), *, catalog: CatalogAge | None = None
+    ledger: LedgerStore, filters: Filters = Filters(), *, catalog: CatalogAge | None = None
 ) -> dict[str, Any]:
     """The /cost document for the rows ``filters`` keep; with ``catalog``, its age as
-    ``catalog`` (``{"date", "age_days", "stale"}``)."""
-    where, params = filters.where()
-    (totals,) = await ledger.query(f"SELECT {_SELECT}, MIN(ts), MAX(ts) FROM ledger{where}", params)
+    ``catalog`` (``{"date", "age_days", "stale"}``). The same rows give the same document
+    on every engine (``tests/economics/ledger/test_ledger_engines.py``): costs are sums of
+    doubles, which each engine adds in the order it reads the rows: where the orders differ
+    (another plan, PostgreSQL's parallel scans of a big table) a sum may differ in its last
+    bits, which /cost's six decimals hide unless it lies on a rounding boundary."""
+    params = filters.params()
+    (totals,) = await ledger.query(
+        lambda d: f"SELECT {_select(d)}, MIN(ts), MAX(ts) FROM {d.table}{filters.where(d)}",
+        params,
+    )
     since = filters.since if filters.since is not None else totals[-2]
     until = filters.until if filters.until is not None else totals[-1]
     doc: dict[str, Any] = {
@@ -201,15 +240,16 @@ async def report(
     }
     if catalog is not None:
         doc["catalog"] = catalog.as_json()
-    doc["by_model"] = await _groups(ledger, "model", where, params, "COUNT(*) DESC")
-    doc["by_session"] = await _groups(
-        ledger, "session", where, params, "TOTAL(cost_usd) DESC", _LIMIT
-    )
-    doc["by_lane"] = await _by_lane(ledger, where, params)
-    doc["by_login"] = await _groups(ledger, "login", where, params, "COUNT(*) DESC")
+    doc["by_model"] = await _groups(ledger, "model", filters, "COUNT(*) DESC")
+    by_cost = _total("cost_usd") + " DESC"
+    doc["by_session"] = await _groups(ledger, "session", filters, by_cost, _LIMIT)
+    doc["by_lane"] = await _by_lane(ledger, filters)
+    doc["by_login"] = await _groups(ledger, "login", filters, "COUNT(*) DESC")
     hours = await ledger.query(
-        f"SELECT CAST(ts / 3600 AS INTEGER) AS hour, {_SELECT} FROM ledger{where} "
-        f"GROUP BY hour ORDER BY hour DESC LIMIT {_LIMIT}",
+        lambda d: (
+            f"SELECT {d.hour('ts')} AS hour, {_select(d)} FROM {d.table}"
+            f"{filters.where(d)} GROUP BY hour ORDER BY hour DESC LIMIT {_LIMIT}"
+        ),
         params,
     )
     doc["hourly"] = [{"hour": iso(row[0] * 3600), **_fields(row[1:])} for row in reversed(hours)]
@@ -219,45 +259,56 @@ async def report(
 
 
 async def _groups(
-    ledger: Ledger,
-    key: str,
-    where: str,
-    params: list[Any],
-    order: str,
-    limit: int | None = None,
+    ledger: LedgerStore, key: str, filters: Filters, order: str, limit: int | None = None
 ) -> list[dict[str, Any]]:
+    """The groups of ``key``, in ``order`` then by ``key`` (bytewise: ties come out alike on
+    every engine); the first ``limit`` of them."""
     tail = f" LIMIT {limit}" if limit else ""
     rows = await ledger.query(
-        f"SELECT {key}, {_SELECT} FROM ledger{where} GROUP BY {key} ORDER BY {order}{tail}", params
+        lambda d: (
+            f"SELECT {key}, {_select(d)} FROM {d.table}{filters.where(d)} GROUP BY {key}"
+            f" ORDER BY {order}, {d.bytewise(key)}{tail}"
+        ),
+        filters.params(),
     )
     return [{key: row[0], **_fields(row[1:])} for row in rows]
 
 
-async def _by_lane(ledger: Ledger, where: str, params: list[Any]) -> list[dict[str, Any]]:
+async def _by_lane(ledger: LedgerStore, filters: Filters) -> list[dict[str, Any]]:
     """Per lane that did something, the rows of the requests it applied to (a request
     counts under each of its lanes); lanes are named in the ``x-skillstate-lanes`` text."""
-    texts = await ledger.query(f"SELECT DISTINCT lanes FROM ledger{where}", params)
+    params = filters.params()
+    texts = await ledger.query(
+        lambda d: f"SELECT DISTINCT lanes FROM {d.table}{filters.where(d)}", params
+    )
     names = sorted(
         {said.split("=", 1)[0].strip() for (text,) in texts for said in text.split(";") if said}
     )
+
+    def scoped(d: Dialect) -> str:
+        where = filters.where(d)
+        clause = d.holds("'; ' || lanes", d.mark(len(params) + 1))
+        return f"SELECT {_select(d)} FROM {d.table}{where} {'AND' if where else 'WHERE'} {clause}"
+
     out = []
     for name in names:
-        clause = "instr('; ' || lanes, ?) > 0"
-        scoped = f"{where} AND {clause}" if where else f" WHERE {clause}"
-        (row,) = await ledger.query(
-            f"SELECT {_SELECT} FROM ledger{scoped}", [*params, f"; {name}="]
-        )
+        (row,) = await ledger.query(scoped, [*params, f"; {name}="])
         out.append({"lane": name, **_fields(row)})
     return out
 
 
-async def latest(ledger: Ledger, limit: int, filters: Filters = Filters()) -> list[dict[str, Any]]:
+async def latest(
+    ledger: LedgerStore, limit: int, filters: Filters = Filters()
+) -> list[dict[str, Any]]:
     """The newest ``limit`` rows (at most ``LATEST_LIMIT``) that ``filters`` keep, newest
     first, each with the fields of ``Row`` (no content: there is none in the ledger)."""
-    where, params = filters.where()
+    params = [*filters.params(), max(0, min(limit, LATEST_LIMIT))]
     rows = await ledger.query(
-        f"SELECT {', '.join(COLUMNS)} FROM ledger{where} ORDER BY ts DESC, id DESC LIMIT ?",
-        [*params, max(0, min(limit, LATEST_LIMIT))],
+        lambda d: (
+            f"SELECT {', '.join(COLUMNS)} FROM {d.table}{filters.where(d)}"
+            f" ORDER BY ts DESC, id DESC LIMIT {d.mark(len(params))}"
+        ),
+        params,
     )
     out = [dict(zip(COLUMNS, row, strict=True)) for row in rows]
     for line in out:

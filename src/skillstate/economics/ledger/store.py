@@ -1,4 +1,5 @@
-"""The ledger's table, in the gateway's SQLite database (or an in-memory one).
+"""The ledger's table, in the gateway's SQLite database (or an in-memory one), and what every
+ledger offers (``LedgerStore``: this one, and ``postgres_ledger.PostgresLedger``).
 
 Rows are written in batches, one transaction each, on the database's own thread; reading
 sums them in SQL. A database that fails to write is logged once and the ledger goes on in
@@ -14,8 +15,9 @@ from __future__ import annotations
 import logging
 import sqlite3
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
+from skillstate.economics.ledger.dialect import SQLITE, Sql
 from skillstate.economics.ledger.row import COLUMNS, Row
 from skillstate.storage.sqlite import SQLiteDatabase, transaction
 
@@ -57,8 +59,32 @@ INDEXES = (
 _INSERT = f"INSERT INTO ledger ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
 
 
+class LedgerStore(Protocol):
+    """A ledger's rows, wherever they are kept. ``degraded`` says why they are not where they
+    should be (a database that failed), or is None."""
+
+    @property
+    def degraded(self) -> str | None: ...
+
+    async def append(self, rows: Sequence[Row]) -> None:
+        """Write ``rows``, all in one transaction."""
+
+    async def append_made(self, make: Callable[[], list[Row]]) -> list[Row]:
+        """Make rows off the event loop and append them; the rows made."""
+
+    async def query(self, sql: str | Sql, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Rows of a read-only query over the ledger table: ``sql`` as text, or written for
+        the dialect of the table that answers (``dialect.Sql``)."""
+
+    async def sweep(self, before: float) -> int:
+        """Remove the rows older than ``before`` (Unix seconds); how many went."""
+
+    async def close(self) -> None: ...
+
+
 class Ledger:
-    """The ledger's rows. Build it with ``open`` (on the gateway's database) or ``memory``."""
+    """The ledger's rows in SQLite. Build it with ``open`` (on the gateway's database) or
+    ``memory``."""
 
     def __init__(self, db: SQLiteDatabase, *, memory: bool) -> None:
         self._db = db
@@ -79,6 +105,11 @@ class Ledger:
                 ledger.degraded = f"the database refused the ledger's table: {error}"
                 return ledger
         return await cls.memory()
+
+    @property
+    def where(self) -> str:
+        """Where the rows are kept, in words."""
+        return "memory" if self._memory else "the SQLite database under the data directory"
 
     @classmethod
     async def memory(cls) -> Ledger:
@@ -119,9 +150,10 @@ class Ledger:
             await self.append(made)  # the database failed to write them: kept in memory
         return made
 
-    async def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        """Rows of a read-only ``sql`` over the ledger table."""
-        return await self._db.run(lambda conn: conn.execute(sql, params).fetchall())
+    async def query(self, sql: str | Sql, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Rows of a read-only ``sql`` over the ledger table (``LedgerStore.query``)."""
+        text = sql if isinstance(sql, str) else sql(SQLITE)
+        return await self._db.run(lambda conn: conn.execute(text, params).fetchall())
 
     async def sweep(self, before: float) -> int:
         """Remove the rows older than ``before`` (Unix seconds); how many went."""
