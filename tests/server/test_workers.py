@@ -7,6 +7,7 @@ across a boundary, and one rate limit."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -15,6 +16,7 @@ import signal
 import socket
 import sys
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiohttp
@@ -84,6 +86,38 @@ async def _answering(url: str, seconds: float = 30.0) -> None:
                 pass
             await asyncio.sleep(0.2)
     raise AssertionError(f"nothing answered at {url}")
+
+
+LIMITED_BODY = {"model": LIMITED, "messages": [{"role": "user", "content": "hello"}]}
+"""A request the rate-limited upstream serves."""
+
+
+def _new_connections() -> aiohttp.ClientSession:
+    """A client that opens a new connection for each request: any worker may take it."""
+    return aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True))
+
+
+@contextlib.asynccontextmanager
+async def _serving(tmp_path: Path, config: Path, workers: int, *flags: str) -> AsyncIterator[str]:
+    """``skillstate serve --workers N`` with ``config``, until every worker listens: its URL;
+    stopped with SIGTERM after, which must end it with 0."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "skillstate", "serve", "--workers", str(workers),
+        "--port", _free_port(), "--config", str(config), *flags,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "HOME": str(tmp_path), "SKILLSTATE_DATA_DIR": str(tmp_path)},
+    )  # fmt: skip
+    try:
+        url = await _url(process)
+        await _until(lambda: listeners(url) == workers, 30)  # every request may go to any
+        await _answering(url)
+        yield url
+        process.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(process.wait(), 30) == 0
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
 
 
 def _dead(pid: int) -> bool:
@@ -178,6 +212,8 @@ async def test_four_workers_on_postgresql_and_redis_keep_one_epoch_and_one_limit
     patch; ``rpm = 3`` admits 3 over all four."""
     session = "workers-hybrid"
     hybrid = {"x-skillstate-session": session, "x-skillstate-mode": "hybrid"}
+    by_step: list[list[RecordedRequest]] = []
+    statuses = []
     async with ScriptedUpstream(PatchingModel()) as up:
         config = gateway_config(
             tmp_path / "skillstate.toml",
@@ -186,43 +222,22 @@ async def test_four_workers_on_postgresql_and_redis_keep_one_epoch_and_one_limit
             upstream=up.url,
             limited=f"test-{secrets.token_hex(4)}",
         )
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "skillstate", "serve", "--workers", "4", "--port", _free_port(),
-            "--config", str(config), *LANES,
-            stderr=asyncio.subprocess.PIPE,
-            env={**os.environ, "HOME": str(tmp_path), "SKILLSTATE_DATA_DIR": str(tmp_path)},
-        )  # fmt: skip
-        try:
-            url = await _url(process)
-            await _until(lambda: listeners(url) == 4, 30)  # every request may go to any
-            await _answering(url)
-            by_step: list[list[RecordedRequest]] = []
-            statuses = []
-            limited = {"model": LIMITED, "messages": [{"role": "user", "content": "hello"}]}
-            async with aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(force_close=True)  # a new connection each time
-            ) as http:
-                for step in range(7):
-                    if step == 3:
-                        collapsing = url + "/state/collapse"
-                        async with http.post(collapsing, params={"session": session}) as r:
-                            assert r.status == 202
-                    seen = len(up.requests)
-                    outputs = [(f"call_{n}", f"output of step {n} " * 40) for n in range(step + 1)]
-                    body = tool_loop("responses", True, "Note every step.", outputs)
-                    async with http.post(url + "/v1/responses", json=body, headers=hybrid) as r:
-                        assert r.status == 200, await r.text()
-                        await r.read()
-                    by_step.append(up.requests[seen:])
-                for _ in range(RPM + 2):
-                    async with http.post(url + "/v1/chat/completions", json=limited) as r:
-                        statuses.append(r.status)
-            process.send_signal(signal.SIGTERM)
-            assert await asyncio.wait_for(process.wait(), 30) == 0
-        finally:
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
+        async with _serving(tmp_path, config, 4, *LANES) as url, _new_connections() as http:
+            for step in range(7):
+                if step == 3:
+                    collapsing = url + "/state/collapse"
+                    async with http.post(collapsing, params={"session": session}) as r:
+                        assert r.status == 202
+                seen = len(up.requests)
+                outputs = [(f"call_{n}", f"output of step {n} " * 40) for n in range(step + 1)]
+                body = tool_loop("responses", True, "Note every step.", outputs)
+                async with http.post(url + "/v1/responses", json=body, headers=hybrid) as r:
+                    assert r.status == 200, await r.text()
+                    await r.read()
+                by_step.append(up.requests[seen:])
+            for _ in range(RPM + 2):
+                async with http.post(url + "/v1/chat/completions", json=LIMITED_BODY) as r:
+                    statuses.append(r.status)
     assert [len(sent) for sent in by_step] == [1, 1, 1, 3, 2, 2, 2]  # 3: with the handover
     check_one_epoch(by_step, 3)
     db = await PostgresDatabase.open(postgres_url, max_size=1)
@@ -237,32 +252,13 @@ async def test_four_workers_on_postgresql_and_redis_keep_one_epoch_and_one_limit
 async def test_workers_without_redis_share_one_limit_through_sqlite(tmp_path: Path) -> None:
     """``--workers 2`` on the SQLite store and no Redis, every request on a new connection:
     ``rpm = 3`` admits 3 over both, where each alone would admit 3."""
+    statuses = []
     async with ScriptedUpstream(PatchingModel()) as up:
         config = gateway_config(
             tmp_path / "skillstate.toml", store="", redis="", upstream=up.url, limited="limited"
         )
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "skillstate", "serve", "--workers", "2", "--port", _free_port(),
-            "--config", str(config),
-            stderr=asyncio.subprocess.PIPE,
-            env={**os.environ, "HOME": str(tmp_path), "SKILLSTATE_DATA_DIR": str(tmp_path)},
-        )  # fmt: skip
-        try:
-            url = await _url(process)
-            await _until(lambda: listeners(url) == 2, 30)
-            await _answering(url)
-            limited = {"model": LIMITED, "messages": [{"role": "user", "content": "hello"}]}
-            statuses = []
-            async with aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(force_close=True)
-            ) as http:
-                for _ in range(2 * RPM):
-                    async with http.post(url + "/v1/chat/completions", json=limited) as r:
-                        statuses.append(r.status)
-            process.send_signal(signal.SIGTERM)
-            assert await asyncio.wait_for(process.wait(), 30) == 0
-        finally:
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
+        async with _serving(tmp_path, config, 2) as url, _new_connections() as http:
+            for _ in range(2 * RPM):
+                async with http.post(url + "/v1/chat/completions", json=LIMITED_BODY) as r:
+                    statuses.append(r.status)
     assert statuses == [200] * RPM + [429] * RPM

@@ -6,7 +6,9 @@ engines on one store stand for two processes."""
 
 from __future__ import annotations
 
-from skillstate.conversation import Json, Message, Request, Text, Tool, ToolCall, ToolResult, Wire
+from read_loops import read_loop
+
+from skillstate.conversation import Json, Wire
 from skillstate.state.engine import StateEngine
 from skillstate.state.epoch_cache import EPOCH_MARK, EpochCache, mark
 from skillstate.state.epoch_record import DOC_NAME
@@ -15,8 +17,6 @@ from skillstate.state.options import CollapseOptions
 from skillstate.state.prepared import EngineConfig
 from skillstate.state.schema import StateSchema
 from skillstate.storage import MemoryArchiveStore, MemoryStateStore
-
-OUTPUT = "line of a long build log\n" * 150
 
 
 class CountingStore(MemoryStateStore):
@@ -57,16 +57,6 @@ async def test_alone_an_epoch_is_written_through_and_never_marked() -> None:
     assert store.epoch_reads == 1 and (await store.load("s")).version == 0
 
 
-def _loop(turns: int) -> Request:
-    messages = [Message("user", [Text("do the task")])]
-    for n in range(turns):
-        call = ToolCall(f"c{n}", "read_file", f'{{"path": "src/f{n}.py"}}')
-        messages.append(Message("assistant", [call]))
-        messages.append(Message("tool", [ToolResult(f"c{n}", [Text(OUTPUT)])]))
-    tools = [Tool("read_file", parameters={"type": "object"})]
-    return Request(model="gpt-4.1", messages=messages, source=Wire.CHAT, tools=tools)
-
-
 async def test_two_shared_engines_render_the_epoch_either_made() -> None:
     store, archive = CountingStore(), MemoryArchiveStore()
     config = EngineConfig(schema=StateSchema.from_keys(None), options=CollapseOptions())
@@ -75,7 +65,7 @@ async def test_two_shared_engines_render_the_epoch_either_made() -> None:
     reads: list[int] = []
     for turns in range(1, 40):
         engine = engines[turns % 2]
-        prepared = await engine.prepare("s", _loop(turns), Mode.HYBRID, Wire.CHAT)
+        prepared = await engine.prepare("s", read_loop(turns), Mode.HYBRID, Wire.CHAT)
         assert prepared is not None
         await engine.finish(prepared, None)
         epochs.append(prepared.epoch.number if prepared.epoch else None)

@@ -3,25 +3,15 @@ boundary (the seed still keeps Σ in the store); the internal tools and Σ arriv
 
 from __future__ import annotations
 
-from skillstate.conversation import Message, Request, Text, Tool, ToolCall, ToolResult, Wire
+from read_loops import read_loop
+
+from skillstate.conversation import Wire
 from skillstate.state.engine import StateEngine
 from skillstate.state.mode import Mode
 from skillstate.state.options import CollapseOptions
 from skillstate.state.prepared import EngineConfig
 from skillstate.state.schema import StateSchema
 from skillstate.storage import MemoryArchiveStore, MemoryStateStore
-
-OUTPUT = "line of a long build log\n" * 150  # about 1,000 tokens a step
-
-
-def _loop(turns: int) -> Request:
-    messages = [Message("user", [Text("do the task")])]
-    for n in range(turns):
-        call = ToolCall(f"c{n}", "read_file", f'{{"path": "src/f{n}.py"}}')
-        messages.append(Message("assistant", [call]))
-        messages.append(Message("tool", [ToolResult(f"c{n}", [Text(OUTPUT)])]))
-    tools = [Tool("read_file", parameters={"type": "object"})]
-    return Request(model="gpt-4.1", messages=messages, source=Wire.CHAT, tools=tools)
 
 
 def _engine(**options: object) -> StateEngine:
@@ -35,7 +25,7 @@ def _engine(**options: object) -> StateEngine:
 async def test_a_short_session_goes_upstream_as_it_came_and_sigma_is_still_seeded() -> None:
     engine = _engine()
     for turns in range(1, 8):
-        request = _loop(turns)
+        request = read_loop(turns)
         prepared = await engine.prepare("s", request, Mode.HYBRID, Wire.CHAT)
         assert prepared is not None
         assert prepared.request is request and prepared.internal == {}
@@ -48,7 +38,7 @@ async def test_the_internal_tools_and_sigma_arrive_with_the_first_boundary_and_s
     engine = _engine()
     seen: list[int] = []
     for turns in range(1, 60):
-        prepared = await engine.prepare("s", _loop(turns), Mode.HYBRID, Wire.CHAT)
+        prepared = await engine.prepare("s", read_loop(turns), Mode.HYBRID, Wire.CHAT)
         assert prepared is not None
         await engine.finish(prepared, None)
         if prepared.internal:
