@@ -23,6 +23,7 @@ from skillstate.server.mcp_route import MCP_PATH, handle_mcp
 from skillstate.server.proxy import handle_generation
 from skillstate.server.state_routes import add_state_routes
 from skillstate.server.timing import add_overhead_header, timing_middleware
+from skillstate.server.ui_login import add_login_routes
 from skillstate.server.ui_routes import add_ui_routes
 
 log = logging.getLogger("skillstate.server")
@@ -57,6 +58,7 @@ def build_app(gateway: GatewayContext, guard: Guard | None = None) -> web.Applic
     add_state_routes(app.router)
     add_cost_routes(app.router)
     add_ui_routes(app.router)
+    add_login_routes(app.router, (guard or Guard()).token)
     add_docs_routes(app.router)
     app.router.add_get("/", info.root)  # aiohttp answers HEAD for GET routes too
 

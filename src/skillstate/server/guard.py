@@ -12,7 +12,8 @@ the gateway's own token. Every route, unknown ones included, passes here first.
   ``allowed_origins`` (``*``: any), which also get the CORS answers a browser needs;
   ``Origin: null`` (sandboxed frames, local files) never.
 * **Token.** With ``auth_token`` set, every route wants it, in ``Authorization: Bearer <token>``
-  or ``x-skillstate-token: <token>``, compared in constant time. A token that came in
+  or ``x-skillstate-token: <token>``, compared in constant time; the dashboard's reads take
+  the cookie its login form gives for it instead (``ui_login``). A token that came in
   ``Authorization`` is taken off the request before any handler sees it, so it never travels
   upstream as a provider credential: the provider key is then the gateway's own
   (``SKILLSTATE_API_KEY``) or the one the client sent in its wire's other credential header
@@ -23,8 +24,6 @@ the gateway's own token. Every route, unknown ones included, passes here first.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import ipaddress
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -34,8 +33,10 @@ from aiohttp import hdrs, web
 from multidict import CIMultiDict
 
 from skillstate.conversation import ErrorKind
+from skillstate.server import ui_login
 from skillstate.server.errors import error_response, guess_wire
 from skillstate.server.local_answers import answered
+from skillstate.support.compare import same_secret
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -117,9 +118,9 @@ class Guard:
         assert self.token is not None
         found = None
         scheme, _, credential = headers.get(hdrs.AUTHORIZATION, "").partition(" ")
-        if scheme.lower() == "bearer" and _same(credential.strip(), self.token):
+        if scheme.lower() == "bearer" and same_secret(credential.strip(), self.token):
             found = hdrs.AUTHORIZATION.lower()
-        if _same(headers.get(TOKEN_HEADER, ""), self.token):
+        if same_secret(headers.get(TOKEN_HEADER, ""), self.token):
             found = found or TOKEN_HEADER
         return found
 
@@ -161,6 +162,10 @@ def guard_middleware(guard: Guard) -> Middleware:
         if guard.token is not None:
             where = guard.token_in(headers)
             if where is None:
+                if ui_login.open_to_all(request) or ui_login.admitted(request, guard.token):
+                    return await handler(request)  # the dashboard's login, or its cookie
+                if ui_login.wants_login(request):
+                    return answered(request, ui_login.to_login(), "ui_login")
                 return _refuse(request, 401, ErrorKind.AUTHENTICATION, _NO_TOKEN, "no_token")
             if where == hdrs.AUTHORIZATION.lower():
                 # Our token is no provider's credential: it must not reach the upstream.
@@ -237,12 +242,6 @@ def _preflight(origin: str, headers: Mapping[str, str]) -> dict[str, str]:
         "access-control-max-age": _CORS_MAX_AGE,
         hdrs.VARY: hdrs.ORIGIN,
     }
-
-
-def _same(given: str, token: str) -> bool:
-    """Constant time in the content and, hashed first, in the length of what was sent."""
-    sent = hashlib.sha256(given.encode("utf-8", "surrogateescape")).digest()
-    return hmac.compare_digest(sent, hashlib.sha256(token.encode()).digest())
 
 
 def _wildcard(bound: str) -> bool:
