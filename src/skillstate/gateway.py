@@ -34,6 +34,7 @@ from skillstate.server.connection import GatewayRunner, HeaderLimits
 from skillstate.server.context import GatewayContext, LaneHeaders
 from skillstate.server.guard import Guard, check_exposure
 from skillstate.server.history import ResponseHistory
+from skillstate.server.keyring import KeyRing
 from skillstate.server.listener import Listener
 from skillstate.server.mcp_route import McpEndpoint
 from skillstate.state.engine import StateEngine
@@ -41,6 +42,7 @@ from skillstate.state.epochs import CachePrices, upstream_prices
 from skillstate.state.mode import Mode
 from skillstate.state.prepared import EngineConfig, PriceLookup
 from skillstate.state.schema import Bounds, StateSchema
+from skillstate.storage.keys import PostgresKeyStore, SqliteKeyStore
 from skillstate.storage.leases import Leases, LocalLeases, RedisLeases, SqliteLeases
 from skillstate.storage.stores import StoreOptions, Stores, open_stores
 from skillstate.support.extras import MissingExtra
@@ -255,6 +257,10 @@ async def running(
     context.stores = stores
     context.redis = redis
     context.machine = coordination.machine
+    keys = key_ring(stores)
+    if keys is not None:
+        await keys.start()
+    context.keys = keys
     context.lanes = build_lanes(settings, context.engine)
     context.lanes_off = settings.lanes.off
     context.lane_headers = lane_headers()
@@ -305,6 +311,8 @@ async def running(
         await runner.cleanup()
         if circuits is not None:
             await circuits.close()
+        if keys is not None:
+            await keys.close()
         await context.mcp.close()
         await recorder.close()
         await ledger.close()
@@ -323,6 +331,15 @@ async def open_ledger(stores: Stores) -> LedgerStore:
     if stores.shared.pool is None:  # not reached at start: tried again as batches come
         failed = f"the shared store could not be opened ({stores.degraded})"
     return await PostgresLedger.open(stores.shared, stores.database, failed=failed)
+
+
+def key_ring(stores: Stores) -> KeyRing | None:
+    """The virtual keys, in the store beside Σ (None without a database: no keys)."""
+    if stores.shared is not None:
+        return KeyRing(PostgresKeyStore(stores.shared))
+    if stores.database is not None:
+        return KeyRing(SqliteKeyStore(stores.database))
+    return None
 
 
 def shared_redis(url: str) -> Any:

@@ -37,6 +37,11 @@ COMMANDS = {
         "skillstate.cli.mcp:mcp_command",
         "Serve the archive and the state over MCP on stdin and stdout (stdio transport).",
     ),
+    "keys": Lazy(
+        "skillstate.cli.keys:keys_command",
+        "Virtual keys, one per person or agent, each naming a tenant: `create` shows a new key "
+        "once, `list` shows them all (never their text), `revoke` ends one.",
+    ),
     "db": Lazy(
         "skillstate.cli.db:db_command",
         "The schema of the store (the shared database of `store`, else the SQLite file under "

@@ -15,6 +15,7 @@ from skillstate.pipeline.lane import Lane
 from skillstate.protocols.memo import SessionMemos
 from skillstate.server.bodies import Bodies
 from skillstate.server.history import ResponseHistory
+from skillstate.server.keyring import KeyRing
 from skillstate.state.engine import StateEngine
 from skillstate.state.mode import Mode
 from skillstate.storage.stores import Stores
@@ -89,6 +90,8 @@ class GatewayContext:
     redis: Any = None
     """The Redis the gateways share (``redis.asyncio``), or None: rate limits and circuits
     are then each process's own, or ``machine``'s."""
+    keys: KeyRing | None = None
+    """The virtual keys requests are checked against (None: none, the token's rules alone)."""
     machine: Run | None = None
     """Without Redis, the SQLite file the processes of this machine share (``workers`` > 1):
     rate limits are kept there (``upstream.sqlite_windows``)."""

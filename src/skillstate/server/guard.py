@@ -34,8 +34,11 @@ from multidict import CIMultiDict
 
 from skillstate.conversation import ErrorKind
 from skillstate.server import ui_login
+from skillstate.server.context import GATEWAY
 from skillstate.server.errors import error_response, guess_wire
+from skillstate.server.keyring import KeyRing
 from skillstate.server.local_answers import answered
+from skillstate.storage.keys import VirtualKey, looks_like_key
 from skillstate.support.compare import same_secret
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -159,14 +162,24 @@ def guard_middleware(guard: Guard) -> Middleware:
                 preflight = web.Response(status=204, headers=_preflight(origin, headers))
                 return answered(request, preflight, "cors_preflight")
             request[CORS_ORIGIN] = origin
-        if guard.token is not None:
-            where = guard.token_in(headers)
+        ring = request.app[GATEWAY].keys
+        keyed = ring is not None and ring.active
+        if guard.token is not None or keyed:
+            where = guard.token_in(headers) if guard.token is not None else None
             if where is None:
-                if ui_login.open_to_all(request) or ui_login.admitted(request, guard.token):
+                if keyed:
+                    assert ring is not None
+                    key, carried = await _virtual_key(ring, headers)
+                    if key is not None:
+                        return await _as_caller(request, handler, key, carried)
+                if guard.token is not None and (
+                    ui_login.open_to_all(request) or ui_login.admitted(request, guard.token)
+                ):
                     return await handler(request)  # the dashboard's login, or its cookie
-                if ui_login.wants_login(request):
+                if guard.token is not None and ui_login.wants_login(request):
                     return answered(request, ui_login.to_login(), "ui_login")
-                return _refuse(request, 401, ErrorKind.AUTHENTICATION, _NO_TOKEN, "no_token")
+                said = _NO_TOKEN if guard.token is not None and not keyed else _NO_KEY
+                return _refuse(request, 401, ErrorKind.AUTHENTICATION, said, "no_token")
             if where == hdrs.AUTHORIZATION.lower():
                 # Our token is no provider's credential: it must not reach the upstream.
                 kept = CIMultiDict(headers)
@@ -180,6 +193,70 @@ def guard_middleware(guard: Guard) -> Middleware:
         return await handler(request)
 
     return admit
+
+
+CALLER: web.RequestKey[VirtualKey] = web.RequestKey("caller", VirtualKey)
+"""Set on a request a virtual key admitted: the key (its tenant, whether an admin's)."""
+_OPEN_TO_TENANTS = frozenset(
+    prefix + path
+    for prefix in ("/v1", "")
+    for path in (
+        "/chat/completions",
+        "/responses",
+        "/messages",
+        "/messages/count_tokens",
+        "/responses/compact",
+        "/models",
+    )
+) | {"/health", "/"}
+"""What a tenant's key may ask for: the models' routes; the rest is an admin's."""
+_KEY_HEADERS = (hdrs.AUTHORIZATION, "x-api-key", TOKEN_HEADER)
+
+
+def tenant_of(request: web.Request) -> str | None:
+    """The tenant whose key the request came with (None: the token, an admin's key, or no
+    keys at all): its sessions are the tenant's own."""
+    key = request.get(CALLER)
+    return None if key is None or key.admin else key.tenant
+
+
+def key_allows(request: web.Request, model: str) -> bool:
+    """Whether the key the request came with (if any) may ask for ``model``."""
+    key = request.get(CALLER)
+    return key is None or key.allows(model)
+
+
+async def _virtual_key(ring: KeyRing, headers: Mapping[str, str]) -> tuple[VirtualKey | None, str]:
+    """The usable virtual key the request carries, and the header it came in."""
+    for name in _KEY_HEADERS:
+        value = headers.get(name, "")
+        if name == hdrs.AUTHORIZATION:
+            scheme, _, value = value.partition(" ")
+            if scheme.lower() != "bearer":
+                continue
+        value = value.strip()
+        if looks_like_key(value) and (key := await ring.resolve(value)) is not None:
+            return key, name
+    return None, ""
+
+
+async def _as_caller(
+    request: web.Request, handler: Handler, key: VirtualKey, carried: str
+) -> web.StreamResponse:
+    """The request as ``key``'s: a tenant's only on the models' routes; the key taken off the
+    headers (it is no provider's credential: the provider key is then the gateway's)."""
+    if not key.admin and request.path not in _OPEN_TO_TENANTS:
+        message = f"this key (tenant {key.tenant!r}) may use the models' routes only"
+        return _refuse(request, 403, ErrorKind.PERMISSION, message, "not_admin")
+    kept = CIMultiDict(request.headers)
+    kept.popall(carried)
+    try:
+        request = request.clone(headers=kept)
+    except UnicodeEncodeError:
+        message = "a request header is not valid UTF-8"
+        return _refuse(request, 400, ErrorKind.INVALID_REQUEST, message, "invalid_header")
+    request[CALLER] = key
+    return await handler(request)
 
 
 _HOSTS_KEPT = 64
@@ -198,6 +275,10 @@ async def add_cors_headers(request: web.Request, response: web.StreamResponse) -
         response.headers.add(hdrs.VARY, hdrs.ORIGIN)
 
 
+_NO_KEY = (
+    "this gateway wants a key (made with `skillstate keys create`) in an 'Authorization:"
+    f" Bearer', 'x-api-key' or '{TOKEN_HEADER}' header"
+)
 _NO_TOKEN = (
     "this gateway wants its token (SKILLSTATE_AUTH_TOKEN) in an "
     f"'Authorization: Bearer' or '{TOKEN_HEADER}' header"

@@ -20,6 +20,7 @@ from skillstate.protocols.logins import Login, login_of
 from skillstate.protocols.memo import SessionMemos
 from skillstate.server import route
 from skillstate.server.context import GATEWAY, LaneHeaders
+from skillstate.server.guard import key_allows, tenant_of
 from skillstate.server.local_answers import reason_for
 from skillstate.server.sessions import SessionId, resolve_session
 from skillstate.state.mode import Mode
@@ -118,6 +119,9 @@ def decode_inbound(request: web.Request, wire: Wire, raw: bytes, body: dict[str,
     gateway = request.app[GATEWAY]
     decoded, session = _decode(request, wire, body, gateway.memos, len(raw))
     _check_counts(decoded, gateway.max_messages, gateway.max_parts)
+    if not key_allows(request, decoded.model):
+        message = f"this key may not use the model {decoded.model!r}"
+        raise Refusal(403, message, ErrorKind.PERMISSION, reason="model_not_allowed")
     decoded.received = int(time.time())  # dates a reply from a wire that gives no time
     return Inbound(wire, raw, body, decoded, session)
 
@@ -153,7 +157,7 @@ def _session(request: web.Request, wire: Wire, body: dict[str, Any]) -> SessionI
     """The request's session, read before the body is decoded; a body too malformed to read
     it from is refused by the adapter first, in its own words."""
     try:
-        return resolve_session(request.headers, body, wire)
+        return resolve_session(request.headers, body, wire, tenant_of(request))
     except (ProtocolError, TypeError, ValueError, KeyError, IndexError, AttributeError):
         adapter(wire).decode_request(body)
         raise

@@ -7,6 +7,9 @@ The fingerprint (a documented contract, since changing it moves every unlabelled
 ``"fp-"`` + the first 24 hex digits of SHA-256 over the compact, key-sorted JSON of
 ``[wire, user, system, leading system/developer contents, first user message content]``.
 
+A tenant's session (a request that came with a tenant's virtual key) is ``<tenant>/<id>``:
+``/`` is in no id, so no tenant's session can be named as another's.
+
 Ids are checked before they reach storage: 1 to 128 characters of ``[A-Za-z0-9._:-]``. Our
 header must already be valid (a bad one is the caller's error); a client's own signal that is
 not valid is replaced by ``"h-"`` + 32 hex digits of its SHA-256, so it stays stable.
@@ -43,7 +46,18 @@ class SessionId:
     source: str
 
 
-def resolve_session(headers: Mapping[str, str], body: Mapping[str, Any], wire: Wire) -> SessionId:
+def resolve_session(
+    headers: Mapping[str, str], body: Mapping[str, Any], wire: Wire, tenant: str | None = None
+) -> SessionId:
+    """The request's session; a tenant's (``tenant``: its virtual key's) is ``tenant/id``,
+    so two tenants whose clients name the same session never share it."""
+    found = _session(headers, body, wire)
+    if tenant is None:
+        return found
+    return SessionId(f"{tenant}/{found.id}", found.source)
+
+
+def _session(headers: Mapping[str, str], body: Mapping[str, Any], wire: Wire) -> SessionId:
     ours = headers.get(HEADER)
     if ours is not None:
         if not valid_session_id(ours):

@@ -79,6 +79,13 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX skillstate_ledger_ts ON skillstate_ledger (ts)",
         "CREATE INDEX skillstate_ledger_session ON skillstate_ledger (session, ts)",
     ),
+    (
+        # The virtual keys (``storage.keys``): a key's SHA-256, never its text.
+        """CREATE TABLE skillstate_keys (
+            digest TEXT PRIMARY KEY, tenant TEXT NOT NULL, created DOUBLE PRECISION NOT NULL,
+            admin BOOLEAN NOT NULL, expires DOUBLE PRECISION, revoked DOUBLE PRECISION,
+            models TEXT NOT NULL)""",
+    ),
 )
 """Each schema version's statements, in order: version N is ``MIGRATIONS[N - 1]``. A version
 once released is never edited: a change to a table is a version of its own."""
@@ -427,5 +434,6 @@ def table_names() -> Sequence[str]:
         "skillstate_archive_entries",
         "skillstate_blobs",
         "skillstate_ledger",
+        "skillstate_keys",
         "skillstate_schema",
     )

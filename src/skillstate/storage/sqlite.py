@@ -60,7 +60,14 @@ _TABLES = (
         created REAL NOT NULL, PRIMARY KEY (session, ref, first_turn))""",
 )
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_TABLES,)
+_KEYS = (
+    """CREATE TABLE virtual_keys (
+        digest TEXT PRIMARY KEY, tenant TEXT NOT NULL, created REAL NOT NULL,
+        admin INTEGER NOT NULL, expires REAL, revoked REAL, models TEXT NOT NULL)""",
+)
+"""The virtual keys (``storage.keys``)."""
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_TABLES, _KEYS)
 """Each schema version's statements, in order: version N is ``MIGRATIONS[N - 1]``, applied
 when the file's ``user_version`` is below N, in the transaction that sets it. Version 1 makes
 its tables only where missing, so a file of a gateway from before the versions comes up too."""

@@ -1,0 +1,147 @@
+"""``skillstate keys``: the virtual keys a team's gateway gives its people (``storage.keys``),
+made, listed and revoked in the store the gateway uses (the shared database of ``store``, else
+the SQLite file under the data directory); a running gateway sees a change within seconds."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from skillstate.cli.options import command_flags, load, settings_options
+from skillstate.storage.keys import TENANT_RULE, KeyStore, VirtualKey, made
+from skillstate.support.urls import shown_url
+
+T = TypeVar("T")
+
+
+@click.group("keys", context_settings={"help_option_names": ["-h", "--help"]})
+def keys_command() -> None:
+    """Virtual keys, one per person or agent, each naming a tenant: `create` shows a new key
+    once, `list` shows them all (never their text), `revoke` ends one. While any key is
+    usable, every request wants a key or the gateway's token; a tenant's key may use the
+    models' routes only, and its sessions are its own."""
+
+
+@keys_command.command("create")
+@click.option("--tenant", required=True, help=f"Whose key it is: {TENANT_RULE}.")
+@click.option("--admin", is_flag=True, help="The key may use the admin routes too.")
+@click.option("--expires", metavar="DATE", help="When it stops working (ISO 8601, UTC).")
+@click.option("--models", metavar="PATTERN,...", help="The models it may ask for (glob patterns).")
+@settings_options
+def create_command(
+    tenant: str, admin: bool, expires: str | None, models: str | None, **params: Any
+) -> None:
+    """Make a key and print it, once: the store keeps only its hash."""
+    until = _moment(expires) if expires else None
+    patterns = [p.strip() for p in (models or "").split(",") if p.strip()]
+    try:
+        text, key = made(tenant, admin=admin, expires=until, models=patterns)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--tenant") from None
+    _run(params, lambda store: store.add(key))
+    click.echo(text)
+    click.echo(
+        f"key {key.id} for tenant {tenant}{' (admin)' if admin else ''}: shown once, keep it",
+        err=True,
+    )
+
+
+@keys_command.command("list")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per key.")
+@settings_options
+def list_command(as_json: bool, **params: Any) -> None:
+    """Every key: its id, tenant, whether an admin's, and when made, expiring or revoked."""
+    keys: list[VirtualKey] = _run(params, lambda store: store.all())
+    if as_json:
+        click.echo(json.dumps([key.as_json() for key in keys], indent=2))
+        return
+    if not keys:
+        click.echo("no keys yet: `skillstate keys create --tenant NAME` makes one")
+        return
+    for key in keys:
+        click.echo(_line(key))
+
+
+@keys_command.command("revoke")
+@click.argument("key_id")
+@settings_options
+def revoke_command(key_id: str, **params: Any) -> None:
+    """End the key whose id (from `keys list`) is KEY_ID."""
+    now = datetime.datetime.now(datetime.UTC).timestamp()
+    key: VirtualKey | None = _run(params, lambda store: store.revoke(key_id, now))
+    if key is None:
+        raise click.ClickException(f"no key has the id {key_id!r} (`skillstate keys list`)")
+    click.echo(f"key {key.id} of tenant {key.tenant}: revoked")
+
+
+def _line(key: VirtualKey) -> str:
+    parts = [key.id, key.tenant, "admin" if key.admin else "tenant", f"made {_day(key.created)}"]
+    if key.expires is not None:
+        parts.append(f"expires {_day(key.expires)}")
+    if key.revoked is not None:
+        parts.append(f"revoked {_day(key.revoked)}")
+    if key.models:
+        parts.append("models " + ",".join(key.models))
+    return "  ".join(parts)
+
+
+def _day(seconds: float) -> str:
+    moment = datetime.datetime.fromtimestamp(seconds, datetime.UTC)
+    return moment.isoformat(timespec="minutes").replace("+00:00", "Z")
+
+
+def _moment(text: str) -> float:
+    try:
+        moment = datetime.datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise click.BadParameter(
+            f"{text!r} is not an ISO 8601 date", param_hint="--expires"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.UTC)
+    return moment.timestamp()
+
+
+def _run(params: dict[str, Any], work: Callable[[KeyStore], Awaitable[T]]) -> T:
+    settings = load(command_flags(params))
+
+    async def run() -> T:
+        async with _store(settings.store, Path(settings.data_dir)) as store:
+            return await work(store)
+
+    try:
+        return asyncio.run(run())
+    except click.ClickException:
+        raise
+    except Exception as error:
+        where = shown_url(settings.store) if settings.store else str(settings.data_dir)
+        raise click.ClickException(f"{where}: {type(error).__name__}: {error}") from None
+
+
+@asynccontextmanager
+async def _store(url: str, data_dir: Path) -> AsyncIterator[KeyStore]:
+    if url:
+        from skillstate.storage.keys import PostgresKeyStore
+        from skillstate.storage.postgres import PostgresDatabase
+
+        shared = await PostgresDatabase.open(url, max_size=2)
+        try:
+            yield PostgresKeyStore(shared)
+        finally:
+            await shared.close()
+        return
+    from skillstate.storage.keys import SqliteKeyStore
+    from skillstate.storage.sqlite import DB_NAME, SQLiteDatabase
+
+    local = await SQLiteDatabase.open(data_dir / DB_NAME)
+    try:
+        yield SqliteKeyStore(local)
+    finally:
+        await local.close()

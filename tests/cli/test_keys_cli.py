@@ -1,0 +1,83 @@
+"""``skillstate keys create|list|revoke`` on the store a gateway uses: the SQLite file under
+the data directory, or PostgreSQL with ``--store``. A key is printed once and never listed;
+a running gateway on that store wants it from its next refresh; revoking ends it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import aiohttp
+from click.testing import CliRunner
+
+from skillstate.cli.main import cli
+from skillstate.testing import Reply, ScriptedUpstream, postgres
+from skillstate.testing.gateway import gateway_for
+
+
+def keys(*args: str) -> tuple[int, str, str]:
+    done = CliRunner().invoke(cli, ["keys", *args])
+    return done.exit_code, done.stdout, done.stderr
+
+
+def test_create_list_revoke_on_the_sqlite_file(tmp_path: Path) -> None:
+    data = ["--data-dir", str(tmp_path / "data")]
+    code, out, _ = keys("list", *data)
+    assert code == 0 and "no keys yet" in out
+    code, out, said = keys("create", "--tenant", "alice", "--models", "gpt-4*", *data)
+    text = out.strip()
+    assert code == 0 and text.startswith("ssk-") and "shown once" in said
+    code, out, _ = keys("create", "--tenant", "ops", "--admin", "--expires", "2099-01-01", *data)
+    assert code == 0
+    code, out, _ = keys("list", "--json", *data)
+    listed = json.loads(out)
+    assert [(k["tenant"], k["admin"], k["models"]) for k in listed] == [
+        ("alice", False, ["gpt-4*"]),
+        ("ops", True, []),
+    ]
+    assert listed[1]["expires"] == 4070908800.0
+    code, out, _ = keys("list", *data)
+    assert text not in out and listed[0]["id"] in out and "alice" in out
+    code, out, _ = keys("revoke", listed[0]["id"], *data)
+    assert code == 0 and "revoked" in out
+    code, out, _ = keys("list", *data)
+    assert "revoked" in out.splitlines()[0]
+    code, _, said = keys("revoke", "nothere", *data)
+    assert code == 1 and "no key has the id" in said
+    code, _, said = keys("create", "--tenant", "Not Valid", *data)
+    assert code == 2
+
+
+def test_create_and_list_on_postgresql(postgres_url: str) -> None:
+    async def empty() -> None:
+        async with postgres.database():
+            pass
+
+    asyncio.run(empty())
+    code, out, _ = keys("create", "--tenant", "alice", "--store", postgres_url)
+    assert code == 0 and out.startswith("ssk-")
+    code, out, _ = keys("list", "--json", "--store", postgres_url)
+    assert [k["tenant"] for k in json.loads(out)] == ["alice"]
+
+
+async def test_a_running_gateway_wants_the_key_the_command_made(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    async with (
+        ScriptedUpstream(lambda _: Reply(text="ok")) as up,
+        gateway_for(up.url, settings={"data_dir": str(data)}) as gateway,
+        aiohttp.ClientSession() as http,
+    ):
+        code, out, _ = await asyncio.to_thread(
+            keys, "create", "--tenant", "alice", "--data-dir", str(data)
+        )
+        assert code == 0
+        assert gateway.context.keys is not None
+        await gateway.context.keys.refresh()  # what its refresher does every few seconds
+        url = gateway.url + "/v1/chat/completions"
+        async with http.post(url, json=body) as reply:
+            assert reply.status == 401
+        headers = {"authorization": f"Bearer {out.strip()}"}
+        async with http.post(url, json=body, headers=headers) as reply:
+            assert reply.status == 200
