@@ -1,0 +1,33 @@
+"""Who took an admin action, and its record in the audit log (``storage.audit``).
+
+Who is the credential the request passed the guard with (``server.guard``): ``token`` where the
+gateway has one (then every request carried it), else ``loopback`` (a local program: without a
+token the gateway listens on loopback only). The client's address goes in the entry's
+``detail``. The keys to come name themselves ``key:<id>``.
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from skillstate.conversation import Json
+from skillstate.server.context import GATEWAY
+
+
+def credential(request: web.Request) -> str:
+    """Who the request is, as the audit log names it: ``token`` or ``loopback``."""
+    settings = request.app[GATEWAY].settings
+    return "token" if settings is not None and settings.auth_token is not None else "loopback"
+
+
+async def audited(
+    request: web.Request, action: str, target: str, detail: Json | None = None
+) -> None:
+    """Record ``action`` on ``target`` in the gateway's audit log (where it keeps one), by
+    the request's credential, with its client's address. Never fails the request
+    (``AuditLog.record``)."""
+    log = request.app[GATEWAY].audit
+    if log is not None:
+        await log.record(
+            credential(request), action, target, {"client": request.remote, **(detail or {})}
+        )
