@@ -43,6 +43,12 @@ COMMANDS = {
         "the data directory): `status` says where it stands, `migrate` brings it up to this "
         "gateway's, as the gateway does itself at start.",
     ),
+    "audit": Lazy(
+        "skillstate.cli.audit:audit_command",
+        "Print the audit log of admin actions (sessions reset or collapsed), newest first: "
+        "when, who (the gateway's token, or a local program on loopback), the action and its "
+        "target.",
+    ),
     "archive": Lazy(
         "skillstate.cli.archive:archive_command",
         "Inspect the archive: the exact spans the gateway collapsed or compacted.",
