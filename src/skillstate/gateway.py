@@ -42,6 +42,7 @@ from skillstate.state.epochs import CachePrices, upstream_prices
 from skillstate.state.mode import Mode
 from skillstate.state.prepared import EngineConfig, PriceLookup
 from skillstate.state.schema import Bounds, StateSchema
+from skillstate.storage.audit import open_audit
 from skillstate.storage.keys import PostgresKeyStore, SqliteKeyStore
 from skillstate.storage.leases import Leases, LocalLeases, RedisLeases, SqliteLeases
 from skillstate.storage.stores import StoreOptions, Stores, open_stores
@@ -255,6 +256,7 @@ async def running(
     coordination = await build_coordination(settings, stores, redis)
     context.engine = build_engine(settings, stores, coordination.leases)
     context.stores = stores
+    context.audit = open_audit(stores)
     context.redis = redis
     context.machine = coordination.machine
     keys = key_ring(stores)

@@ -1,6 +1,7 @@
 """``skillstate keys create|list|revoke`` on the store a gateway uses: the SQLite file under
 the data directory, or PostgreSQL with ``--store``. A key is printed once and never listed;
-a running gateway on that store wants it from its next refresh; revoking ends it."""
+a running gateway on that store wants it from its next refresh; revoking ends it; both are
+in the store's audit log."""
 
 from __future__ import annotations
 
@@ -43,6 +44,13 @@ def test_create_list_revoke_on_the_sqlite_file(tmp_path: Path) -> None:
     assert code == 0 and "revoked" in out
     code, out, _ = keys("list", *data)
     assert "revoked" in out.splitlines()[0]
+    done = CliRunner().invoke(cli, ["audit", "--json", *data])
+    logged = [(e["who"], e["action"], e["target"]) for e in json.loads(done.stdout)["audit"]]
+    assert logged == [
+        ("cli", "key.revoke", listed[0]["id"]),
+        ("cli", "key.create", listed[1]["id"]),
+        ("cli", "key.create", listed[0]["id"]),
+    ]
     code, _, said = keys("revoke", "nothere", *data)
     assert code == 1 and "no key has the id" in said
     code, _, said = keys("create", "--tenant", "Not Valid", *data)

@@ -113,6 +113,31 @@ async def test_a_tenants_key_opens_the_models_routes_only(keyed: Keyed) -> None:
         assert await keyed.get(path, {"authorization": f"Bearer {tenant}"}) == 403, path
         assert await keyed.get(path, {"authorization": f"Bearer {admin}"}) != 403, path
     assert await keyed.get("/v1/models", {"authorization": f"Bearer {tenant}"}) != 403
+    audit = keyed.gateway.context.audit
+    assert audit is not None
+    async with (
+        aiohttp.ClientSession() as http,
+        http.delete(
+            keyed.gateway.url + "/state",
+            params={"session": "gone"},
+            headers={"authorization": f"Bearer {admin}"},
+        ) as reply,
+    ):
+        assert reply.status == 404  # never seen; a reset of a known one is audited below
+    await keyed.post(
+        CHAT, chat(), {"authorization": f"Bearer {admin}", "x-skillstate-session": "s"}
+    )
+    async with (
+        aiohttp.ClientSession() as http,
+        http.delete(
+            keyed.gateway.url + "/state",
+            params={"session": "s"},
+            headers={"authorization": f"Bearer {admin}"},
+        ) as reply,
+    ):
+        assert reply.status == 200
+    (entry,) = await audit.entries(action="session.reset")
+    assert entry.who == f"key:{(await keyed.store.all())[-1].id}" and entry.target == "s"
 
 
 async def test_two_tenants_naming_one_session_do_not_share_it(keyed: Keyed) -> None:

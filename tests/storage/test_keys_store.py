@@ -24,6 +24,7 @@ from skillstate.storage.keys import (
     looks_like_key,
     made,
 )
+from skillstate.storage.postgres import SCHEMA_VERSION as PG_VERSION
 from skillstate.storage.sqlite import MIGRATIONS, SCHEMA_VERSION, schema_version
 
 
@@ -93,8 +94,8 @@ async def test_a_sqlite_file_of_the_version_before_gets_the_table(tmp_path: Path
 async def test_a_postgres_database_of_the_version_before_gets_the_table() -> None:
     async with postgres_database() as db:
         await db.pool.execute("DROP TABLE skillstate_keys")
-        await db.pool.execute("DELETE FROM skillstate_schema WHERE version = 3")
-        assert await db.schema_version() == 2
+        await db.pool.execute("DELETE FROM skillstate_schema WHERE version = $1", PG_VERSION)
+        assert await db.schema_version() == PG_VERSION - 1
         migrated = await db.migrate()
-        assert (migrated.before, migrated.after) == (2, 3)
+        assert (migrated.before, migrated.after) == (PG_VERSION - 1, PG_VERSION)
         await PostgresKeyStore(db).add(made("alice")[1])

@@ -72,7 +72,7 @@ async def test_a_database_at_the_version_before_gets_the_ledger_table_and_keeps_
         assert await db.pool.fetchval("SELECT to_regclass('skillstate_ledger')") is None
     reopened = await PostgresDatabase.open(postgres_dsn())
     try:
-        assert await reopened.schema_version() == SCHEMA_VERSION == 2
+        assert await reopened.schema_version() == SCHEMA_VERSION  # the ledger and later ones
         assert await reopened.pool.fetchval("SELECT count(*) FROM skillstate_ledger") == 0
         indexes = await reopened.pool.fetch(
             "SELECT indexname FROM pg_indexes WHERE tablename = 'skillstate_ledger'"

@@ -48,6 +48,12 @@ COMMANDS = {
         "the data directory): `status` says where it stands, `migrate` brings it up to this "
         "gateway's, as the gateway does itself at start.",
     ),
+    "audit": Lazy(
+        "skillstate.cli.audit:audit_command",
+        "Print the audit log of admin actions (keys made and revoked, sessions reset or "
+        "collapsed), newest first: when, who (an admin's key, the gateway's token, a local "
+        "program, the command line), the action and its target.",
+    ),
     "archive": Lazy(
         "skillstate.cli.archive:archive_command",
         "Inspect the archive: the exact spans the gateway collapsed or compacted.",

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import getpass
 import json
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -15,6 +17,7 @@ from typing import Any, TypeVar
 import click
 
 from skillstate.cli.options import command_flags, load, settings_options
+from skillstate.storage.audit import AuditEntry, AuditStore
 from skillstate.storage.keys import TENANT_RULE, KeyStore, VirtualKey, made
 from skillstate.support.urls import shown_url
 
@@ -45,7 +48,7 @@ def create_command(
         text, key = made(tenant, admin=admin, expires=until, models=patterns)
     except ValueError as error:
         raise click.BadParameter(str(error), param_hint="--tenant") from None
-    _run(params, lambda store: store.add(key))
+    _run(params, lambda store: store.add(key), ("key.create", key))
     click.echo(text)
     click.echo(
         f"key {key.id} for tenant {tenant}{' (admin)' if admin else ''}: shown once, keep it",
@@ -75,7 +78,7 @@ def list_command(as_json: bool, **params: Any) -> None:
 def revoke_command(key_id: str, **params: Any) -> None:
     """End the key whose id (from `keys list`) is KEY_ID."""
     now = datetime.datetime.now(datetime.UTC).timestamp()
-    key: VirtualKey | None = _run(params, lambda store: store.revoke(key_id, now))
+    key: VirtualKey | None = _run(params, lambda store: store.revoke(key_id, now), "key.revoke")
     if key is None:
         raise click.ClickException(f"no key has the id {key_id!r} (`skillstate keys list`)")
     click.echo(f"key {key.id} of tenant {key.tenant}: revoked")
@@ -109,12 +112,24 @@ def _moment(text: str) -> float:
     return moment.timestamp()
 
 
-def _run(params: dict[str, Any], work: Callable[[KeyStore], Awaitable[T]]) -> T:
+def _run(
+    params: dict[str, Any],
+    work: Callable[[KeyStore], Awaitable[T]],
+    audited: str | tuple[str, VirtualKey] | None = None,
+) -> T:
+    """``work`` on the store's keys; ``audited``: the action to record in the store's audit
+    log with the key it made or ended (the key ``work`` gives, for a revocation)."""
     settings = load(command_flags(params))
 
     async def run() -> T:
-        async with _store(settings.store, Path(settings.data_dir)) as store:
-            return await work(store)
+        async with _store(settings.store, Path(settings.data_dir)) as (store, audit):
+            done = await work(store)
+            if audited is not None:
+                action, key = audited if isinstance(audited, tuple) else (audited, done)
+                if isinstance(key, VirtualKey):
+                    detail = {"tenant": key.tenant, "admin": key.admin, "user": getpass.getuser()}
+                    await audit.append([AuditEntry(time.time(), "cli", action, key.id, detail)])
+            return done
 
     try:
         return asyncio.run(run())
@@ -126,22 +141,26 @@ def _run(params: dict[str, Any], work: Callable[[KeyStore], Awaitable[T]]) -> T:
 
 
 @asynccontextmanager
-async def _store(url: str, data_dir: Path) -> AsyncIterator[KeyStore]:
+async def _store(url: str, data_dir: Path) -> AsyncIterator[tuple[KeyStore, AuditStore]]:
+    """The keys and the audit log of the shared database of ``url``, else of the SQLite file
+    under ``data_dir``."""
     if url:
+        from skillstate.storage.audit import PostgresAudit
         from skillstate.storage.keys import PostgresKeyStore
         from skillstate.storage.postgres import PostgresDatabase
 
         shared = await PostgresDatabase.open(url, max_size=2)
         try:
-            yield PostgresKeyStore(shared)
+            yield PostgresKeyStore(shared), PostgresAudit(shared)
         finally:
             await shared.close()
         return
+    from skillstate.storage.audit import SQLiteAudit
     from skillstate.storage.keys import SqliteKeyStore
     from skillstate.storage.sqlite import DB_NAME, SQLiteDatabase
 
     local = await SQLiteDatabase.open(data_dir / DB_NAME)
     try:
-        yield SqliteKeyStore(local)
+        yield SqliteKeyStore(local), SQLiteAudit(local)
     finally:
         await local.close()

@@ -10,6 +10,7 @@ from aiohttp import web
 
 from skillstate.conversation import ErrorKind, Wire
 from skillstate.server import info
+from skillstate.server.audit_routes import add_audit_routes
 from skillstate.server.client_stream import PREPARED
 from skillstate.server.compact_route import handle_compact
 from skillstate.server.config_route import CONFIG_PATH, gateway_config
@@ -57,6 +58,7 @@ def build_app(gateway: GatewayContext, guard: Guard | None = None) -> web.Applic
     app.router.add_route("*", MCP_PATH, handle_mcp)
     add_state_routes(app.router)
     add_cost_routes(app.router)
+    add_audit_routes(app.router)
     add_ui_routes(app.router)
     add_login_routes(app.router, (guard or Guard()).token)
     add_docs_routes(app.router)

@@ -18,6 +18,7 @@ from skillstate.server.history import ResponseHistory
 from skillstate.server.keyring import KeyRing
 from skillstate.state.engine import StateEngine
 from skillstate.state.mode import Mode
+from skillstate.storage.audit import AuditLog
 from skillstate.storage.stores import Stores
 from skillstate.support.caches import SessionCache
 from skillstate.upstream.circuit import Circuit, CircuitPolicy
@@ -87,6 +88,8 @@ class GatewayContext:
     """The MCP server at ``/mcp`` (None: not served)."""
     stores: Stores | None = None
     """Where Σ and the archive are kept (/health reports it)."""
+    audit: AuditLog | None = None
+    """The audit log of admin actions (``server.audit_routes``); None: nothing is recorded."""
     redis: Any = None
     """The Redis the gateways share (``redis.asyncio``), or None: rate limits and circuits
     are then each process's own, or ``machine``'s."""

@@ -12,6 +12,9 @@
 * ``POST /state/collapse?session=ID`` forces an epoch boundary on the session's next request
   (answered 202: it happens then, not now).
 
+A reset and a collapse are recorded in the audit log (``server.admin``: who, when, the
+session).
+
 Every error is ``{"error": {"message", "type"}}``, ``type`` an ``ErrorKind``: a missing or
 invalid session id is 400 ``invalid-request`` (ids follow ``server.sessions``' rule), a session
 with no committed state 404 ``not-found``, a gateway without a state engine 503
@@ -32,6 +35,7 @@ from aiohttp import web
 
 from skillstate.conversation import ErrorKind, Json
 from skillstate.protocols import kind_for_status
+from skillstate.server.admin import audited
 from skillstate.server.context import GATEWAY
 from skillstate.server.local_answers import answered, reason_for
 from skillstate.server.sessions import ID_RULE, valid_session_id
@@ -96,6 +100,7 @@ async def _delete(request: web.Request) -> web.Response:
     had_state, forgotten = await engine.reset(session)
     if not had_state and not forgotten:
         raise _unknown(session)
+    await audited(request, "session.reset", session, {"archive_entries_forgotten": forgotten})
     return _json({"session": session, "reset": True, "archive_entries_forgotten": forgotten})
 
 
@@ -106,6 +111,7 @@ async def _collapse(request: web.Request) -> web.Response:
     if not any(info.session == session for info in await engine.store.list_sessions()):
         raise _unknown(session)
     await engine.request_collapse(session)
+    await audited(request, "session.collapse", session)
     return _json({"session": session, "collapse": "on the next request"}, status=202)
 
 

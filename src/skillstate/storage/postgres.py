@@ -5,7 +5,8 @@ The tables are the SQLite store's, named with a ``skillstate_`` prefix so that t
 database with anything else, and one more: ``skillstate_blobs``, the archive's
 content-addressed blobs, compressed as the file store compresses them (``codec.pack``). The
 ledger's table (``skillstate_ledger``) is made here too; ``economics.ledger.postgres_ledger``
-reads and writes it.
+reads and writes it; so is the audit log's (``skillstate_audit``, ``storage.audit``), which a
+trigger keeps append-only.
 
 Concurrency: a commit is one statement guarded by the version it read (an ``UPDATE ... WHERE
 version = $expected``, or for a session's first commit an ``INSERT ... ON CONFLICT DO
@@ -78,6 +79,20 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             login TEXT NOT NULL DEFAULT '', cache_verdict TEXT NOT NULL DEFAULT '')""",
         "CREATE INDEX skillstate_ledger_ts ON skillstate_ledger (ts)",
         "CREATE INDEX skillstate_ledger_session ON skillstate_ledger (session, ts)",
+    ),
+    (
+        # The audit log (``storage.audit``): rows are appended, never changed or deleted.
+        """CREATE TABLE skillstate_audit (
+            id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            at DOUBLE PRECISION NOT NULL, who TEXT NOT NULL, action TEXT NOT NULL,
+            target TEXT NOT NULL, detail TEXT NOT NULL)""",
+        "CREATE INDEX skillstate_audit_at ON skillstate_audit (at)",
+        """CREATE OR REPLACE FUNCTION skillstate_audit_append_only() RETURNS trigger
+            LANGUAGE plpgsql AS $$
+            BEGIN RAISE EXCEPTION 'skillstate_audit is append-only: % refused', TG_OP; END $$""",
+        """CREATE TRIGGER skillstate_audit_append_only
+            BEFORE UPDATE OR DELETE ON skillstate_audit
+            FOR EACH ROW EXECUTE FUNCTION skillstate_audit_append_only()""",
     ),
     (
         # The virtual keys (``storage.keys``): a key's SHA-256, never its text.
@@ -434,6 +449,7 @@ def table_names() -> Sequence[str]:
         "skillstate_archive_entries",
         "skillstate_blobs",
         "skillstate_ledger",
+        "skillstate_audit",
         "skillstate_keys",
         "skillstate_schema",
     )

@@ -60,6 +60,18 @@ _TABLES = (
         created REAL NOT NULL, PRIMARY KEY (session, ref, first_turn))""",
 )
 
+_AUDIT = (
+    # The audit log (``storage.audit``): append-only, here as in PostgreSQL.
+    """CREATE TABLE audit (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, who TEXT NOT NULL,
+        action TEXT NOT NULL, target TEXT NOT NULL, detail TEXT NOT NULL)""",
+    "CREATE INDEX audit_at ON audit (at)",
+    """CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
+        BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END""",
+    """CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
+        BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END""",
+)
+
 _KEYS = (
     """CREATE TABLE virtual_keys (
         digest TEXT PRIMARY KEY, tenant TEXT NOT NULL, created REAL NOT NULL,
@@ -67,10 +79,11 @@ _KEYS = (
 )
 """The virtual keys (``storage.keys``)."""
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_TABLES, _KEYS)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_TABLES, _AUDIT, _KEYS)
 """Each schema version's statements, in order: version N is ``MIGRATIONS[N - 1]``, applied
 when the file's ``user_version`` is below N, in the transaction that sets it. Version 1 makes
-its tables only where missing, so a file of a gateway from before the versions comes up too."""
+its tables only where missing, so a file of a gateway from before the versions comes up too;
+version 2 adds the audit log. A version once released is never edited."""
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
