@@ -37,7 +37,7 @@ def build_app(gateway: GatewayContext, guard: Guard | None = None) -> web.Applic
     bound to 127.0.0.1, no token, nothing allowed besides loopback)."""
     # The guard comes first: a request it refuses never reaches a handler, and the error
     # boundary then sees the request as the guard passed it on.
-    middlewares = [timing_middleware, guard_middleware(guard or Guard()), _errors]
+    middlewares = [timing_middleware, guard_middleware(guard or Guard(), gateway), _errors]
     app = web.Application(client_max_size=gateway.max_body_bytes, middlewares=middlewares)
     app[GATEWAY] = gateway
     app.on_response_prepare.append(add_cors_headers)

@@ -47,7 +47,7 @@ from skillstate.protocols.signals import newest_output_chars
 from skillstate.server import relay, route
 from skillstate.server.context import GatewayContext
 from skillstate.server.forward import Forward
-from skillstate.server.guard import key_allows, tenant_of
+from skillstate.server.guard import caller_of, tenant_of
 from skillstate.server.inbound import MODE, bypassed, take_login_of
 from skillstate.server.route import Arrival, Ran, Relay, RunLanes
 from skillstate.server.sessions import SessionId, resolve_session
@@ -112,10 +112,14 @@ def scan(
         return None
     if not untouched and any(lane.name not in idle for lane in chosen):
         return None  # a lane that may act: run it (an untouched login runs none)
-    if not key_allows(http, model):
-        return None  # the full path refuses it, in the client's wire
+    tenant = None
+    if gateway.keys is not None and gateway.keys.ever_active:  # else no key can have come
+        caller = caller_of(http, gateway)
+        if caller is not None and not caller.allows(model):
+            return None  # the full path refuses it, in the client's wire
+        tenant = tenant_of(caller)
     try:
-        session = resolve_session(http.headers, body, wire, tenant_of(http))
+        session = resolve_session(http.headers, body, wire, tenant)
     except (ProtocolError, TypeError, ValueError, KeyError, IndexError, AttributeError):
         return None
     messages = _messages(body, wire)

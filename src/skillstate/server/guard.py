@@ -34,7 +34,7 @@ from multidict import CIMultiDict
 
 from skillstate.conversation import ErrorKind
 from skillstate.server import ui_login
-from skillstate.server.context import GATEWAY
+from skillstate.server.context import GatewayContext
 from skillstate.server.errors import error_response, guess_wire
 from skillstate.server.keyring import KeyRing
 from skillstate.server.local_answers import answered
@@ -140,8 +140,9 @@ def host_name(host: str) -> str:
     return host.rstrip(".")
 
 
-def guard_middleware(guard: Guard) -> Middleware:
-    """The middleware that applies ``guard`` before anything else runs."""
+def guard_middleware(guard: Guard, gateway: GatewayContext | None = None) -> Middleware:
+    """The middleware that applies ``guard`` before anything else runs (and ``gateway``'s
+    virtual keys, where it has some)."""
 
     hosts: dict[str, bool] = {}
     """The verdicts on the Host headers seen (a client sends the same one every time)."""
@@ -162,7 +163,7 @@ def guard_middleware(guard: Guard) -> Middleware:
                 preflight = web.Response(status=204, headers=_preflight(origin, headers))
                 return answered(request, preflight, "cors_preflight")
             request[CORS_ORIGIN] = origin
-        ring = request.app[GATEWAY].keys
+        ring = gateway.keys if gateway is not None else None
         keyed = ring is not None and ring.active
         if guard.token is not None or keyed:
             where = guard.token_in(headers) if guard.token is not None else None
@@ -213,17 +214,19 @@ _OPEN_TO_TENANTS = frozenset(
 _KEY_HEADERS = (hdrs.AUTHORIZATION, "x-api-key", TOKEN_HEADER)
 
 
-def tenant_of(request: web.Request) -> str | None:
-    """The tenant whose key the request came with (None: the token, an admin's key, or no
-    keys at all): its sessions are the tenant's own."""
-    key = request.get(CALLER)
+def caller_of(request: web.Request, gateway: GatewayContext) -> VirtualKey | None:
+    """The virtual key the request came with (None: the token, or no key at all); looked for
+    only once the gateway has had a usable key (before, none can have come)."""
+    keys = gateway.keys
+    if keys is None or not keys.ever_active:
+        return None
+    return request.get(CALLER)
+
+
+def tenant_of(key: VirtualKey | None) -> str | None:
+    """The tenant of ``key`` (None: no key, or an admin's): its sessions are the tenant's
+    own."""
     return None if key is None or key.admin else key.tenant
-
-
-def key_allows(request: web.Request, model: str) -> bool:
-    """Whether the key the request came with (if any) may ask for ``model``."""
-    key = request.get(CALLER)
-    return key is None or key.allows(model)
 
 
 async def _virtual_key(ring: KeyRing, headers: Mapping[str, str]) -> tuple[VirtualKey | None, str]:

@@ -20,10 +20,11 @@ from skillstate.protocols.logins import Login, login_of
 from skillstate.protocols.memo import SessionMemos
 from skillstate.server import route
 from skillstate.server.context import GATEWAY, LaneHeaders
-from skillstate.server.guard import key_allows, tenant_of
+from skillstate.server.guard import caller_of, tenant_of
 from skillstate.server.local_answers import reason_for
 from skillstate.server.sessions import SessionId, resolve_session
 from skillstate.state.mode import Mode
+from skillstate.storage.keys import VirtualKey
 from skillstate.support import jsonio
 from skillstate.upstream.routing import Router, Upstream
 
@@ -117,9 +118,10 @@ def decode_inbound(request: web.Request, wire: Wire, raw: bytes, body: dict[str,
     """The request ``body`` holds, decoded, its session resolved and the gateway's limits on
     its size checked; a ``Refusal`` where it is not a valid request of ``wire``."""
     gateway = request.app[GATEWAY]
-    decoded, session = _decode(request, wire, body, gateway.memos, len(raw))
+    caller = caller_of(request, gateway)
+    decoded, session = _decode(request, wire, body, gateway.memos, len(raw), caller)
     _check_counts(decoded, gateway.max_messages, gateway.max_parts)
-    if not key_allows(request, decoded.model):
+    if caller is not None and not caller.allows(decoded.model):
         message = f"this key may not use the model {decoded.model!r}"
         raise Refusal(403, message, ErrorKind.PERMISSION, reason="model_not_allowed")
     decoded.received = int(time.time())  # dates a reply from a wire that gives no time
@@ -127,12 +129,17 @@ def decode_inbound(request: web.Request, wire: Wire, raw: bytes, body: dict[str,
 
 
 def _decode(
-    request: web.Request, wire: Wire, body: dict[str, Any], memos: SessionMemos, size: int
+    request: web.Request,
+    wire: Wire,
+    body: dict[str, Any],
+    memos: SessionMemos,
+    size: int,
+    caller: VirtualKey | None,
 ) -> tuple[Request, SessionId]:
     """The canonical request and its session. The session's previous messages are not
     decoded again (``protocols.memo``)."""
     try:
-        session = _session(request, wire, body)
+        session = _session(request, wire, body, tenant_of(caller))
         key = f"{wire.value}:{session.id}"
         memo = memos.get(key)
         memo.start()
@@ -153,11 +160,13 @@ def _decode(
     return decoded, session
 
 
-def _session(request: web.Request, wire: Wire, body: dict[str, Any]) -> SessionId:
+def _session(
+    request: web.Request, wire: Wire, body: dict[str, Any], tenant: str | None
+) -> SessionId:
     """The request's session, read before the body is decoded; a body too malformed to read
     it from is refused by the adapter first, in its own words."""
     try:
-        return resolve_session(request.headers, body, wire, tenant_of(request))
+        return resolve_session(request.headers, body, wire, tenant)
     except (ProtocolError, TypeError, ValueError, KeyError, IndexError, AttributeError):
         adapter(wire).decode_request(body)
         raise

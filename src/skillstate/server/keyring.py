@@ -46,6 +46,9 @@ class KeyRing:
         self._wall = wall
         self.active = False
         """Whether some usable key exists (as of the last refresh)."""
+        self.ever_active = False
+        """Whether ``active`` has been true in this process's life: until it is, no request
+        came with a key, and the request path need not look for one."""
         self._found: dict[str, tuple[VirtualKey | None, float]] = {}
         self._task: asyncio.Task[None] | None = None
         self._failing = False
@@ -69,6 +72,7 @@ class KeyRing:
             return
         now = self._wall()
         self.active = any(key.usable(now) for key in keys)
+        self.ever_active = self.ever_active or self.active
         self._failing = False
 
     async def resolve(self, presented: str) -> VirtualKey | None:

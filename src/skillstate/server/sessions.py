@@ -51,25 +51,19 @@ def resolve_session(
 ) -> SessionId:
     """The request's session; a tenant's (``tenant``: its virtual key's) is ``tenant/id``,
     so two tenants whose clients name the same session never share it."""
-    found = _session(headers, body, wire)
-    if tenant is None:
-        return found
-    return SessionId(f"{tenant}/{found.id}", found.source)
-
-
-def _session(headers: Mapping[str, str], body: Mapping[str, Any], wire: Wire) -> SessionId:
     ours = headers.get(HEADER)
     if ours is not None:
         if not valid_session_id(ours):
             raise ProtocolError(f"{HEADER} must be {ID_RULE}", param=HEADER)
-        return SessionId(ours, "header")
-    signals = session_signals(headers, body)
-    if signals:
+        found = SessionId(ours, "header")
+    elif signals := session_signals(headers, body):
         source, value = signals[0]
-        return SessionId(_safe(value), source)
-    material = [wire.value, *fingerprint_material(wire, body)]
-    digest = hashlib.sha256(canonical_json(material)).hexdigest()
-    return SessionId("fp-" + digest[:24], "fingerprint")
+        found = SessionId(_safe(value), source)
+    else:
+        material = [wire.value, *fingerprint_material(wire, body)]
+        digest = hashlib.sha256(canonical_json(material)).hexdigest()
+        found = SessionId("fp-" + digest[:24], "fingerprint")
+    return found if tenant is None else SessionId(f"{tenant}/{found.id}", found.source)
 
 
 def canonical_json(value: Any) -> bytes:
