@@ -184,3 +184,7 @@ async def test_the_token_still_opens_everything() -> None:
         assert (await keyed.post(CHAT, chat(), token))[0] == 200
         assert (await keyed.post(CHAT, chat(), {"authorization": f"Bearer {text}"}))[0] == 200
         assert (await keyed.post(CHAT, chat(), {}))[0] == 401
+        both = {**token, "x-api-key": text, "authorization": f"Bearer {text}"}
+        assert (await keyed.post(CHAT, chat(), both))[0] == 200  # the token's request
+        for sent in up.requests:  # a key sent beside the token went no further either
+            assert text not in json.dumps(dict(sent.headers))

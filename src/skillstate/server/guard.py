@@ -181,10 +181,17 @@ def guard_middleware(guard: Guard, gateway: GatewayContext | None = None) -> Mid
                     return answered(request, ui_login.to_login(), "ui_login")
                 said = _NO_TOKEN if guard.token is not None and not keyed else _NO_KEY
                 return _refuse(request, 401, ErrorKind.AUTHENTICATION, said, "no_token")
+            # Our token, and a virtual key sent beside it, are no provider's credentials:
+            # neither may reach the upstream.
+            dropped: list[str] = []
             if where == hdrs.AUTHORIZATION.lower():
-                # Our token is no provider's credential: it must not reach the upstream.
+                dropped.append(hdrs.AUTHORIZATION)
+            if keyed:
+                dropped += [name for name in _KEY_HEADERS if _carries_key(headers, name)]
+            if dropped:
                 kept = CIMultiDict(headers)
-                kept.popall(hdrs.AUTHORIZATION)
+                for name in dropped:
+                    kept.popall(name, None)
                 try:
                     request = request.clone(headers=kept)
                 except UnicodeEncodeError:  # a header that was not UTF-8 cannot be copied
@@ -229,16 +236,26 @@ def tenant_of(key: VirtualKey | None) -> str | None:
     return None if key is None or key.admin else key.tenant
 
 
+def _key_in(headers: Mapping[str, str], name: str) -> str:
+    """What header ``name`` carries that has a virtual key's shape ("" if nothing)."""
+    value = headers.get(name, "")
+    if name == hdrs.AUTHORIZATION:
+        scheme, _, value = value.partition(" ")
+        if scheme.lower() != "bearer":
+            return ""
+    value = value.strip()
+    return value if looks_like_key(value) else ""
+
+
+def _carries_key(headers: Mapping[str, str], name: str) -> bool:
+    return bool(_key_in(headers, name))
+
+
 async def _virtual_key(ring: KeyRing, headers: Mapping[str, str]) -> tuple[VirtualKey | None, str]:
     """The usable virtual key the request carries, and the header it came in."""
     for name in _KEY_HEADERS:
-        value = headers.get(name, "")
-        if name == hdrs.AUTHORIZATION:
-            scheme, _, value = value.partition(" ")
-            if scheme.lower() != "bearer":
-                continue
-        value = value.strip()
-        if looks_like_key(value) and (key := await ring.resolve(value)) is not None:
+        value = _key_in(headers, name)
+        if value and (key := await ring.resolve(value)) is not None:
             return key, name
     return None, ""
 
