@@ -49,6 +49,13 @@ def gateway_config(path: Path, *, store: str, redis: str, upstream: str, limited
     return path
 
 
+def noting(request: RecordedRequest) -> Reply:
+    """Paper mode's model: notes the newest step it observed in Σ, in the envelope."""
+    step = max((int(n) for n in STEP.findall(request.body.decode())), default=-1)
+    patch = {"findings": {f"step-{step}": f"seen at step {step}"}}
+    return Reply(text=jsonio.dumps_str({"state_patch": patch, "action": f"noted {step}"}))
+
+
 def listed(body: dict[str, Any]) -> list[Any]:
     """A body's conversation: ``input`` on Responses, ``messages`` on the others."""
     items: list[Any] = body["input"] if "input" in body else body["messages"]

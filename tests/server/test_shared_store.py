@@ -6,33 +6,22 @@ across instances (a boundary, recall) is ``test_shared_hybrid``'s."""
 
 from __future__ import annotations
 
-import json
-import re
-
 import aiohttp
 import pytest
+from shared_sessions import noting
 from tool_loops import ROUTES, tool_loop
 
 from skillstate.storage.postgres import SCHEMA_VERSION, PostgresStateStore
-from skillstate.testing import RecordedRequest, Reply, ScriptedUpstream
+from skillstate.testing import ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
 
 STREAMS = pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
 WIRES = pytest.mark.parametrize("wire", sorted(ROUTES))
-STEP = re.compile(r"call_(\d+)")
 
 
 @pytest.fixture
 def store_url(postgres_url: str) -> str:
     return postgres_url
-
-
-def noting(request: RecordedRequest) -> Reply:
-    """Paper mode's model: notes the newest step it observed in Σ, in the envelope."""
-    steps = [int(n) for n in STEP.findall(request.body.decode())]
-    step = max(steps, default=-1)
-    patch = {"findings": {f"step-{step}": f"seen at step {step}"}}
-    return Reply(text=json.dumps({"state_patch": patch, "action": f"noted {step}"}))
 
 
 @STREAMS

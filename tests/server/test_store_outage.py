@@ -6,30 +6,21 @@ the database answers again the patches the gateway committed in memory meanwhile
 from __future__ import annotations
 
 import asyncio
-import json
-import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
 import pytest
+from shared_sessions import noting
 from tool_loops import ROUTES, tool_loop
 
 from skillstate.storage.postgres import PostgresDatabase, PostgresStateStore
-from skillstate.testing import RecordedRequest, Reply, ScriptedUpstream
+from skillstate.testing import ScriptedUpstream
 from skillstate.testing.gateway import RunningGateway, gateway_for
 from skillstate.testing.tcp_proxy import TcpProxy
 
 REDIS_PORT = 6379
-STEP = re.compile(r"call_(\d+)")
-
-
-def noting(request: RecordedRequest) -> Reply:
-    """Paper mode's model: notes the newest step it observed, in the envelope."""
-    step = max((int(n) for n in STEP.findall(request.body.decode())), default=-1)
-    patch = {"findings": {f"step-{step}": f"seen at step {step}"}}
-    return Reply(text=json.dumps({"state_patch": patch, "action": f"noted {step}"}))
 
 
 async def health(http: aiohttp.ClientSession, gateway: RunningGateway) -> dict[str, Any]:

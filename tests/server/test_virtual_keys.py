@@ -60,6 +60,16 @@ class Keyed:
         ):
             return reply.status, await reply.text()
 
+    async def reset(self, session: str, headers: dict[str, str]) -> int:
+        """DELETE /state for ``session``: the answer's status."""
+        async with (
+            aiohttp.ClientSession() as http,
+            http.delete(
+                self.gateway.url + "/state", params={"session": session}, headers=headers
+            ) as reply,
+        ):
+            return reply.status
+
     async def get(self, path: str, headers: dict[str, str]) -> int:
         async with (
             aiohttp.ClientSession() as http,
@@ -115,27 +125,10 @@ async def test_a_tenants_key_opens_the_models_routes_only(keyed: Keyed) -> None:
     assert await keyed.get("/v1/models", {"authorization": f"Bearer {tenant}"}) != 403
     audit = keyed.gateway.context.audit
     assert audit is not None
-    async with (
-        aiohttp.ClientSession() as http,
-        http.delete(
-            keyed.gateway.url + "/state",
-            params={"session": "gone"},
-            headers={"authorization": f"Bearer {admin}"},
-        ) as reply,
-    ):
-        assert reply.status == 404  # never seen; a reset of a known one is audited below
-    await keyed.post(
-        CHAT, chat(), {"authorization": f"Bearer {admin}", "x-skillstate-session": "s"}
-    )
-    async with (
-        aiohttp.ClientSession() as http,
-        http.delete(
-            keyed.gateway.url + "/state",
-            params={"session": "s"},
-            headers={"authorization": f"Bearer {admin}"},
-        ) as reply,
-    ):
-        assert reply.status == 200
+    as_admin = {"authorization": f"Bearer {admin}"}
+    assert await keyed.reset("gone", as_admin) == 404  # never seen; a known one is audited:
+    await keyed.post(CHAT, chat(), {**as_admin, "x-skillstate-session": "s"})
+    assert await keyed.reset("s", as_admin) == 200
     (entry,) = await audit.entries(action="session.reset")
     assert entry.who == f"key:{(await keyed.store.all())[-1].id}" and entry.target == "s"
 
@@ -155,12 +148,13 @@ async def test_two_tenants_naming_one_session_do_not_share_it(keyed: Keyed) -> N
     assert "step-1" not in keyed.up.requests[1].body.decode()  # bob's Σ holds none of alice's
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
 @pytest.mark.parametrize("mode", ["off", "paper"])
-async def test_a_key_asks_only_for_its_models(keyed: Keyed, mode: str) -> None:
+async def test_a_key_asks_only_for_its_models(keyed: Keyed, mode: str, stream: bool) -> None:
     text, _ = await keyed.make("alice", models=["gpt-4*"])
     headers = {"authorization": f"Bearer {text}", "x-skillstate-mode": mode}
-    assert (await keyed.post(CHAT, chat("gpt-4.1"), headers))[0] == 200
-    status, said = await keyed.post(CHAT, chat("o3"), headers)
+    assert (await keyed.post(CHAT, {**chat("gpt-4.1"), "stream": stream}, headers))[0] == 200
+    status, said = await keyed.post(CHAT, {**chat("o3"), "stream": stream}, headers)
     assert status == 403 and "may not use the model 'o3'" in said
     assert len(keyed.up.requests) == 1
 

@@ -151,7 +151,7 @@ async def test_a_session_another_gateway_changed_meanwhile_is_reported_not_overw
         await recovered(one)
         assert (await other.load("both")).state == {"by": "the other"}
         assert (await other.load("alone")).state == {"by": "one, cut off"}
-        assert one.unwritten == ["both"]
+        assert one.failover.unwritten == ["both"]
         assert (await one.load("both")).state == {"by": "the other"}  # served by the store
         assert len(said(caplog, "both was not written back")) == 1
         await one.close()

@@ -70,26 +70,29 @@ class LocalLeases:
             del self._held[session]
 
 
-class RedisLeases:
-    """Leases every gateway on ``redis`` shares; this process's own while it cannot reach it."""
+class _SharedLeases:
+    """What both shared kinds do alike: a token taken elsewhere, this process's own leases
+    while that fails (their tokens marked ``local:``), said once in the log. A kind gives
+    ``where`` (for the log), the errors that mean it failed, and its two steps."""
 
-    def __init__(self, redis: Any, *, local: LocalLeases | None = None) -> None:
-        self._redis = redis
-        self._local = local or LocalLeases()
-        self._script: Any = None
+    where = ""
+    errors: tuple[type[BaseException], ...] = (Exception,)
+
+    def __init__(self) -> None:
+        self._local = LocalLeases()
         self._down = False
 
     async def take(self, session: str) -> str | None:
         token = secrets.token_hex(8)
         try:
-            taken = await self._redis.set(
-                KEY_PREFIX + session, token, nx=True, px=int(LEASE_S * 1000)
-            )
-        except Exception as error:
+            taken = await self._take(session, token)
+        except self.errors as error:
             self._said_down(error)
             local = self._local.take_now(session)
             return None if local is None else "local:" + local
-        self._said_up()
+        if self._down:
+            log.info("sessions' boundary leases are taken in %s again", self.where)
+            self._down = False
         return token if taken else None
 
     async def give_back(self, session: str, token: str) -> None:
@@ -97,45 +100,65 @@ class RedisLeases:
             await self._local.give_back(session, token.removeprefix("local:"))
             return
         try:
-            if self._script is None:
-                self._script = self._redis.register_script(_GIVE_BACK)
-            await self._script(keys=[KEY_PREFIX + session], args=[token])
-        except Exception as error:  # it expires by itself
+            await self._give_back(session, token)
+        except self.errors as error:  # it expires by itself
             self._said_down(error)
+
+    async def _take(self, session: str, token: str) -> bool:
+        raise NotImplementedError
+
+    async def _give_back(self, session: str, token: str) -> None:
+        raise NotImplementedError
 
     def _said_down(self, error: BaseException) -> None:
         if not self._down:
             log.warning(
-                "sessions' boundary leases cannot be taken in Redis (%s): this process's own"
+                "sessions' boundary leases cannot be taken in %s (%s): this process's own"
                 " until it answers",
+                self.where,
                 error,
             )
             self._down = True
 
-    def _said_up(self) -> None:
-        if self._down:
-            log.info("sessions' boundary leases are taken in Redis again")
-            self._down = False
+
+class RedisLeases(_SharedLeases):
+    """Leases every gateway on ``redis`` shares; this process's own while it cannot reach it."""
+
+    where = "Redis"
+
+    def __init__(self, redis: Any) -> None:
+        super().__init__()
+        self._redis = redis
+        self._script: Any = None
+
+    async def _take(self, session: str, token: str) -> bool:
+        taken = await self._redis.set(KEY_PREFIX + session, token, nx=True, px=int(LEASE_S * 1000))
+        return bool(taken)
+
+    async def _give_back(self, session: str, token: str) -> None:
+        if self._script is None:
+            self._script = self._redis.register_script(_GIVE_BACK)
+        await self._script(keys=[KEY_PREFIX + session], args=[token])
 
 
-class SqliteLeases:
+class SqliteLeases(_SharedLeases):
     """Leases the processes sharing ``db`` share (a table of it, made where missing by
     ``open``); this process's own while the file fails."""
 
+    where = "SQLite"
+    errors = (sqlite3.Error,)
+
     def __init__(self, db: SQLiteDatabase, *, clock: Callable[[], float] = time.time) -> None:
+        super().__init__()
         self._db = db
         self._clock = clock
-        self._local = LocalLeases()
-        self._down = False
 
     @classmethod
     async def open(cls, db: SQLiteDatabase) -> SqliteLeases:
         await db.run(_make_table)
         return cls(db)
 
-    async def take(self, session: str) -> str | None:
-        token = secrets.token_hex(8)
-
+    async def _take(self, session: str, token: str) -> bool:
         def take(conn: sqlite3.Connection) -> bool:
             now = self._clock()
             with transaction(conn):
@@ -150,37 +173,15 @@ class SqliteLeases:
                 )
                 return True
 
-        try:
-            taken = await self._db.run(take)
-        except sqlite3.Error as error:
-            self._said_down(error)
-            local = self._local.take_now(session)
-            return None if local is None else "local:" + local
-        self._down = False
-        return token if taken else None
+        taken: bool = await self._db.run(take)
+        return taken
 
-    async def give_back(self, session: str, token: str) -> None:
-        if token.startswith("local:"):
-            await self._local.give_back(session, token.removeprefix("local:"))
-            return
-
+    async def _give_back(self, session: str, token: str) -> None:
         def give_back(conn: sqlite3.Connection) -> None:
             with transaction(conn):
                 conn.execute("DELETE FROM leases WHERE session = ? AND token = ?", (session, token))
 
-        try:
-            await self._db.run(give_back)
-        except sqlite3.Error as error:  # it expires by itself
-            self._said_down(error)
-
-    def _said_down(self, error: BaseException) -> None:
-        if not self._down:
-            log.warning(
-                "sessions' boundary leases cannot be taken in SQLite (%s): this process's own"
-                " until it can",
-                error,
-            )
-            self._down = True
+        await self._db.run(give_back)
 
 
 def _make_table(conn: sqlite3.Connection) -> None:

@@ -76,7 +76,9 @@ class ResilientStateStore:
         self._primary = primary
         self._clock = clock
         self._reopen = reopen
-        self._switch = Failover("state store", retry_every=retry_every)
+        self.failover = Failover("state store", retry_every=retry_every)
+        """Whether it is degraded, and what it could not write back (``unwritten``: the
+        sessions another gateway changed meanwhile)."""
         self._fallback: MemoryStateStore | None = None
         self._known: SessionCache[_Known] = SessionCache(
             entries=remembered, max_bytes=remembered_bytes, weigh=_weight
@@ -116,16 +118,7 @@ class ResilientStateStore:
     @property
     def degraded(self) -> str | None:
         """Why the store is in memory, or None while the backing store serves."""
-        return self._switch.degraded
-
-    @property
-    def unwritten(self) -> list[str]:
-        """Sessions whose changes made in memory were not written back (the newest 100)."""
-        return self._switch.unwritten
-
-    @property
-    def unwritten_count(self) -> int:
-        return self._switch.unwritten_count
+        return self.failover.degraded
 
     async def load(self, session: str) -> StateRecord:
         record = await self._call(lambda store: store.load(session))
@@ -167,7 +160,7 @@ class ResilientStateStore:
             self._docs.add((session, name))
 
     async def close(self) -> None:
-        await self._switch.close()
+        await self.failover.close()
         with contextlib.suppress(Exception):
             await self._primary.close()
 
@@ -195,7 +188,7 @@ class ResilientStateStore:
         self._seen = {session: record.version for session, record in records.items()}
         self._fallback = MemoryStateStore(clock=self._clock, records=records)
         self._known.clear()
-        self._switch.fail(error, self._catch_up)
+        self.failover.fail(error, self._catch_up)
 
     async def _catch_up(self) -> None:
         """Write back what memory changed, then serve from the store again; raises (and stays
@@ -222,7 +215,7 @@ class ResilientStateStore:
         # Nothing left to write, and no await since that was checked: switch back now.
         self._fallback = None
         self._seen, self._reset, self._lost = {}, set(), set()
-        self._switch.recovered(written)
+        self.failover.recovered(written)
 
     async def _write_back(self, session: str) -> int:
         """Write ``session`` as memory has it, where the store is still at the version this
@@ -264,7 +257,7 @@ class ResilientStateStore:
 
     def _lose(self, session: str, why: str) -> None:
         self._lost.add(session)
-        self._switch.lost(session, f"{why}: another gateway wrote it meanwhile")
+        self.failover.lost(session, f"{why}: another gateway wrote it meanwhile")
 
     def _remember(self, session: str, record: StateRecord) -> None:
         """Kept encoded (the caller may change the dicts it was given), each in a buffer of its
@@ -298,7 +291,9 @@ class ResilientArchiveStore:
         self._primary = primary
         self._max_bytes = max_bytes
         self._reopen = reopen
-        self._switch = Failover("archive store", retry_every=retry_every)
+        self.failover = Failover("archive store", retry_every=retry_every)
+        """Whether it is degraded, and what it could not write back (``unwritten``: the refs
+        memory evicted first)."""
         self._fallback = MemoryArchiveStore(max_bytes=max_bytes)
         # What memory took while degraded, in order: ("put", ref), ("entry", entry) or
         # ("forget", session).
@@ -308,7 +303,7 @@ class ResilientArchiveStore:
     def failed(cls, error: BaseException) -> Self:
         """A wrapper that is in memory from the start, ``error`` being why (logged)."""
         store = cls(MemoryArchiveStore(), retry_every=None)
-        store._switch.fail(error, store._catch_up)
+        store.failover.fail(error, store._catch_up)
         return store
 
     @classmethod
@@ -322,21 +317,12 @@ class ResilientArchiveStore:
     ) -> Self:
         """As ``ResilientStateStore.unopened``."""
         store = cls(primary, retry_every=retry_every, reopen=reopen)
-        store._switch.fail(error, store._catch_up)
+        store.failover.fail(error, store._catch_up)
         return store
 
     @property
     def degraded(self) -> str | None:
-        return self._switch.degraded
-
-    @property
-    def unwritten(self) -> list[str]:
-        """Refs kept in memory that were gone before they could be written back."""
-        return self._switch.unwritten
-
-    @property
-    def unwritten_count(self) -> int:
-        return self._switch.unwritten_count
+        return self.failover.degraded
 
     async def put(self, ref: str, data: bytes) -> None:
         if not await self._served(lambda: self._primary.put(ref, data)):
@@ -379,7 +365,7 @@ class ResilientArchiveStore:
         return sum(served) + await self._fallback.forget(session)
 
     async def close(self) -> None:
-        await self._switch.close()
+        await self.failover.close()
         with contextlib.suppress(Exception):
             await self._primary.close()
 
@@ -394,7 +380,7 @@ class ResilientArchiveStore:
         except _CALLER_ERRORS:
             raise
         except Exception as error:
-            self._switch.fail(error, self._catch_up)
+            self.failover.fail(error, self._catch_up)
             return []
 
     async def _catch_up(self) -> None:
@@ -412,11 +398,11 @@ class ResilientArchiveStore:
             elif kind == "forget":
                 await self._primary.forget(value)
             elif (data := await self._fallback.get(value)) is None:
-                self._switch.lost(value, "evicted from memory before the store answered")
+                self.failover.lost(value, "evicted from memory before the store answered")
             else:
                 await self._primary.put(value, data)
                 written += 1
             self._backlog.popleft()
         # Nothing left to replay, and no await since that was checked: switch back now.
         self._fallback = MemoryArchiveStore(max_bytes=self._max_bytes)
-        self._switch.recovered(written)
+        self.failover.recovered(written)

@@ -76,7 +76,7 @@ class Stores:
     def unwritten_count(self) -> int:
         """How many things memory took while a store was down could not be written back to
         it: sessions another gateway changed meanwhile, spans evicted (the log names them)."""
-        return self.state.unwritten_count + self.archive.unwritten_count
+        return self.state.failover.unwritten_count + self.archive.failover.unwritten_count
 
     async def close(self) -> None:
         await self.state.close()
