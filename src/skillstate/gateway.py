@@ -356,12 +356,20 @@ def shared_redis(url: str) -> Any:
     return aioredis.from_url(url, socket_connect_timeout=1.0, socket_timeout=1.0)
 
 
-def _mcp_tools(settings: Settings, engine: StateEngine, stores: Stores) -> McpTools:
-    """The MCP server's tools over the gateway's own archive and state."""
+def _mcp_tools(
+    settings: Settings, engine: StateEngine, stores: Stores, scope: str | None
+) -> McpTools:
+    """The MCP server's tools over the gateway's own archive and state, for ``scope`` (a
+    tenant's, or None: everything)."""
     budget = settings.lanes.options_for("outputs").budget_chars
     schema = engine.config.schema
     return McpTools(
-        engine.archive, engine.store, schema, budget_chars=budget, degraded=stores.degraded
+        engine.archive,
+        engine.store,
+        schema,
+        budget_chars=budget,
+        degraded=stores.degraded,
+        scope=scope,
     )
 
 

@@ -202,7 +202,6 @@ async def test_json_with_a_charset_is_json() -> None:
         ("GET", "/state"),
         ("DELETE", "/state?session=s"),
         ("POST", "/state/collapse?session=s"),
-        ("GET", "/health"),
         ("GET", "/config"),
         ("GET", "/v1/models"),
         ("HEAD", "/"),
@@ -225,6 +224,17 @@ async def test_with_a_token_every_route_wants_it(method: str, path: str) -> None
             method, gw.url + path, data=data, **_chat(**{"x-skillstate-token": TOKEN})
         )
         assert status not in (401, 403)
+
+
+async def test_without_the_token_health_is_a_bare_status() -> None:
+    """A load balancer may ask whether the gateway answers; nothing else of it is shown."""
+    environ = {"SKILLSTATE_AUTH_TOKEN": TOKEN}
+    async with ScriptedUpstream() as up, gateway_for(up.url, environ=environ) as gw:
+        for wrong in ({}, {"Authorization": "Bearer nope"}):
+            status, _, body = await _call("GET", gw.url + "/health", **wrong)
+            assert (status, body) == (200, {"status": "ok"})
+        status, _, body = await _call("GET", gw.url + "/health", **{"x-skillstate-token": TOKEN})
+        assert status == 200 and {"upstreams", "store", "version"} <= set(body)
 
 
 async def test_a_bearer_token_opens_the_gateway_and_never_goes_upstream() -> None:

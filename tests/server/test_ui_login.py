@@ -49,7 +49,7 @@ async def test_the_token_becomes_a_cookie_for_the_dashboards_reads_only(
     async with browser() as http:
         login = gateway.url + "/ui/login"
         async with http.post(login, data={"token": "wrong"}, allow_redirects=False) as reply:
-            assert reply.status == 401 and "not this gateway's token" in await reply.text()
+            assert reply.status == 401 and "neither this gateway's token nor a usable key" in await reply.text()
         async with http.post(login, data={"token": TOKEN}, allow_redirects=False) as reply:
             assert reply.status == 303 and reply.headers["location"] == "/ui"
             said = reply.headers["set-cookie"]

@@ -116,12 +116,16 @@ async def test_a_usable_key_is_wanted_and_never_reaches_the_provider(
     }
 
 
-async def test_a_tenants_key_opens_the_models_routes_only(keyed: Keyed) -> None:
+async def test_a_tenants_key_opens_the_models_and_its_own_datas_routes_only(
+    keyed: Keyed,
+) -> None:
     tenant, _ = await keyed.make("alice")
     admin, _ = await keyed.make("ops", admin=True)
-    for path in ("/cost", "/state?session=x", "/config", "/metrics", "/ui"):
+    for path in ("/config", "/audit", "/docs/"):
         assert await keyed.get(path, {"authorization": f"Bearer {tenant}"}) == 403, path
         assert await keyed.get(path, {"authorization": f"Bearer {admin}"}) != 403, path
+    for path in ("/cost", "/cost/requests", "/state", "/metrics", "/ui", "/health"):
+        assert await keyed.get(path, {"authorization": f"Bearer {tenant}"}) == 200, path
     assert await keyed.get("/v1/models", {"authorization": f"Bearer {tenant}"}) != 403
     audit = keyed.gateway.context.audit
     assert audit is not None

@@ -88,6 +88,10 @@ class Archive:
     async def entries(self, session: str) -> list[ArchiveEntry]:
         return await self._store.entries(session)
 
+    async def holders(self, ref: str) -> list[str]:
+        """The sessions whose index names ``ref``."""
+        return await self._store.holders(ref)
+
     async def forget(self, session: str) -> int:
         """Drop the session's index entries (a reset); the spans stay until evicted, since
         another session may share one. How many entries were dropped."""

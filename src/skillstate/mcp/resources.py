@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from skillstate.archive import Archive, is_ref
 from skillstate.mcp.tools import DEFAULT_SESSION
 from skillstate.storage.protocols import StateStore
+from skillstate.storage.tenants import named, owns
 
 URI_PREFIX = "skillstate://archive/"
 URI_TEMPLATE = URI_PREFIX + "{ref}"
@@ -45,12 +46,14 @@ def ref_of(uri: str) -> str | None:
     return ref if is_ref(ref) else None
 
 
-async def list_entries(archive: Archive, state: StateStore, cap: int = MAX_LISTED) -> list[Listed]:
-    """The archived spans of every known session, newest first, each ref once, at most
-    ``cap`` of them."""
-    sessions = [info.session for info in await state.list_sessions()]
-    if DEFAULT_SESSION not in sessions:
-        sessions.append(DEFAULT_SESSION)
+async def list_entries(
+    archive: Archive, state: StateStore, cap: int = MAX_LISTED, *, scope: str | None = None
+) -> list[Listed]:
+    """The archived spans of every known session (``scope``'s, for a tenant), newest first,
+    each ref once, at most ``cap`` of them."""
+    sessions = [info.session for info in await state.list_sessions() if owns(scope, info.session)]
+    if named(scope, DEFAULT_SESSION) not in sessions:
+        sessions.append(named(scope, DEFAULT_SESSION))
     found = [entry for session in sessions for entry in await archive.entries(session)]
     found.sort(key=lambda entry: entry.created, reverse=True)
     listed: dict[str, Listed] = {}

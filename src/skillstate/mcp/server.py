@@ -68,7 +68,7 @@ def build_server(tools: McpTools) -> Server[Any]:
     async def list_resources(
         ctx: Context, params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
-        listed = await list_entries(tools.archive, tools.state_store)
+        listed = await list_entries(tools.archive, tools.state_store, scope=tools.scope)
         return types.ListResourcesResult(
             resources=[
                 types.Resource(

@@ -8,6 +8,11 @@ into the SDK's result.
 archives a bulky tool output in: the content is what an agent got from a tool, and
 ``retrieve`` reads it back the way the gateway's ``recall`` does (``span_text``: a
 ``## 1 tool`` line, a ``[tool result id=mcp]`` line, then the content exactly).
+
+Tools with a ``scope`` (a tenant's, ``storage.tenants``) see that tenant's sessions only: a
+session it names is its own (``id`` is ``<tenant>/id``; another tenant's is refused as unknown,
+whether it exists or not), a ref reads only when one of its own sessions archived it, and
+``stats`` counts its own.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from skillstate.outputs.views import render, view_of
 from skillstate.state.internal import answer_skill_state
 from skillstate.state.schema import StateSchema
 from skillstate.storage.protocols import StateRecord, StateStore, StoreLimitError
+from skillstate.storage.tenants import NAMED_RULE, named, owns, valid_named
 
 DEFAULT_SESSION = "mcp"
 """The session ``compress`` files content under when the call names none."""
@@ -119,12 +125,14 @@ class McpTools:
         *,
         budget_chars: int = 6000,
         degraded: str | None = None,
+        scope: str | None = None,
     ) -> None:
         self.archive = archive
         self.state_store = state
         self.schema = schema
         self.budget_chars = budget_chars
         self.degraded = degraded
+        self.scope = scope
 
     async def call(self, name: str, arguments: Mapping[str, Any] | None) -> ToolAnswer:
         """Answer one call; bad arguments and unknown names are error results, never
@@ -147,7 +155,7 @@ class McpTools:
     async def compress(self, given: dict[str, Any]) -> ToolAnswer:
         _only(given, {"content", "session"})
         content = _string(given, "content", required=True)
-        session = _string(given, "session") or DEFAULT_SESSION
+        session = self._session(_string(given, "session") or DEFAULT_SESSION)
         data = canonical_span([Message("tool", [ToolResult(CALL_ID, [Text(content)])])])
         ref = ref_for(data)
         await self.archive.put(session, ref, data, summary="compressed through MCP")
@@ -170,14 +178,15 @@ class McpTools:
         offset = _integer(given, "offset", 0, None)
         if not is_ref(ref):
             return ToolAnswer(f"{ref[:80]!r} is not an archive ref (ar_ and 24 hex digits)", True)
-        if await self.archive.span(ref) is None:
+        if not await self._owned(ref) or await self.archive.span(ref) is None:
             return ToolAnswer(f"no archived span {ref}: it is unknown, or expired", True)
         text = await self.archive.recall(ref, query, context=context, offset=offset)
         return ToolAnswer(text)
 
     async def read(self, ref: str) -> str | None:
-        """The whole reading text of the span under ``ref``; None when unknown or expired."""
-        messages = await self.archive.span(ref)
+        """The whole reading text of the span under ``ref``; None when unknown or expired
+        (or not the scope's)."""
+        messages = await self.archive.span(ref) if await self._owned(ref) else None
         return None if messages is None else span_text(messages)
 
     async def state(self, given: dict[str, Any]) -> ToolAnswer:
@@ -185,6 +194,7 @@ class McpTools:
         session = _string(given, "session", required=True)
         if not session:
             raise ArgumentError("`session` must not be empty")
+        session = self._session(session)
         patch = given.get("patch")
         if patch is None:
             return ToolAnswer(_state_json(session, await self.state_store.load(session)))
@@ -197,8 +207,9 @@ class McpTools:
         return ToolAnswer(_state_json(session, result.record, note=result.text))
 
     async def stats(self) -> ToolAnswer:
-        sessions = await self.state_store.list_sessions()
-        names = {DEFAULT_SESSION, *(info.session for info in sessions)}
+        scope = self.scope
+        sessions = [s for s in await self.state_store.list_sessions() if owns(scope, s.session)]
+        names = {named(scope, DEFAULT_SESSION), *(info.session for info in sessions)}
         entries = [entry for name in sorted(names) for entry in await self.archive.entries(name)]
         answer: dict[str, Any] = {
             "sessions": len(sessions),
@@ -209,6 +220,23 @@ class McpTools:
             "degraded": self.degraded,
         }
         return ToolAnswer(json.dumps(answer))
+
+    def _session(self, text: str) -> str:
+        """The session ``text`` names: for a scope, one of its own, or refused as unknown."""
+        if self.scope is None:
+            return text
+        if not valid_named(text):
+            raise ArgumentError(f"`session` must be {NAMED_RULE}")
+        session = named(self.scope, text)
+        if not owns(self.scope, session):
+            raise ArgumentError(f"no session {text!r} here")
+        return session
+
+    async def _owned(self, ref: str) -> bool:
+        """Whether ``ref`` is the scope's to read (any ref, without a scope)."""
+        if self.scope is None:
+            return True
+        return any(owns(self.scope, session) for session in await self.archive.holders(ref))
 
 
 def _state_json(session: str, record: StateRecord, note: str | None = None) -> str:

@@ -4,7 +4,11 @@ far.
 
 ``GET /cost/requests?limit=N`` answers ``{"label", "requests": [row, ...]}``, newest first, each
 row with the fields of ``ledger.Row`` (times in Unix seconds); ``limit`` is 1 to
-``LATEST_LIMIT`` (50 when absent), and the filters of /cost apply."""
+``LATEST_LIMIT`` (50 when absent), and the filters of /cost apply.
+
+A tenant's key (``server.tenancy``) is answered from its own sessions' rows only (its
+``session`` filter names its own session, ``ID`` or ``<tenant>/ID``), and /metrics shows it its
+own series only (``skillstate_tenant_*`` with its ``tenant`` label)."""
 
 from __future__ import annotations
 
@@ -19,6 +23,8 @@ from skillstate.economics.ledger.report import LABEL, LATEST_LIMIT, latest, pars
 from skillstate.economics.prices import builtin_catalog
 from skillstate.server.context import GATEWAY
 from skillstate.server.state_routes import error_json
+from skillstate.server.tenancy import scope_of
+from skillstate.storage.tenants import NAMED_RULE, named, valid_named
 from skillstate.support import jsonio
 
 
@@ -33,7 +39,7 @@ async def cost(request: web.Request) -> web.Response:
     if recorder is None:
         return error_json(503, "this gateway keeps no ledger")
     try:
-        filters = _filters(request.query)
+        filters = _filters(request.query, scope_of(request, request.app[GATEWAY]))
     except ValueError as exc:
         return error_json(400, str(exc))
     await recorder.flush()
@@ -49,7 +55,8 @@ async def requests(request: web.Request) -> web.Response:
     query = dict(request.query)
     try:
         limit = _limit(query.pop("limit", None))
-        filters = _filters(query, hint="limit, session, model, since, until")
+        scope = scope_of(request, request.app[GATEWAY])
+        filters = _filters(query, scope, hint="limit, session, model, since, until")
     except ValueError as exc:
         return error_json(400, str(exc))
     await recorder.flush()
@@ -64,6 +71,10 @@ async def metrics(request: web.Request) -> web.Response:
         return error_json(503, "this gateway keeps no metrics")
     await recorder.flush()
     gateway = request.app[GATEWAY]
+    scope = scope_of(request, gateway)
+    if scope is not None:
+        body = recorder.metrics.tenant_text(scope)
+        return web.Response(body=body, headers={"content-type": CONTENT_TYPE_LATEST})
     for upstream in gateway.router.upstreams:
         recorder.metrics.circuit(upstream.name, gateway.circuit(upstream.name).status)
     return web.Response(body=recorder.metrics.text(), headers={"content-type": CONTENT_TYPE_LATEST})
@@ -85,12 +96,20 @@ def _limit(text: str | None) -> int:
     return int(text)
 
 
-def _filters(query: Mapping[str, str], hint: str = "session, model, since, until") -> Filters:
+def _filters(
+    query: Mapping[str, str], scope: str | None, hint: str = "session, model, since, until"
+) -> Filters:
+    """The filters ``query`` asks for, within ``scope``'s rows."""
     unknown = sorted(set(query) - _KNOWN)
     if unknown:
         raise ValueError(f"unknown filter {unknown[0]!r}; use {hint}")
+    session = query.get("session")
+    if session is not None:
+        if not valid_named(session):
+            raise ValueError(f"session must be {NAMED_RULE}; got {session[:80]!r}")
+        session = named(scope, session)
     since = parse_time(query["since"]) if "since" in query else None
     until = parse_time(query["until"]) if "until" in query else None
     if since is not None and until is not None and until <= since:
         raise ValueError("until must be later than since")
-    return Filters(query.get("session"), query.get("model"), since, until)
+    return Filters(session, query.get("model"), since, until, tenant=scope)

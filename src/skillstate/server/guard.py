@@ -18,6 +18,9 @@ the gateway's own token. Every route, unknown ones included, passes here first.
   upstream as a provider credential: the provider key is then the gateway's own
   (``SKILLSTATE_API_KEY``) or the one the client sent in its wire's other credential header
   (``x-api-key``); our ``x-skillstate-*`` headers never cross.
+* **Virtual keys** (``keyring``): while any key is usable, every request wants a key or the
+  token; a tenant's key opens the models' routes and its own data's (``server.tenancy``),
+  an admin's everything. Without a credential, /health answers a bare status only.
 * **Exposure.** Listening on an address other than loopback without a token is refused before
   the gateway starts (``check_exposure``).
 """
@@ -171,14 +174,18 @@ def guard_middleware(guard: Guard, gateway: GatewayContext | None = None) -> Mid
                 if keyed:
                     assert ring is not None
                     key, carried = await _virtual_key(ring, headers)
+                    if key is None:  # the dashboard's cookie, holding a key
+                        key = await ui_login.cookie_key(request, ring)
                     if key is not None:
                         return await _as_caller(request, handler, key, carried)
-                if guard.token is not None and (
-                    ui_login.open_to_all(request) or ui_login.admitted(request, guard.token)
+                if ui_login.open_to_all(request) or (
+                    guard.token is not None and ui_login.admitted(request, guard.token)
                 ):
                     return await handler(request)  # the dashboard's login, or its cookie
-                if guard.token is not None and ui_login.wants_login(request):
+                if ui_login.wants_login(request):
                     return answered(request, ui_login.to_login(), "ui_login")
+                if request.path == HEALTH and request.method in _READS:
+                    return answered(request, bare_health(), "health")
                 said = _NO_TOKEN if guard.token is not None and not keyed else _NO_KEY
                 return _refuse(request, 401, ErrorKind.AUTHENTICATION, said, "no_token")
             # Our token, and a virtual key sent beside it, are no provider's credentials:
@@ -205,6 +212,8 @@ def guard_middleware(guard: Guard, gateway: GatewayContext | None = None) -> Mid
 
 CALLER: web.RequestKey[VirtualKey] = web.RequestKey("caller", VirtualKey)
 """Set on a request a virtual key admitted: the key (its tenant, whether an admin's)."""
+HEALTH = "/health"
+_READS = (hdrs.METH_GET, hdrs.METH_HEAD)
 _OPEN_TO_TENANTS = frozenset(
     prefix + path
     for prefix in ("/v1", "")
@@ -216,8 +225,22 @@ _OPEN_TO_TENANTS = frozenset(
         "/responses/compact",
         "/models",
     )
-) | {"/health", "/"}
-"""What a tenant's key may ask for: the models' routes; the rest is an admin's."""
+) | {HEALTH, "/", "/state", "/state/collapse", "/cost", "/cost/requests", "/metrics", "/mcp", "/ui"}
+"""What a tenant's key may ask for: the models' routes, and what reads and changes its own
+data (``server.tenancy`` scopes them), the dashboard's files (under /ui/) too; the rest
+(/config, /audit, the documentation site) is an admin's."""
+
+
+def open_to_tenants(path: str) -> bool:
+    return path in _OPEN_TO_TENANTS or path.startswith("/ui/")
+
+
+def bare_health() -> web.Response:
+    """What /health tells a caller without a credential (or a tenant's key): that the gateway
+    answers, and nothing of its upstreams, store or version."""
+    return web.json_response({"status": "ok"})
+
+
 _KEY_HEADERS = (hdrs.AUTHORIZATION, "x-api-key", TOKEN_HEADER)
 
 
@@ -265,9 +288,15 @@ async def _as_caller(
 ) -> web.StreamResponse:
     """The request as ``key``'s: a tenant's only on the models' routes; the key taken off the
     headers (it is no provider's credential: the provider key is then the gateway's)."""
-    if not key.admin and request.path not in _OPEN_TO_TENANTS:
-        message = f"this key (tenant {key.tenant!r}) may use the models' routes only"
+    if not key.admin and not open_to_tenants(request.path):
+        message = (
+            f"this key (tenant {key.tenant!r}) may use the models' routes and its own data's "
+            "(/state, /cost, /metrics, /mcp, /ui) only"
+        )
         return _refuse(request, 403, ErrorKind.PERMISSION, message, "not_admin")
+    if not carried:  # came in the dashboard's cookie: no header to take off
+        request[CALLER] = key
+        return await handler(request)
     kept = CIMultiDict(request.headers)
     kept.popall(carried)
     try:

@@ -18,9 +18,11 @@ from skillstate.protocols.logins import Login, login_of
 from skillstate.server.context import GATEWAY, GatewayContext
 from skillstate.server.errors import error_response, failure_response
 from skillstate.server.forward import Forward, Outbound
+from skillstate.server.guard import bare_health
 from skillstate.server.inbound import Refusal, read_inbound, session_headers, take_login
 from skillstate.server.local_answers import answered
 from skillstate.server.replies import UpstreamFailure
+from skillstate.server.tenancy import scope_of
 from skillstate.storage.stores import Stores
 from skillstate.support import jsonio
 from skillstate.upstream.routing import Upstream
@@ -40,6 +42,8 @@ async def root(request: web.Request) -> web.Response:
 
 async def health(request: web.Request) -> web.Response:
     gateway = request.app[GATEWAY]
+    if scope_of(request, gateway) is not None:  # a tenant's key: nothing of the gateway's
+        return answered(request, bare_health(), "health")
     store, redis, *checks = await asyncio.gather(
         store_report(gateway.stores),
         redis_report(gateway.redis),
@@ -53,6 +57,9 @@ async def health(request: web.Request) -> web.Response:
         "store": store,
         "redis": redis,
     }
+    if gateway.audit is not None and gateway.audit.degraded is not None:
+        body["status"] = "degraded"
+        body["audit"] = {"ok": False, "degraded": gateway.audit.degraded}
     return answered(request, web.json_response(body, status=200), "health")
 
 

@@ -10,6 +10,9 @@ loaded, and its session manager started, on the first request: an idle gateway s
 The route sits behind the gateway's guard like every other (the token when one is set, the
 allowed hosts and origins), so the SDK's own Host and Origin checks are off: they would repeat
 the guard's with a list of their own.
+
+A tenant's key (``server.tenancy``) is served by a server of its own, over tools scoped to the
+tenant (``McpTools.scope``): one per tenant that has called, each started on its first request.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from aiohttp import web
 
 from skillstate.mcp.tools import McpTools
 from skillstate.server.context import GATEWAY
+from skillstate.server.tenancy import scope_of
 
 MCP_PATH = "/mcp"
 
@@ -29,17 +33,18 @@ Message = MutableMapping[str, Any]
 
 
 class McpEndpoint:
-    """``/mcp``: the tools ``make_tools`` builds (on the first request), served over HTTP."""
+    """``/mcp``: the tools ``make_tools`` builds for a scope (on its first request), served
+    over HTTP."""
 
-    def __init__(self, make_tools: Callable[[], McpTools]) -> None:
+    def __init__(self, make_tools: Callable[[str | None], McpTools]) -> None:
         self._make_tools = make_tools
-        self._manager: Any = None
-        self._task: asyncio.Task[None] | None = None
+        self._managers: dict[str | None, Any] = {}
+        self._tasks: list[asyncio.Task[None]] = []
         self._stop = asyncio.Event()
         self._lock = asyncio.Lock()
 
     async def handle(self, request: web.Request) -> web.Response:
-        manager = await self._started()
+        manager = await self._started(scope_of(request, request.app[GATEWAY]))
         bridge = _Bridge(await request.read())
         try:
             await manager.handle_request(_scope(request), bridge.receive, bridge.send)
@@ -54,20 +59,21 @@ class McpEndpoint:
         return response
 
     async def close(self) -> None:
-        if self._task is not None:
-            self._stop.set()
-            await self._task
+        self._stop.set()
+        for task in self._tasks:
+            await task
 
-    async def _started(self) -> Any:
+    async def _started(self, scope: str | None) -> Any:
         async with self._lock:
-            if self._manager is None:
+            manager = self._managers.get(scope)
+            if manager is None:
                 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
                 from mcp.server.transport_security import TransportSecuritySettings
 
                 from skillstate.mcp.server import build_server
 
                 manager = StreamableHTTPSessionManager(
-                    app=build_server(self._make_tools()),
+                    app=build_server(self._make_tools(scope)),
                     json_response=True,
                     stateless=True,
                     security_settings=TransportSecuritySettings(
@@ -75,10 +81,11 @@ class McpEndpoint:
                     ),
                 )
                 running = asyncio.Event()
-                self._task = asyncio.create_task(self._run(manager, running), name="skillstate-mcp")
+                task = asyncio.create_task(self._run(manager, running), name="skillstate-mcp")
+                self._tasks.append(task)
                 await running.wait()
-                self._manager = manager
-            return self._manager
+                self._managers[scope] = manager
+            return manager
 
     async def _run(self, manager: Any, running: asyncio.Event) -> None:
         """The session manager's lifetime, in a task of its own: its task group must be left

@@ -24,7 +24,7 @@ from skillstate.pipeline.lane_runner import Keep
 from skillstate.protocols import adapter
 from skillstate.protocols.logins import login_of
 from skillstate.protocols.openai_responses import chatgpt
-from skillstate.protocols.openai_responses.history import not_found
+from skillstate.protocols.openai_responses.history import not_found, previous_response
 from skillstate.server import express, local_answers, relay, route
 from skillstate.server.context import GATEWAY, GatewayContext
 from skillstate.server.errors import error_response
@@ -56,6 +56,7 @@ from skillstate.server.route import (
 )
 from skillstate.server.sessions import SessionId
 from skillstate.server.turn import Turn, answer_locally, upstream_body
+from skillstate.storage.tenants import owner, owns
 from skillstate.support import jsonio
 from skillstate.upstream.routing import Upstream
 
@@ -254,11 +255,16 @@ async def _upstream(
 async def _continue(history: ResponseHistory, inbound: Inbound) -> str | None:
     """Write out the conversation a ``previous_response_id`` names; the continuation keeps the
     session of what it continues unless the client named its own. The id, when the gateway
-    never kept it."""
+    never kept it, or kept for another tenant's session (``storage.tenants``: a tenant's
+    request continues only its own)."""
     try:
-        inbound.request, session = await history.expand(inbound.request)
+        expanded, session = await history.expand(inbound.request)
     except UnknownResponse as unknown:
         return unknown.response_id
+    scope = owner(inbound.session.id)
+    if scope is not None and (session is None or not owns(scope, session)):
+        return previous_response(inbound.request)
+    inbound.request = expanded
     if session is not None and inbound.session.source == "fingerprint":
         inbound.session = SessionId(session, "previous-response")
     return None

@@ -7,8 +7,8 @@ The fingerprint (a documented contract, since changing it moves every unlabelled
 ``"fp-"`` + the first 24 hex digits of SHA-256 over the compact, key-sorted JSON of
 ``[wire, user, system, leading system/developer contents, first user message content]``.
 
-A tenant's session (a request that came with a tenant's virtual key) is ``<tenant>/<id>``:
-``/`` is in no id, so no tenant's session can be named as another's.
+A tenant's session (a request that came with a tenant's virtual key) is ``<tenant>/<id>``
+(``storage.tenants``): ``/`` is in no id, so no tenant's session can be named as another's.
 
 Ids are checked before they reach storage: 1 to 128 characters of ``[A-Za-z0-9._:-]``. Our
 header must already be valid (a bad one is the caller's error); a client's own signal that is
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -28,16 +27,9 @@ import orjson
 
 from skillstate.conversation import ProtocolError, Wire
 from skillstate.protocols.signals import fingerprint_material, session_signals
+from skillstate.storage.tenants import ID_RULE, valid_session_id
 
 HEADER = "x-skillstate-session"
-_VALID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
-ID_RULE = "1 to 128 characters of letters, digits and . _ : -"
-"""What a valid session id is, in words, for error messages."""
-
-
-def valid_session_id(text: str) -> bool:
-    """Whether ``text`` may name a session (``ID_RULE``): the same check our header gets."""
-    return _VALID.fullmatch(text) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +91,6 @@ def _plain(value: Any) -> bool:
 
 
 def _safe(value: str) -> str:
-    if _VALID.fullmatch(value):
+    if valid_session_id(value):
         return value
     return "h-" + hashlib.sha256(value.encode()).hexdigest()[:32]

@@ -1,6 +1,7 @@
 """The state routes: managing the sessions the state engine keeps, for ``skillstate state``.
 
-* ``GET /state`` lists the sessions with a committed Σ, most recently seen first:
+* ``GET /state`` lists the sessions with a committed Σ (a tenant's key: its own), most
+  recently seen first:
   ``{"sessions": [{session, step, version, state_bytes, last_seen, created}, ...]}`` (times
   are the store clock's seconds since the epoch).
 * ``GET /state?session=ID`` describes one session: Σ, its step and version, the measured
@@ -15,10 +16,13 @@
 A reset and a collapse are recorded in the audit log (``server.admin``: who, when, the
 session).
 
+A tenant's key (``server.tenancy``) sees and changes its own sessions only, named as ``ID``
+or ``<tenant>/ID``; another tenant's session is answered as one that does not exist.
+
 Every error is ``{"error": {"message", "type"}}``, ``type`` an ``ErrorKind``: a missing or
-invalid session id is 400 ``invalid-request`` (ids follow ``server.sessions``' rule), a session
-with no committed state 404 ``not-found``, a gateway without a state engine 503
-``upstream-error``.
+invalid session id is 400 ``invalid-request`` (ids follow ``server.sessions``' rule, or are
+``<tenant>/<id>``), a session with no committed state (or not the caller's) 404 ``not-found``,
+a gateway without a state engine 503 ``upstream-error``.
 
 These are local management routes, not part of any provider's API, and they expose state
 content: Σ holds what the agent learned (file paths, findings, errors, commands), and they can
@@ -38,8 +42,9 @@ from skillstate.protocols import kind_for_status
 from skillstate.server.admin import audited
 from skillstate.server.context import GATEWAY
 from skillstate.server.local_answers import answered, reason_for
-from skillstate.server.sessions import ID_RULE, valid_session_id
+from skillstate.server.tenancy import scope_of
 from skillstate.state.engine import StateEngine
+from skillstate.storage.tenants import NAMED_RULE, named, owns, valid_named
 from skillstate.support import jsonio
 
 PATH = "/state"
@@ -84,8 +89,13 @@ def _guarded(handler: Handler) -> Handler:
 async def _get(request: web.Request) -> web.Response:
     engine = _engine(request)
     if "session" not in request.query:
+        scope = scope_of(request, request.app[GATEWAY])
         sessions = await engine.store.list_sessions()
-        lines = [{key: getattr(info, key) for key in LISTED} for info in sessions]
+        lines = [
+            {key: getattr(info, key) for key in LISTED}
+            for info in sessions
+            if owns(scope, info.session)
+        ]
         return _json({"sessions": lines})
     session = _session(request)
     description = await engine.describe(session)
@@ -123,11 +133,17 @@ def _engine(request: web.Request) -> StateEngine:
 
 
 def _session(request: web.Request) -> str:
-    session = request.query.get("session")
-    if session is None:
+    """The session the query names, one the caller owns (``server.tenancy``): another
+    tenant's is unknown here, as one that does not exist."""
+    text = request.query.get("session")
+    if text is None:
         raise _Problem(400, "name the session: ?session=ID")
-    if not valid_session_id(session):
-        raise _Problem(400, f"session must be {ID_RULE}; got {session[:80]!r}")
+    if not valid_named(text):
+        raise _Problem(400, f"session must be {NAMED_RULE}; got {text[:80]!r}")
+    scope = scope_of(request, request.app[GATEWAY])
+    session = named(scope, text)
+    if not owns(scope, session):
+        raise _unknown(text)
     return session
 
 

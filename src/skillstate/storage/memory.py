@@ -169,5 +169,10 @@ class MemoryArchiveStore:
     async def forget(self, session: str) -> int:
         return len(self._entries.pop(session, {}))
 
+    async def holders(self, ref: str) -> list[str]:
+        return sorted(
+            session for session, kept in self._entries.items() if any(key[0] == ref for key in kept)
+        )
+
     async def close(self) -> None:
         return None

@@ -432,6 +432,15 @@ class PostgresArchiveStore:
         )
         return _count(done)
 
+    async def holders(self, ref: str) -> list[str]:
+        check_key(ref)
+        rows = await self._db.pool.fetch(
+            "SELECT DISTINCT session FROM skillstate_archive_entries WHERE ref = $1"
+            " ORDER BY session",
+            ref,
+        )
+        return [row[0] for row in rows]
+
     async def close(self) -> None:
         return None
 

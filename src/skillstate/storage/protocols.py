@@ -162,4 +162,9 @@ class ArchiveStore(Protocol):
         """Drop the session's index entries (blobs stay until evicted); how many."""
         ...
 
+    async def holders(self, ref: str) -> list[str]:
+        """The sessions whose index names ``ref`` (whose it is to read: a tenant's ref is
+        one of its own sessions')."""
+        ...
+
     async def close(self) -> None: ...

@@ -364,6 +364,11 @@ class ResilientArchiveStore:
                 served = [await self._primary.forget(session)]
         return sum(served) + await self._fallback.forget(session)
 
+    async def holders(self, ref: str) -> list[str]:
+        served = await self._served(lambda: self._primary.holders(ref))
+        older = served[0] if served else []
+        return sorted({*older, *await self._fallback.holders(ref)})
+
     async def close(self) -> None:
         await self.failover.close()
         with contextlib.suppress(Exception):

@@ -14,7 +14,7 @@ from functools import partial
 
 from skillstate.storage.blobs import BlobStore
 from skillstate.storage.protocols import ArchiveEntry
-from skillstate.storage.records import check_session
+from skillstate.storage.records import check_key, check_session
 from skillstate.storage.sqlite import SQLiteDatabase, transaction
 
 
@@ -52,6 +52,10 @@ class SQLiteArchiveStore:
     async def forget(self, session: str) -> int:
         check_session(session)
         return await self._db.run(partial(_forget, session))
+
+    async def holders(self, ref: str) -> list[str]:
+        check_key(ref)
+        return await self._db.run(partial(_holders, ref))
 
     async def all_entries(
         self, session: str | None = None, *, limit: int | None = None
@@ -100,6 +104,13 @@ def _entries(session: str, conn: sqlite3.Connection) -> list[ArchiveEntry]:
         (session,),
     ).fetchall()
     return [ArchiveEntry(*row) for row in rows]
+
+
+def _holders(ref: str, conn: sqlite3.Connection) -> list[str]:
+    rows = conn.execute(
+        "SELECT DISTINCT session FROM archive_entries WHERE ref = ? ORDER BY session", (ref,)
+    ).fetchall()
+    return [session for (session,) in rows]
 
 
 def _forget(session: str, conn: sqlite3.Connection) -> int:

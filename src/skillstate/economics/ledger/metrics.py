@@ -1,5 +1,9 @@
 """GET /metrics: the ledger's figures as Prometheus counters and histograms, on a registry of
-the gateway's own (two gateways in one process never share one)."""
+the gateway's own (two gateways in one process never share one).
+
+A tenant's sessions (``<tenant>/<id>``, see ``server.tenancy``) are also counted by tenant, in
+``skillstate_tenant_requests``, ``skillstate_tenant_tokens`` and ``skillstate_tenant_cost_usd``
+(a registry apart): ``tenant_text`` is what a tenant's key is shown, its own series only."""
 
 from __future__ import annotations
 
@@ -103,6 +107,7 @@ class Metrics:
             ["upstream", "state"],
             registry=r,
         )
+        self._tenants = _TenantMetrics()
         self._seen: OrderedDict[str, float] = OrderedDict()
         active = Gauge(
             "skillstate_sessions_active",
@@ -138,7 +143,10 @@ class Metrics:
         tokens = dict.fromkeys(_TOKEN_KINDS, 0)
         estimated = subscription = unpriced = 0
         cost = 0.0
+        tenants: list[Row] = []
         for row in rows:
+            if "/" in row.session:
+                tenants.append(row)
             if row.upstream != LOCAL:
                 key = (row.client_wire, row.upstream, row.status)
                 requests[key] = requests.get(key, 0) + 1
@@ -170,6 +178,8 @@ class Metrics:
             self.unpriced.inc(unpriced)
         if cost:
             self._actual_cost.inc(cost)
+        if tenants:
+            self._tenants.rows(tenants)
 
     def local_answer(self, reason: str, status: int) -> None:
         """The gateway answered a request itself: a refusal (``status`` 400 or over) or an
@@ -218,4 +228,46 @@ class Metrics:
         return len(self._seen)
 
     def text(self) -> bytes:
-        return generate_latest(self.registry)
+        return generate_latest(self.registry) + generate_latest(self._tenants.registry)
+
+    def tenant_text(self, tenant: str) -> bytes:
+        """The series of ``tenant``'s sessions only (a tenant's name needs no escaping)."""
+        mark = f'tenant="{tenant}"'.encode()
+        lines = generate_latest(self._tenants.registry).splitlines(keepends=True)
+        return b"".join(line for line in lines if line.startswith(b"#") or mark in line)
+
+
+class _TenantMetrics:
+    """The counters by tenant, on a registry of their own."""
+
+    def __init__(self) -> None:
+        self.registry = r = CollectorRegistry(auto_describe=True)
+        self.requests = Counter(
+            "skillstate_tenant_requests",
+            "Upstream requests of a tenant's sessions",
+            ["tenant"],
+            registry=r,
+        )
+        self.tokens = Counter(
+            "skillstate_tenant_tokens",
+            "Tokens of a tenant's sessions, by kind",
+            ["tenant", "kind"],
+            registry=r,
+        )
+        self.cost = Counter(
+            "skillstate_tenant_cost_usd",
+            "Cost in USD of a tenant's sessions (rows with a price)",
+            ["tenant"],
+            registry=r,
+        )
+
+    def rows(self, rows: list[Row]) -> None:
+        for row in rows:
+            tenant = row.session.partition("/")[0]
+            if row.upstream != LOCAL:
+                self.requests.labels(tenant).inc()
+            for kind in _TOKEN_KINDS:
+                if count := getattr(row, kind):
+                    self.tokens.labels(tenant, kind).inc(count)
+            if row.cost_usd:
+                self.cost.labels(tenant).inc(row.cost_usd)

@@ -49,13 +49,18 @@ LATEST_LIMIT = 500
 
 @dataclass(frozen=True, slots=True)
 class Filters:
+    """Which rows a report sums; ``tenant`` keeps a tenant's sessions' rows only (those of
+    ``<tenant>/...``: a tenant's name has no character ``LIKE`` reads as a pattern)."""
+
     session: str | None = None
     model: str | None = None
     since: float | None = None
     until: float | None = None
+    tenant: str | None = None
 
     def _kept(self) -> list[tuple[str, Any]]:
         said = (
+            ("session LIKE", None if self.tenant is None else self.tenant + "/%"),
             ("session =", self.session),
             ("model =", self.model),
             ("ts >=", self.since),
