@@ -168,3 +168,34 @@ async def test_a_continuation_through_a_hybrid_session_with_tools(
     assert "look up k1" in sent.body.decode()  # Σ of the session the first response patched
     assert second["previous_response_id"] == first["id"]
     assert "k1 is v1" in json.dumps(second["output"])
+
+
+@STREAMS
+async def test_a_tenant_continues_only_its_own_responses(stream: bool) -> None:
+    """Another tenant's response id is unknown to a tenant (the Responses API's not-found), and
+    nothing of that conversation goes upstream; its own continues, as an admin's may any."""
+    from skillstate.server.keyring import KeyRing
+    from skillstate.storage.keys import SqliteKeyStore, made
+
+    script = Script([Reply(text="Hello Ada"), Reply(text="Ada"), Reply(text="Ada again")])
+    async with ScriptedUpstream(script) as up, gateway_for(up.url, wire="openai-chat") as gw:
+        assert gw.context.stores is not None and gw.context.stores.database
+        store = SqliteKeyStore(gw.context.stores.database)
+        keys = {}
+        for tenant, admin in (("alice", False), ("bob", False), ("ops", True)):
+            text, key = made(tenant, admin=admin)
+            await store.add(key)
+            keys[tenant] = {"authorization": f"Bearer {text}"}
+        gw.context.keys = KeyRing(store, ttl=0.0)
+        await gw.context.keys.refresh()
+        base = {"model": "test-model", "stream": stream}
+        status, first = await _respond(gw.url, {**base, "input": "My name is Ada."}, keys["alice"])
+        assert status == 200, first
+        follow = {**base, "input": "What is my name?", "previous_response_id": first["id"]}
+        status, refused = await _respond(gw.url, follow, keys["bob"])
+        assert status == 404 and first["id"] in refused["error"]["message"]
+        assert len(up.requests) == 1  # nothing of alice's conversation went anywhere
+        for caller in ("alice", "ops"):
+            status, second = await _respond(gw.url, follow, keys[caller])
+            assert status == 200, second
+            assert ("user", "My name is Ada.") in _texts(up.requests[-1].json)

@@ -49,7 +49,10 @@ async def test_the_token_becomes_a_cookie_for_the_dashboards_reads_only(
     async with browser() as http:
         login = gateway.url + "/ui/login"
         async with http.post(login, data={"token": "wrong"}, allow_redirects=False) as reply:
-            assert reply.status == 401 and "neither this gateway's token nor a usable key" in await reply.text()
+            assert (
+                reply.status == 401
+                and "neither this gateway's token nor a usable key" in await reply.text()
+            )
         async with http.post(login, data={"token": TOKEN}, allow_redirects=False) as reply:
             assert reply.status == 303 and reply.headers["location"] == "/ui"
             said = reply.headers["set-cookie"]
@@ -103,3 +106,42 @@ async def test_without_a_token_the_form_sends_the_browser_to_the_dashboard() -> 
     async with gateway_for("http://127.0.0.1:9") as gateway, browser() as http:
         async with http.get(gateway.url + "/ui/login", allow_redirects=False) as reply:
             assert reply.status == 303 and reply.headers["location"] == "/ui"
+
+
+async def test_a_key_becomes_a_cookie_that_reads_as_its_caller_until_revoked() -> None:
+    """On a gateway with virtual keys and no token: a tenant's key typed into the form gives a
+    cookie admitting the dashboard's reads as that tenant (its own sessions), never a change
+    or a model's route; revoking the key ends the login."""
+    from skillstate.server.keyring import KeyRing
+    from skillstate.storage.keys import SqliteKeyStore, made
+
+    async with ScriptedUpstream() as up, gateway_for(up.url) as gateway, browser() as http:
+        assert gateway.context.stores is not None and gateway.context.stores.database
+        store = SqliteKeyStore(gateway.context.stores.database)
+        text, key = made("alice")
+        await store.add(key)
+        other, _ = made("bob")
+        ring = KeyRing(store, ttl=0.0)
+        gateway.context.keys = ring
+        await ring.refresh()
+        login = gateway.url + "/ui/login"
+        async with http.get(gateway.url + "/ui", allow_redirects=False) as reply:
+            assert reply.status == 303 and reply.headers["location"] == "/ui/login"
+        async with http.post(login, data={"token": other}, allow_redirects=False) as reply:
+            assert reply.status == 401  # a key's shape, but no key of this gateway
+        async with http.post(login, data={"token": text}, allow_redirects=False) as reply:
+            assert reply.status == 303
+            said = reply.headers["set-cookie"]
+        assert "HttpOnly" in said and "SameSite=Strict" in said
+        for path in ("/ui", "/cost", "/state", "/health"):
+            async with http.get(gateway.url + path) as reply:
+                assert reply.status == 200, path
+        async with http.get(gateway.url + "/health") as reply:
+            assert await reply.json() == {"status": "ok"}  # a tenant sees nothing of the gateway
+        async with http.post(gateway.url + "/v1/chat/completions", json=CHAT) as reply:
+            assert reply.status == 401
+        async with http.post(gateway.url + "/state/collapse", params={"session": "s"}) as reply:
+            assert reply.status == 401
+        await store.revoke(key.id, time.time())
+        async with http.get(gateway.url + "/cost") as reply:
+            assert reply.status == 401

@@ -2,8 +2,9 @@
 whose text is the span's reading text (``span_text``), whole.
 
 A resource list cannot be asked per session, so ``list_entries`` lists the spans of every
-session the state store knows, and of the ``compress`` tool's default session, newest first
-and capped; any ref reads, listed or not (the URI template says so).
+session the state store knows, and of the ``compress`` tool's default session (the caller's,
+and each tenant's with a session), newest first and capped; any ref reads, listed or not (the
+URI template says so), for a tenant only its own.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 from skillstate.archive import Archive, is_ref
 from skillstate.mcp.tools import DEFAULT_SESSION
 from skillstate.storage.protocols import StateStore
-from skillstate.storage.tenants import named, owns
+from skillstate.storage.tenants import named, owner, owns
 
 URI_PREFIX = "skillstate://archive/"
 URI_TEMPLATE = URI_PREFIX + "{ref}"
@@ -52,8 +53,14 @@ async def list_entries(
     """The archived spans of every known session (``scope``'s, for a tenant), newest first,
     each ref once, at most ``cap`` of them."""
     sessions = [info.session for info in await state.list_sessions() if owns(scope, info.session)]
-    if named(scope, DEFAULT_SESSION) not in sessions:
-        sessions.append(named(scope, DEFAULT_SESSION))
+    # What compress filed under its default session, the scope's and each tenant's seen.
+    tenants = {scope, *(owner(session) for session in sessions)}
+    defaults = sorted(
+        named(tenant, DEFAULT_SESSION)
+        for tenant in tenants
+        if owns(scope, named(tenant, DEFAULT_SESSION))
+    )
+    sessions += [session for session in defaults if session not in sessions]
     found = [entry for session in sessions for entry in await archive.entries(session)]
     found.sort(key=lambda entry: entry.created, reverse=True)
     listed: dict[str, Listed] = {}
