@@ -324,6 +324,8 @@ async def running(
             await circuits.close()
         if keys is not None:
             await keys.close()
+        if context.budgets is not None:
+            await context.budgets.drain()  # the requests' spending settled before stores close
         await context.mcp.close()
         await recorder.close()
         await ledger.close()
