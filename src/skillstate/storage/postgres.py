@@ -466,5 +466,7 @@ def table_names() -> Sequence[str]:
         "skillstate_ledger",
         "skillstate_audit",
         "skillstate_keys",
+        "skillstate_budget_spent",
+        "skillstate_budget_holds",
         "skillstate_schema",
     )
