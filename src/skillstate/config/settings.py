@@ -285,7 +285,7 @@ class Settings(BaseModel):
     shutdown_timeout: StrictFloat = 10.0
     # The ledger (docs/cost.md): rows older than this many days are removed.
     ledger_retention_days: StrictFloat = 30.0
-    # Virtual keys' budgets (docs/keys.md): a model the price catalog does not list counts
+    # Virtual keys' budgets (SECURITY.md): a model the price catalog does not list counts
     # against a budget at these prices, USD per million input tokens (cached and written
     # alike) and output tokens, never as free; a request that sets no output limit of its
     # own holds this many output tokens of its key's budget while in flight.
