@@ -242,3 +242,28 @@ async def test_a_key_without_limits_and_the_token_are_not_counted(budgeted: Budg
     text, key = await budgeted.make()
     assert (await budgeted.post(CHAT, chat(True), bearer(text)))[0] == 200
     assert await budgeted.tally(key) == Tally(0.0, 0.0)
+
+
+async def test_every_round_of_a_request_counts() -> None:
+    """Paper mode's correction round (the first reply was no envelope) is spent too."""
+    replies = iter(
+        [
+            Reply(text="not an envelope", input_tokens=40, output_tokens=20),
+            Reply(
+                text=json.dumps({"state_patch": {}, "action": "ok"}),
+                input_tokens=40,
+                output_tokens=20,
+            ),
+        ]
+    )
+    settings = {"mode": "paper"}
+    async with (
+        ScriptedUpstream(lambda _: next(replies)) as up,
+        gateway_for(up.url, settings=settings) as gw,
+    ):
+        rig = Budgeted(gw, up)
+        text, key = await rig.make(budget_usd=5.0)
+        status, _, _ = await rig.post(CHAT, chat(), bearer(text))
+        assert status == 200 and len(up.requests) == 2
+        tally = await rig.tally(key)
+    assert tally == Tally(pytest.approx(2 * (40 * 2.0 + 20 * 8.0) / 1e6), 0.0)

@@ -520,7 +520,7 @@ class Call:
         finally:
             if self._timing is not None:
                 self._timing.leave(time.perf_counter())
-            if forward.exchange is None and forward.charge is not None:
+            if self._hold is not None and forward.exchange is None:
                 budgets.settle(forward)  # nothing counts its usage: it held what it cost
         if broke is not None:
             raise broke from error
