@@ -31,9 +31,9 @@ import datetime
 import logging
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from skillstate.conversation import ErrorKind
 from skillstate.economics.allowance import Pricer, period_of, resets_at
@@ -63,9 +63,9 @@ class Budgets:
     clock: Callable[[], float] = time.time
     _pending: set[asyncio.Task[None]] = field(default_factory=set)
 
-    def later(self, work: asyncio.Future[None] | asyncio.Task[None] | object) -> None:
-        """Run ``work`` (a coroutine) off the request path, kept until done."""
-        task: asyncio.Task[None] = asyncio.ensure_future(work)  # type: ignore[arg-type]
+    def later(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` off the request path, kept until done."""
+        task = asyncio.ensure_future(work)
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
 
