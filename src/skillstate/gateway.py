@@ -19,6 +19,7 @@ from typing import Any
 
 from skillstate.config import Settings
 from skillstate.conversation import Usage, Wire
+from skillstate.economics.allowance import Pricer, fallback_price
 from skillstate.economics.ledger import Ledger, LedgerStore, Recorder
 from skillstate.economics.ledger.postgres_ledger import PostgresLedger
 from skillstate.economics.ledger.recorder import Pricing
@@ -30,6 +31,7 @@ from skillstate.pipeline.lineup import LANES
 from skillstate.pipeline.outputs_lane import OutputsLane
 from skillstate.pipeline.surface import LaneParts
 from skillstate.server.app import build_app
+from skillstate.server.budgets import Budgets
 from skillstate.server.connection import GatewayRunner, HeaderLimits
 from skillstate.server.context import GatewayContext, LaneHeaders
 from skillstate.server.guard import Guard, check_exposure
@@ -45,6 +47,12 @@ from skillstate.state.schema import Bounds, StateSchema
 from skillstate.storage.audit import open_audit
 from skillstate.storage.keys import PostgresKeyStore, SqliteKeyStore
 from skillstate.storage.leases import Leases, LocalLeases, RedisLeases, SqliteLeases
+from skillstate.storage.spend import (
+    MemorySpendStore,
+    PostgresSpendStore,
+    SpendStore,
+    SqliteSpendStore,
+)
 from skillstate.storage.stores import StoreOptions, Stores, open_stores
 from skillstate.support.extras import MissingExtra
 from skillstate.upstream.circuit import CircuitPolicy
@@ -262,6 +270,7 @@ async def running(
     keys = key_ring(stores)
     if keys is not None:
         await keys.start()
+        context.budgets = build_budgets(settings, stores)
     context.keys = keys
     context.lanes = build_lanes(settings, context.engine)
     context.lanes_off = settings.lanes.off
@@ -315,6 +324,8 @@ async def running(
             await circuits.close()
         if keys is not None:
             await keys.close()
+        if context.budgets is not None:
+            await context.budgets.drain()  # the requests' spending settled before stores close
         await context.mcp.close()
         await recorder.close()
         await ledger.close()
@@ -342,6 +353,22 @@ def key_ring(stores: Stores) -> KeyRing | None:
     if stores.database is not None:
         return KeyRing(SqliteKeyStore(stores.database))
     return None
+
+
+def build_budgets(settings: Settings, stores: Stores) -> Budgets:
+    """The keys' spending, kept beside their keys, priced by the catalog with the config's
+    ``[prices]`` and the fallback price for a model it does not list."""
+    catalog = builtin_catalog().merged(settings.prices, source=settings.sources["prices"])
+    fallback = fallback_price(
+        settings.budget_fallback_input_price, settings.budget_fallback_output_price
+    )
+    pricer = Pricer(catalog, fallback, settings.budget_output_tokens)
+    store: SpendStore = MemorySpendStore()
+    if stores.shared is not None:
+        store = PostgresSpendStore(stores.shared)
+    elif stores.database is not None:
+        store = SqliteSpendStore(stores.database)
+    return Budgets(store, pricer)
 
 
 def shared_redis(url: str) -> Any:

@@ -89,3 +89,29 @@ async def test_a_running_gateway_wants_the_key_the_command_made(tmp_path: Path) 
         headers = {"authorization": f"Bearer {out.strip()}"}
         async with http.post(url, json=body, headers=headers) as reply:
             assert reply.status == 200
+
+
+def test_a_keys_budget_is_made_listed_changed_and_audited(tmp_path: Path) -> None:
+    data = ["--data-dir", str(tmp_path / "data")]
+    made = ["create", "--tenant", "alice", "--budget", "5", "--period", "day", "--rpm", "30"]
+    code, _, _ = keys(*made, *data)
+    assert code == 0
+    code, out, _ = keys("list", "--json", *data)
+    (key,) = json.loads(out)
+    assert (key["budget_usd"], key["period"], key["rpm"], key["tpm"]) == (5.0, "day", 30, None)
+    assert "budget $5.00/day  rpm 30" in keys("list", *data)[1]
+    code, out, _ = keys("budget", key["id"], "--budget", "12.5", "--tpm", "9000", *data)
+    assert code == 0 and "budget $12.50/month  tpm 9000" in out
+    (key,) = json.loads(keys("list", "--json", *data)[1])
+    assert (key["budget_usd"], key["period"], key["rpm"], key["tpm"]) == (12.5, "month", None, 9000)
+    done = CliRunner().invoke(cli, ["audit", "--json", *data])
+    entries = json.loads(done.stdout)["audit"]
+    assert [(e["who"], e["action"], e["target"]) for e in entries] == [
+        ("cli", "budget.set", key["id"]),
+        ("cli", "key.create", key["id"]),
+    ]
+    assert entries[0]["detail"]["budget_usd"] == 12.5 and entries[0]["detail"]["user"]
+    assert entries[0]["when"]
+    assert keys("budget", "nothere", "--budget", "1", *data)[0] == 1
+    assert keys("budget", key["id"], "--budget", "-1", *data)[0] == 2
+    assert keys("create", "--tenant", "bob", "--period", "week", *data)[0] == 2

@@ -18,7 +18,7 @@ import click
 
 from skillstate.cli.options import command_flags, load, settings_options
 from skillstate.storage.audit import AuditEntry, AuditStore
-from skillstate.storage.keys import TENANT_RULE, KeyStore, VirtualKey, made
+from skillstate.storage.keys import PERIODS, TENANT_RULE, KeyLimits, KeyStore, VirtualKey, made
 from skillstate.support.urls import shown_url
 
 T = TypeVar("T")
@@ -27,9 +27,33 @@ T = TypeVar("T")
 @click.group("keys", context_settings={"help_option_names": ["-h", "--help"]})
 def keys_command() -> None:
     """Virtual keys, one per person or agent, each naming a tenant: `create` shows a new key
-    once, `list` shows them all (never their text), `revoke` ends one. While any key is
+    once, `list` shows them all (never their text), `revoke` ends one, `budget` changes what
+    one may spend and send. While any key is
     usable, every request wants a key or the gateway's token; a tenant's key may use the
     models' routes only, and its sessions are its own."""
+
+
+def _limit_options(command: Callable[..., None]) -> Callable[..., None]:
+    options = (
+        click.option(
+            "--budget",
+            type=float,
+            metavar="USD",
+            help="What it may spend a period, in USD (priced by the price catalog).",
+        ),
+        click.option(
+            "--period",
+            type=click.Choice(PERIODS),
+            default="month",
+            show_default=True,
+            help="The budget's period: a UTC calendar day or month.",
+        ),
+        click.option("--rpm", type=int, help="Upstream requests it may make a minute."),
+        click.option("--tpm", type=int, help="Tokens (input and output asked) a minute."),
+    )
+    for option in reversed(options):
+        command = option(command)
+    return command
 
 
 @keys_command.command("create")
@@ -37,15 +61,25 @@ def keys_command() -> None:
 @click.option("--admin", is_flag=True, help="The key may use the admin routes too.")
 @click.option("--expires", metavar="DATE", help="When it stops working (ISO 8601, UTC).")
 @click.option("--models", metavar="PATTERN,...", help="The models it may ask for (glob patterns).")
+@_limit_options
 @settings_options
 def create_command(
-    tenant: str, admin: bool, expires: str | None, models: str | None, **params: Any
+    tenant: str,
+    admin: bool,
+    expires: str | None,
+    models: str | None,
+    budget: float | None,
+    period: str,
+    rpm: int | None,
+    tpm: int | None,
+    **params: Any,
 ) -> None:
     """Make a key and print it, once: the store keeps only its hash."""
     until = _moment(expires) if expires else None
     patterns = [p.strip() for p in (models or "").split(",") if p.strip()]
+    limits = _limits(budget, period, rpm, tpm)
     try:
-        text, key = made(tenant, admin=admin, expires=until, models=patterns)
+        text, key = made(tenant, admin=admin, expires=until, models=patterns, limits=limits)
     except ValueError as error:
         raise click.BadParameter(str(error), param_hint="--tenant") from None
     _run(params, lambda store: store.add(key), ("key.create", key))
@@ -84,6 +118,40 @@ def revoke_command(key_id: str, **params: Any) -> None:
     click.echo(f"key {key.id} of tenant {key.tenant}: revoked")
 
 
+@keys_command.command("budget")
+@click.argument("key_id")
+@_limit_options
+@settings_options
+def budget_command(
+    key_id: str, budget: float | None, period: str, rpm: int | None, tpm: int | None, **params: Any
+) -> None:
+    """Set what the key whose id is KEY_ID may spend and send, replacing its limits (an option
+    left out: none)."""
+    limits = _limits(budget, period, rpm, tpm)
+    key: VirtualKey | None = _run(params, lambda store: store.limit(key_id, limits), "budget.set")
+    if key is None:
+        raise click.ClickException(f"no key has the id {key_id!r} (`skillstate keys list`)")
+    click.echo(f"key {key.id} of tenant {key.tenant}: {_limits_said(key.limits) or 'no limits'}")
+
+
+def _limits(budget: float | None, period: str, rpm: int | None, tpm: int | None) -> KeyLimits:
+    try:
+        return KeyLimits(budget, period, rpm, tpm)
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from None
+
+
+def _limits_said(limits: KeyLimits) -> str:
+    parts = []
+    if limits.budget_usd is not None:
+        parts.append(f"budget ${limits.budget_usd:,.2f}/{limits.period}")
+    if limits.rpm is not None:
+        parts.append(f"rpm {limits.rpm}")
+    if limits.tpm is not None:
+        parts.append(f"tpm {limits.tpm}")
+    return "  ".join(parts)
+
+
 def _line(key: VirtualKey) -> str:
     parts = [key.id, key.tenant, "admin" if key.admin else "tenant", f"made {_day(key.created)}"]
     if key.expires is not None:
@@ -92,6 +160,8 @@ def _line(key: VirtualKey) -> str:
         parts.append(f"revoked {_day(key.revoked)}")
     if key.models:
         parts.append("models " + ",".join(key.models))
+    if key.limits.any:
+        parts.append(_limits_said(key.limits))
     return "  ".join(parts)
 
 
@@ -128,6 +198,8 @@ def _run(
                 action, key = audited if isinstance(audited, tuple) else (audited, done)
                 if isinstance(key, VirtualKey):
                     detail = {"tenant": key.tenant, "admin": key.admin, "user": getpass.getuser()}
+                    if key.limits.any or action == "budget.set":
+                        detail.update(key.limits.as_json())
                     await audit.append([AuditEntry(time.time(), "cli", action, key.id, detail)])
             return done
 

@@ -285,6 +285,13 @@ class Settings(BaseModel):
     shutdown_timeout: StrictFloat = 10.0
     # The ledger (docs/cost.md): rows older than this many days are removed.
     ledger_retention_days: StrictFloat = 30.0
+    # Virtual keys' budgets (SECURITY.md): a model the price catalog does not list counts
+    # against a budget at these prices, USD per million input tokens (cached and written
+    # alike) and output tokens, never as free; a request that sets no output limit of its
+    # own holds this many output tokens of its key's budget while in flight.
+    budget_fallback_input_price: StrictFloat = 15.0
+    budget_fallback_output_price: StrictFloat = 75.0
+    budget_output_tokens: StrictInt = 16_384
     # The archive (docs/archive.md): a span unused (not written, not read) this many days
     # expires; past this many MiB of blob files, the least recently used are evicted.
     archive_ttl_days: StrictFloat = 7.0
@@ -390,10 +397,19 @@ class Settings(BaseModel):
         "shutdown_timeout",
         "ledger_retention_days",
         "archive_ttl_days",
+        "budget_fallback_input_price",
+        "budget_fallback_output_price",
     )
     @classmethod
     def _timeout(cls, seconds: float) -> float:
         return values.check_positive(seconds)
+
+    @field_validator("budget_output_tokens")
+    @classmethod
+    def _budget_output_tokens(cls, tokens: int) -> int:
+        if tokens < 1:
+            raise ValueError("must be 1 or more")
+        return tokens
 
     @field_validator("circuit_failure_rate", "circuit_reroute_rate")
     @classmethod

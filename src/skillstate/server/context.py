@@ -32,6 +32,7 @@ from skillstate.upstream.sqlite_windows import Run, SqliteRateLimit
 Limit = RateLimit | SharedRateLimit | SqliteRateLimit
 
 if TYPE_CHECKING:  # the route's module reads this one's GATEWAY
+    from skillstate.server.budgets import Budgets
     from skillstate.server.mcp_route import McpEndpoint
 
 
@@ -95,6 +96,8 @@ class GatewayContext:
     are then each process's own, or ``machine``'s."""
     keys: KeyRing | None = None
     """The virtual keys requests are checked against (None: none, the token's rules alone)."""
+    budgets: Budgets | None = None
+    """The keys' spending and prices (``server.budgets``); None: no key's budget is held."""
     machine: Run | None = None
     """Without Redis, the SQLite file the processes of this machine share (``workers`` > 1):
     rate limits are kept there (``upstream.sqlite_windows``)."""
@@ -119,14 +122,21 @@ class GatewayContext:
         are several."""
         if upstream.rpm is None and upstream.tpm is None:
             return None
-        found = self.limits.get(upstream.name)
+        return self.window(upstream.name, upstream.rpm, upstream.tpm, kept=upstream.name)
+
+    def window(self, name: str, rpm: int | None, tpm: int | None, *, kept: str = "") -> Limit:
+        """The rate limit ``name`` of ``rpm`` and ``tpm`` (made on first use, kept under
+        ``kept``: by default the name and the figures, so that new figures start a new
+        window), of the kind ``limit`` says."""
+        kept = kept or f"{name}/{rpm}/{tpm}"
+        found = self.limits.get(kept)
         if found is None:
-            found = RateLimit(time.monotonic, rpm=upstream.rpm, tpm=upstream.tpm)
+            found = RateLimit(time.monotonic, rpm=rpm, tpm=tpm)
             if self.redis is not None:
-                found = SharedRateLimit(self.redis, upstream.name, found)
+                found = SharedRateLimit(self.redis, name, found)
             elif self.machine is not None:
-                found = SqliteRateLimit(self.machine, upstream.name, found)
-            self.limits[upstream.name] = found
+                found = SqliteRateLimit(self.machine, name, found)
+            self.limits[kept] = found
         return found
 
 

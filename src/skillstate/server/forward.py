@@ -41,6 +41,7 @@ from skillstate.protocols.diagnosis import one_token_json_form
 from skillstate.protocols.headers import response_headers, upstream_headers
 from skillstate.protocols.logins import Login
 from skillstate.protocols.profiles import refused_as_invalid
+from skillstate.server import budgets
 from skillstate.server.client_stream import ClientGone
 from skillstate.server.context import GatewayContext
 from skillstate.server.exchanges import notify
@@ -107,6 +108,8 @@ class Forward:
     """The client's login (``protocols.logins``): a subscription's token goes upstream as it
     came, never replaced by a key the gateway holds (that key is for requests without a
     login of their own)."""
+    charge: budgets.Charge | None = None
+    """What the request's calls hold of its key's budget (``server.budgets``)."""
     _started: float | None = None
     """When the request's first try began: the retry deadline counts from it."""
     _ended: bool = False
@@ -460,6 +463,8 @@ class Forward:
         if self.exchange is not None and not self._reported:
             self._reported = True
             notify(self.gateway, self.exchange)
+            if self.charge is not None:
+                budgets.settle(self)
 
 
 class Call:
@@ -468,16 +473,20 @@ class Call:
     a verdict is none; a reply that broke while read, failed) and the upstream's time ended.
     A read of the reply that fails with aiohttp's error leaves as ``UpstreamFailure``."""
 
-    __slots__ = ("_forward", "_outbound", "_reply", "_timing")
+    __slots__ = ("_forward", "_hold", "_outbound", "_reply", "_timing")
 
     def __init__(self, forward: Forward, outbound: Outbound) -> None:
         self._forward = forward
         self._outbound = outbound
         self._reply: Reply | None = None
         self._timing: Timing | None = None
+        self._hold: budgets.Hold | None = None
 
     async def __aenter__(self) -> Reply:
         forward = self._forward
+        keys = forward.gateway.keys
+        if keys is not None and keys.ever_active and not self._outbound.probe:
+            self._hold = await budgets.reserve(forward, self._outbound)
         timing = self._timing = forward.http.get(TIMING)
         if timing is not None:
             timing.enter(time.perf_counter())
@@ -486,6 +495,8 @@ class Call:
         except BaseException:
             if timing is not None:
                 timing.leave(time.perf_counter())
+            if self._hold is not None:
+                budgets.release(forward, self._hold)
             raise
         return reply
 
@@ -509,6 +520,8 @@ class Call:
         finally:
             if self._timing is not None:
                 self._timing.leave(time.perf_counter())
+            if self._hold is not None and forward.exchange is None:
+                budgets.settle(forward)  # nothing counts its usage: it held what it cost
         if broke is not None:
             raise broke from error
 

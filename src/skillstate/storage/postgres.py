@@ -101,6 +101,21 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             admin BOOLEAN NOT NULL, expires DOUBLE PRECISION, revoked DOUBLE PRECISION,
             models TEXT NOT NULL)""",
     ),
+    (
+        # The keys' limits (``storage.keys.KeyLimits``) and what each key spent and holds
+        # (``storage.spend``).
+        "ALTER TABLE skillstate_keys ADD COLUMN budget_usd DOUBLE PRECISION",
+        "ALTER TABLE skillstate_keys ADD COLUMN period TEXT NOT NULL DEFAULT 'month'",
+        "ALTER TABLE skillstate_keys ADD COLUMN rpm BIGINT",
+        "ALTER TABLE skillstate_keys ADD COLUMN tpm BIGINT",
+        """CREATE TABLE skillstate_budget_spent (
+            key_id TEXT NOT NULL, period TEXT NOT NULL, spent DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (key_id, period))""",
+        """CREATE TABLE skillstate_budget_holds (
+            id TEXT PRIMARY KEY, key_id TEXT NOT NULL, period TEXT NOT NULL,
+            amount DOUBLE PRECISION NOT NULL, expires DOUBLE PRECISION NOT NULL)""",
+        "CREATE INDEX skillstate_budget_holds_key ON skillstate_budget_holds (key_id, period)",
+    ),
 )
 """Each schema version's statements, in order: version N is ``MIGRATIONS[N - 1]``. A version
 once released is never edited: a change to a table is a version of its own."""
@@ -460,5 +475,7 @@ def table_names() -> Sequence[str]:
         "skillstate_ledger",
         "skillstate_audit",
         "skillstate_keys",
+        "skillstate_budget_spent",
+        "skillstate_budget_holds",
         "skillstate_schema",
     )

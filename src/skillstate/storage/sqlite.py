@@ -79,7 +79,23 @@ _KEYS = (
 )
 """The virtual keys (``storage.keys``)."""
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_TABLES, _AUDIT, _KEYS)
+_BUDGETS = (
+    "ALTER TABLE virtual_keys ADD COLUMN budget_usd REAL",
+    "ALTER TABLE virtual_keys ADD COLUMN period TEXT NOT NULL DEFAULT 'month'",
+    "ALTER TABLE virtual_keys ADD COLUMN rpm INTEGER",
+    "ALTER TABLE virtual_keys ADD COLUMN tpm INTEGER",
+    """CREATE TABLE budget_spent (
+        key_id TEXT NOT NULL, period TEXT NOT NULL, spent REAL NOT NULL,
+        PRIMARY KEY (key_id, period))""",
+    """CREATE TABLE budget_holds (
+        id TEXT PRIMARY KEY, key_id TEXT NOT NULL, period TEXT NOT NULL,
+        amount REAL NOT NULL, expires REAL NOT NULL)""",
+    "CREATE INDEX budget_holds_key ON budget_holds (key_id, period)",
+)
+"""The keys' limits (``storage.keys.KeyLimits``) and what each key spent and holds
+(``storage.spend``)."""
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_TABLES, _AUDIT, _KEYS, _BUDGETS)
 """Each schema version's statements, in order: version N is ``MIGRATIONS[N - 1]``, applied
 when the file's ``user_version`` is below N, in the transaction that sets it. Version 1 makes
 its tables only where missing, so a file of a gateway from before the versions comes up too;
