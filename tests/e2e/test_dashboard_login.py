@@ -12,10 +12,9 @@ import aiohttp
 import pytest
 from dashboard_support import WAIT_MS, chromium_browser
 
-from skillstate.server.keyring import KeyRing
-from skillstate.storage.keys import SqliteKeyStore, made
 from skillstate.testing import Reply, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
+from skillstate.testing.keys import GatewayKeys, bearer
 
 pytestmark = pytest.mark.browser
 TOKEN = "a-long-gateway-token-0123456789"
@@ -58,17 +57,13 @@ async def test_a_tenants_key_opens_a_dashboard_of_its_own_sessions() -> None:
         gateway_for(up.url, settings={"mode": "paper"}) as gateway,
         chromium_browser() as browser,
     ):
-        assert gateway.context.stores is not None and gateway.context.stores.database
-        store = SqliteKeyStore(gateway.context.stores.database)
+        made = GatewayKeys(gateway)
         keys = {}
         for tenant in ("alice", "bob", "ops"):
-            keys[tenant], key = made(tenant, admin=tenant == "ops")
-            await store.add(key)
-        gateway.context.keys = KeyRing(store, ttl=0.0)
-        await gateway.context.keys.refresh()
+            keys[tenant], _ = await made.make(tenant, admin=tenant == "ops")
         async with aiohttp.ClientSession() as http:
             for tenant in ("alice", "bob"):
-                headers = {"authorization": f"Bearer {keys[tenant]}", "x-skillstate-session": "s1"}
+                headers = {**bearer(keys[tenant]), "x-skillstate-session": "s1"}
                 body = {"model": "gpt-4.1", "messages": [{"role": "user", "content": "go"}]}
                 url = gateway.url + "/v1/chat/completions"
                 async with http.post(url, json=body, headers=headers) as reply:

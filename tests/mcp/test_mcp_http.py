@@ -5,37 +5,16 @@ guard (a token set: none without it)."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx2
 import mcp_types as types
 from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 
 from skillstate.testing.gateway import gateway_for
+from skillstate.testing.mcp_client import connected, text_of
 
 LOG = "\n".join(f"[{n:05d}] INFO step {n} ok" for n in range(2_000)) + "\nZEBRA-42 found\n"
-
-
-@asynccontextmanager
-async def connected(
-    url: str, headers: dict[str, str] | None = None
-) -> AsyncIterator[ClientSession]:
-    async with (
-        httpx2.AsyncClient(headers=headers or {}, timeout=30) as http,
-        streamable_http_client(url, http_client=http) as streams,
-        ClientSession(streams[0], streams[1]) as session,
-    ):
-        await session.initialize()
-        yield session
-
-
-def text_of(result: types.CallToolResult) -> str:
-    item = result.content[0]
-    assert isinstance(item, types.TextContent)
-    return item.text
 
 
 async def call(client: ClientSession, name: str, **arguments: Any) -> types.CallToolResult:

@@ -17,11 +17,11 @@ from multidict import CIMultiDict
 
 from skillstate.economics.allowance import period_of
 from skillstate.server.budgets import Budgets
-from skillstate.server.keyring import KeyRing
-from skillstate.storage.keys import KeyLimits, SqliteKeyStore, VirtualKey, made
+from skillstate.storage.keys import KeyLimits, VirtualKey
 from skillstate.storage.spend import Hold, Tally
 from skillstate.testing import RecordedRequest, Reply, ScriptedUpstream
 from skillstate.testing.gateway import RunningGateway, gateway_for
+from skillstate.testing.keys import GatewayKeys
 
 CHAT = "/v1/chat/completions"
 RESPONSES = "/v1/responses"
@@ -35,18 +35,12 @@ class Budgeted:
 
     def __init__(self, gateway: RunningGateway, up: ScriptedUpstream) -> None:
         self.gateway, self.up = gateway, up
-        assert gateway.context.stores is not None and gateway.context.stores.database
-        self.store = SqliteKeyStore(gateway.context.stores.database)
-        self.ring = KeyRing(self.store, ttl=0.0)
-        gateway.context.keys = self.ring
+        self.keys = GatewayKeys(gateway)
         assert gateway.context.budgets is not None
         self.budgets: Budgets = gateway.context.budgets
 
     async def make(self, **limits: object) -> tuple[str, VirtualKey]:
-        text, key = made("alice", limits=KeyLimits(**limits))  # type: ignore[arg-type]
-        await self.store.add(key)
-        await self.ring.refresh()
-        return text, key
+        return await self.keys.make("alice", limits=KeyLimits(**limits))  # type: ignore[arg-type]
 
     async def post(
         self, path: str, body: object, headers: dict[str, str]

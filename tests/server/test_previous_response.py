@@ -174,20 +174,14 @@ async def test_a_continuation_through_a_hybrid_session_with_tools(
 async def test_a_tenant_continues_only_its_own_responses(stream: bool) -> None:
     """Another tenant's response id is unknown to a tenant (the Responses API's not-found), and
     nothing of that conversation goes upstream; its own continues, as an admin's may any."""
-    from skillstate.server.keyring import KeyRing
-    from skillstate.storage.keys import SqliteKeyStore, made
+    from skillstate.testing.keys import GatewayKeys, bearer
 
     script = Script([Reply(text="Hello Ada"), Reply(text="Ada"), Reply(text="Ada again")])
     async with ScriptedUpstream(script) as up, gateway_for(up.url, wire="openai-chat") as gw:
-        assert gw.context.stores is not None and gw.context.stores.database
-        store = SqliteKeyStore(gw.context.stores.database)
+        made = GatewayKeys(gw)
         keys = {}
         for tenant, admin in (("alice", False), ("bob", False), ("ops", True)):
-            text, key = made(tenant, admin=admin)
-            await store.add(key)
-            keys[tenant] = {"authorization": f"Bearer {text}"}
-        gw.context.keys = KeyRing(store, ttl=0.0)
-        await gw.context.keys.refresh()
+            keys[tenant] = bearer((await made.make(tenant, admin=admin))[0])
         base = {"model": "test-model", "stream": stream}
         status, first = await _respond(gw.url, {**base, "input": "My name is Ada."}, keys["alice"])
         assert status == 200, first

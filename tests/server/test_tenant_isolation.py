@@ -17,26 +17,22 @@ import asyncio
 import json
 import re
 import threading
-from collections.abc import AsyncIterator, Coroutine, Iterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import Coroutine, Iterator
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import aiohttp
-import httpx2
-import mcp_types as types
 import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 
 from skillstate.cli.main import cli
-from skillstate.server.keyring import KeyRing
-from skillstate.storage.keys import SqliteKeyStore, made
 from skillstate.testing import RecordedRequest, Reply, ScriptedUpstream
 from skillstate.testing.gateway import RunningGateway, gateway_for
+from skillstate.testing.keys import GatewayKeys, bearer
+from skillstate.testing.mcp_client import connected, text_of
 
 TENANTS = ("alpha", "bravo", "charlie")
 ADMIN = "admin"
@@ -77,16 +73,10 @@ class World:
 async def _build(stack: AsyncExitStack, loop: asyncio.AbstractEventLoop) -> World:
     up = await stack.enter_async_context(ScriptedUpstream(noting))
     gateway = await stack.enter_async_context(gateway_for(up.url, settings={"mode": "paper"}))
-    assert gateway.context.stores is not None and gateway.context.stores.database
-    store = SqliteKeyStore(gateway.context.stores.database)
+    keys = GatewayKeys(gateway)
     world = World(loop, gateway)
     for owner in OWNERS:
-        text, key = made(owner, admin=owner == ADMIN)
-        await store.add(key)
-        world.keys[owner] = text
-    ring = KeyRing(store, ttl=0.0)
-    await ring.refresh()
-    gateway.context.keys = ring
+        world.keys[owner], _ = await keys.make(owner, admin=owner == ADMIN)
     async with aiohttp.ClientSession() as http:
         for owner, sessions in SESSIONS.items():
             for session in sessions:
@@ -94,8 +84,7 @@ async def _build(stack: AsyncExitStack, loop: asyncio.AbstractEventLoop) -> Worl
                     "model": "gpt-4.1",
                     "messages": [{"role": "user", "content": f"Note MARK-{owner}-{session}."}],
                 }
-                headers = {"authorization": f"Bearer {world.keys[owner]}"}
-                headers["x-skillstate-session"] = session
+                headers = {**bearer(world.keys[owner]), "x-skillstate-session": session}
                 async with http.post(
                     f"{gateway.url}/v1/chat/completions", json=body, headers=headers
                 ) as r:
@@ -107,23 +96,9 @@ async def _build(stack: AsyncExitStack, loop: asyncio.AbstractEventLoop) -> Worl
     return world
 
 
-@asynccontextmanager
-async def _mcp(world: World, caller: str) -> AsyncIterator[ClientSession]:
-    """The SDK's client at /mcp, with ``caller``'s key."""
-    headers = {"authorization": f"Bearer {world.keys[caller]}"}
-    async with (
-        httpx2.AsyncClient(headers=headers, timeout=30) as http,
-        streamable_http_client(world.url + "/mcp", http_client=http) as streams,
-        ClientSession(streams[0], streams[1]) as session,
-    ):
-        await session.initialize()
-        yield session
-
-
-def text_of(result: types.CallToolResult) -> str:
-    item = result.content[0]
-    assert isinstance(item, types.TextContent)
-    return item.text
+def _mcp(world: World, caller: str) -> Any:
+    """The SDK's MCP client at /mcp, with ``caller``'s key."""
+    return connected(world.url + "/mcp", bearer(world.keys[caller]))
 
 
 @pytest.fixture(scope="module")
@@ -198,7 +173,7 @@ def leaks(case: Case, text: str) -> list[str]:
 
 
 async def _http(world: World, case: Case, method: str, path: str, **query: str) -> tuple[int, str]:
-    headers = {"authorization": f"Bearer {world.keys[case.caller]}"}
+    headers = bearer(world.keys[case.caller])
     async with (
         aiohttp.ClientSession() as http,
         http.request(method, world.url + path, params=query, headers=headers) as reply,

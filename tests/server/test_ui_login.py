@@ -112,18 +112,13 @@ async def test_a_key_becomes_a_cookie_that_reads_as_its_caller_until_revoked() -
     """On a gateway with virtual keys and no token: a tenant's key typed into the form gives a
     cookie admitting the dashboard's reads as that tenant (its own sessions), never a change
     or a model's route; revoking the key ends the login."""
-    from skillstate.server.keyring import KeyRing
-    from skillstate.storage.keys import SqliteKeyStore, made
+    from skillstate.storage.keys import made
+    from skillstate.testing.keys import GatewayKeys
 
     async with ScriptedUpstream() as up, gateway_for(up.url) as gateway, browser() as http:
-        assert gateway.context.stores is not None and gateway.context.stores.database
-        store = SqliteKeyStore(gateway.context.stores.database)
-        text, key = made("alice")
-        await store.add(key)
-        other, _ = made("bob")
-        ring = KeyRing(store, ttl=0.0)
-        gateway.context.keys = ring
-        await ring.refresh()
+        keys = GatewayKeys(gateway)
+        text, key = await keys.make("alice")
+        other, _ = made("bob")  # never stored
         login = gateway.url + "/ui/login"
         async with http.get(gateway.url + "/ui", allow_redirects=False) as reply:
             assert reply.status == 303 and reply.headers["location"] == "/ui/login"
@@ -142,6 +137,6 @@ async def test_a_key_becomes_a_cookie_that_reads_as_its_caller_until_revoked() -
             assert reply.status == 401
         async with http.post(gateway.url + "/state/collapse", params={"session": "s"}) as reply:
             assert reply.status == 401
-        await store.revoke(key.id, time.time())
+        await keys.store.revoke(key.id, time.time())
         async with http.get(gateway.url + "/cost") as reply:
             assert reply.status == 401

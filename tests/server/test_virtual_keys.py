@@ -15,10 +15,9 @@ from collections.abc import AsyncIterator
 import aiohttp
 import pytest
 
-from skillstate.server.keyring import KeyRing
-from skillstate.storage.keys import SqliteKeyStore, VirtualKey, made
 from skillstate.testing import RecordedRequest, Reply, ScriptedUpstream
 from skillstate.testing.gateway import RunningGateway, gateway_for
+from skillstate.testing.keys import GatewayKeys
 
 CHAT = "/v1/chat/completions"
 MESSAGES = "/v1/messages"
@@ -37,21 +36,12 @@ def chat(model: str = "gpt-4.1", step: int = 0) -> dict[str, object]:
     return {"model": model, "messages": [{"role": "user", "content": f"Do step {step}."}]}
 
 
-class Keyed:
+class Keyed(GatewayKeys):
     """A gateway and its upstream, with the keys' store at hand and lookups never cached."""
 
     def __init__(self, gateway: RunningGateway, up: ScriptedUpstream) -> None:
+        super().__init__(gateway)
         self.gateway, self.up = gateway, up
-        assert gateway.context.stores is not None and gateway.context.stores.database
-        self.store = SqliteKeyStore(gateway.context.stores.database)
-        self.ring = KeyRing(self.store, ttl=0.0)
-        gateway.context.keys = self.ring
-
-    async def make(self, tenant: str, **given: object) -> tuple[str, VirtualKey]:
-        text, key = made(tenant, **given)  # type: ignore[arg-type]
-        await self.store.add(key)
-        await self.ring.refresh()
-        return text, key
 
     async def post(self, path: str, body: object, headers: dict[str, str]) -> tuple[int, str]:
         async with (
