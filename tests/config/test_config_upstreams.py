@@ -297,3 +297,37 @@ def test_profile_values_are_checked_and_named(tmp_path: Path) -> None:
         "upstream_profile='vllm' from command line --upstream-profile: "
         "must be 'auto', 'openai' or 'compatible'"
     )
+
+
+def test_a_tenants_provider_keys_come_from_the_variables_it_names(tmp_path: Path) -> None:
+    environ = {"ALICE_KEY": "sk-alice-0123456789", "ALICE_ANTHROPIC": "sk-ant-alice-0123456"}
+    entries = "alice=ALICE_KEY,alice@anthropic=ALICE_ANTHROPIC"
+    settings = load_settings(
+        config_path=config_file(tmp_path, TABLES),
+        environ={**environ, "OPENAI_KEY": KEY, "SKILLSTATE_TENANT_API_KEYS": entries},
+    )
+    assert settings.tenant_key("alice", "openai") == "sk-alice-0123456789"
+    assert settings.tenant_key("alice", "anthropic") == "sk-ant-alice-0123456"
+    assert settings.tenant_key("bob", "openai") is None
+    assert "sk-alice" not in settings.model_dump_json()  # the names are settings, not the keys
+
+
+@pytest.mark.parametrize(
+    ("entry", "said"),
+    [
+        ("alice", "is not TENANT=VAR"),
+        ("Alice=ALICE_KEY", "is not TENANT=VAR"),
+        ("alice@=ALICE_KEY", "is not TENANT=VAR"),
+        ("alice=UNSET_VAR", "environment variable UNSET_VAR is not set"),
+        ("alice@nowhere=ALICE_KEY", "no upstream is named 'nowhere'"),
+    ],
+)
+def test_a_tenants_provider_key_that_cannot_be_read_is_a_clear_error(
+    tmp_path: Path, entry: str, said: str
+) -> None:
+    environ = {"ALICE_KEY": "sk-alice-0123456789", "OPENAI_KEY": KEY}
+    found = problems(
+        config_path=config_file(tmp_path, TABLES),
+        environ={**environ, "SKILLSTATE_TENANT_API_KEYS": entry},
+    )
+    assert any(said in problem for problem in found), found

@@ -176,3 +176,27 @@ async def test_the_token_still_opens_everything() -> None:
         assert (await keyed.post(CHAT, chat(), both))[0] == 200  # the token's request
         for sent in up.requests:  # a key sent beside the token went no further either
             assert text not in json.dumps(dict(sent.headers))
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+async def test_a_tenant_with_a_provider_key_of_its_own_goes_upstream_with_it(
+    stream: bool,
+) -> None:
+    """``tenant_api_keys``: alice's requests carry her provider key, bob's the gateway's, and
+    neither carries the virtual key."""
+    environ = {
+        "SKILLSTATE_API_KEY": PROVIDER_KEY,
+        "ALICE_PROVIDER_KEY": "sk-alices-own-provider-key",
+        "SKILLSTATE_TENANT_API_KEYS": "alice=ALICE_PROVIDER_KEY",
+    }
+    async with (
+        ScriptedUpstream(noting) as up,
+        gateway_for(up.url, settings={"mode": "paper"}, environ=environ) as gw,
+    ):
+        keys = Keyed(gw, up)
+        for tenant in ("alice", "bob"):
+            text, _ = await keys.make(tenant)
+            body = {**chat(), "stream": stream}
+            assert (await keys.post(CHAT, body, {"authorization": f"Bearer {text}"}))[0] == 200
+        sent = [request.headers.get("authorization") for request in up.requests]
+    assert sent == ["Bearer sk-alices-own-provider-key", f"Bearer {PROVIDER_KEY}"]

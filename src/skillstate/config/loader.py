@@ -73,7 +73,36 @@ def load_settings(
         merged["upstreams"] = _with_keys(upstreams, env, reading)
     if reading.problems:
         raise ConfigError(reading.problems)
-    return _validate(merged, default_data_dir(env))
+    settings = _validate(merged, default_data_dir(env))
+    if settings.tenant_api_keys:
+        settings._tenant_keys = _tenant_keys(settings, merged["tenant_api_keys"].source, env)
+    return settings
+
+
+def _tenant_keys(
+    settings: Settings, source: str, environ: Mapping[str, str]
+) -> dict[tuple[str, str | None], str]:
+    """Each tenant's provider key (``tenant_api_keys``), read from the variable it names."""
+    problems: list[str] = []
+    keys: dict[tuple[str, str | None], str] = {}
+    upstreams = {upstream.name for upstream in settings.resolved_upstreams()}
+    for entry in settings.tenant_api_keys:
+        tenant, upstream, name = values.tenant_key_entry(entry)
+        key = environ.get(name)
+        try:
+            values.check_api_key(key or "")
+        except ValueError as exc:
+            reason = f"environment variable {name} " + ("is not set" if key is None else str(exc))
+            problems.append(value_problem("tenant_api_keys", entry, source, reason))
+            continue
+        if upstream is not None and upstream not in upstreams:
+            known = ", ".join(sorted(upstreams)) or "none"
+            reason = f"no upstream is named {upstream!r} (upstreams: {known})"
+            problems.append(value_problem("tenant_api_keys", entry, source, reason))
+        keys[(tenant, upstream)] = key or ""
+    if problems:
+        raise ConfigError(problems)
+    return keys
 
 
 def _lay(merged: Layer, layer: Layer) -> None:

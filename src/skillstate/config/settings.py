@@ -292,6 +292,10 @@ class Settings(BaseModel):
     budget_fallback_input_price: StrictFloat = 15.0
     budget_fallback_output_price: StrictFloat = 75.0
     budget_output_tokens: StrictInt = 16_384
+    # A tenant's own provider keys (SECURITY.md): TENANT=VAR or TENANT@UPSTREAM=VAR, each the
+    # environment variable holding the key its virtual keys' requests go upstream with (to
+    # every upstream, or to the one named) instead of the gateway's.
+    tenant_api_keys: tuple[str, ...] = ()
     # The archive (docs/archive.md): a span unused (not written, not read) this many days
     # expires; past this many MiB of blob files, the least recently used are evicted.
     archive_ttl_days: StrictFloat = 7.0
@@ -310,6 +314,7 @@ class Settings(BaseModel):
     workers: StrictInt = 1
 
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)
+    _tenant_keys: dict[tuple[str, str | None], str] = PrivateAttr(default_factory=dict)
 
     @field_validator("host")
     @classmethod
@@ -424,6 +429,19 @@ class Settings(BaseModel):
         if token is not None:
             values.check_token(token.get_secret_value())
         return token
+
+    @field_validator("tenant_api_keys")
+    @classmethod
+    def _tenant_api_keys(cls, entries: tuple[str, ...]) -> tuple[str, ...]:
+        for entry in entries:
+            values.tenant_key_entry(entry)
+        return entries
+
+    def tenant_key(self, tenant: str, upstream: str) -> str | None:
+        """The provider key ``tenant``'s requests go to ``upstream`` with (``tenant_api_keys``,
+        read from the environment when the settings loaded), or None: the gateway's."""
+        keys = self._tenant_keys
+        return keys.get((tenant, upstream)) or keys.get((tenant, None)) if keys else None
 
     @field_validator("allowed_hosts")
     @classmethod

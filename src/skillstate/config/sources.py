@@ -261,6 +261,7 @@ TEXT_PARSERS: dict[str, Callable[[str], object]] = {
     "budget_fallback_input_price": parse_float,
     "budget_fallback_output_price": parse_float,
     "budget_output_tokens": parse_int,
+    "tenant_api_keys": parse_list,
     "header_timeout": parse_float,
     "body_timeout": parse_float,
     "max_connections": parse_int,

@@ -77,6 +77,7 @@ NOTES: dict[str, str] = {
     "budget_fallback_input_price": "USD a million input tokens of an unpriced model (budgets).",
     "budget_fallback_output_price": "USD a million output tokens of an unpriced model (budgets).",
     "budget_output_tokens": "Output tokens a key's budget holds for a request that sets no limit.",
+    "tenant_api_keys": "TENANT[@UPSTREAM]=VAR: a tenant's own provider key, from the variable.",
     "auth_token": "The gateway's own token: set SKILLSTATE_AUTH_TOKEN, never here.",
     "allowed_hosts": "Host names served besides loopback and the bound address (*: any).",
     "allowed_origins": "Browser origins served besides the gateway's own (*: any).",

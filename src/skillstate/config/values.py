@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from skillstate.state.schema import RESERVED_KEYS, SchemaError, StateSchema
+from skillstate.storage.keys import TENANT_RULE, valid_tenant
 from skillstate.support import jsonio
 from skillstate.support.urls import shown_url
 
@@ -215,6 +216,18 @@ def check_token(token: str) -> str:
             "(`python -c 'import secrets; print(secrets.token_urlsafe(32))'` makes one)"
         )
     return token
+
+
+def tenant_key_entry(entry: str) -> tuple[str, str | None, str]:
+    """``TENANT=VAR`` or ``TENANT@UPSTREAM=VAR`` (``tenant_api_keys``) as (tenant, upstream or
+    None, variable); ``ValueError`` saying what is wrong."""
+    named, equals, variable = entry.partition("=")
+    tenant, at, upstream = named.strip().partition("@")
+    if not equals or not valid_tenant(tenant) or (at and not upstream):
+        raise ValueError(
+            f"{entry!r} is not TENANT=VAR or TENANT@UPSTREAM=VAR (a tenant is {TENANT_RULE})"
+        )
+    return tenant, upstream or None, check_env_name(variable.strip())
 
 
 def check_allowed_hosts(hosts: tuple[str, ...]) -> tuple[str, ...]:

@@ -53,6 +53,7 @@ from skillstate.server.replies import (
     not_retried,
     streamed_reply,
 )
+from skillstate.server.tenancy import provider_key
 from skillstate.server.timing import TIMING, Timing
 from skillstate.support import jsonio
 from skillstate.upstream.circuit import Outcome, State
@@ -342,7 +343,7 @@ class Forward:
             self.http.headers if self.client_headers is None else self.client_headers,
             client_wire=self.client_wire,
             upstream_wire=self.wire,
-            api_key=None if self.login.subscription else self.upstream.api_key,
+            api_key=None if self.login.subscription else self._provider_key(),
             extra=self.upstream.headers,
         )
         client = self.gateway.client
@@ -350,6 +351,11 @@ class Forward:
             headers.pop("content-type", None)
             return await client.get(url, headers, timeout=outbound.timeout)
         return await client.post(url, outbound.body, headers, first_byte_s)
+
+    def _provider_key(self) -> str | None:
+        """The tenant's own key for this upstream, else the gateway's (None: the client's)."""
+        key = provider_key(self.http, self.gateway, self.upstream.name)
+        return key or self.upstream.api_key
 
     async def _wait(self, delay: float, why: str) -> None:
         log.info("upstream %r: %s; trying again in %.2fs", self.upstream.name, why, delay)
