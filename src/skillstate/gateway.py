@@ -45,7 +45,7 @@ from skillstate.state.schema import Bounds, StateSchema
 from skillstate.storage.audit import open_audit
 from skillstate.storage.keys import PostgresKeyStore, SqliteKeyStore
 from skillstate.storage.leases import Leases, LocalLeases, RedisLeases, SqliteLeases
-from skillstate.storage.stores import StoreOptions, Stores, open_stores
+from skillstate.storage.stores import Stores, open_stores
 from skillstate.support.extras import MissingExtra
 from skillstate.upstream.circuit import CircuitPolicy
 from skillstate.upstream.client import UpstreamClient
@@ -249,7 +249,7 @@ async def running(
     check_lanes(settings)  # before any store is opened
     context = build_context(settings)
     redis = shared_redis(settings.redis)  # a missing extra is said before anything opens
-    options = StoreOptions.of_archive(settings.archive_ttl_days, settings.archive_max_mb)
+    options = settings.store_options()
     stores = await open_stores(Path(settings.data_dir), options=options, url=settings.store)
     if stores.degraded:
         log.warning("state kept in memory only: %s", stores.degraded)
