@@ -40,7 +40,8 @@ COMMANDS = {
     "keys": Lazy(
         "skillstate.cli.keys:keys_command",
         "Virtual keys, one per person or agent, each naming a tenant: `create` shows a new key "
-        "once, `list` shows them all (never their text), `revoke` ends one.",
+        "once, `list` shows them all (never their text), `revoke` ends one; `data-key` and "
+        "`rotate-data` look after the key that seals data at rest.",
     ),
     "db": Lazy(
         "skillstate.cli.db:db_command",

@@ -27,9 +27,10 @@ import binascii
 import hashlib
 import os
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 __all__ = ["KEY_BYTES", "MAGIC", "SealError", "Sealer", "identity", "key_id", "opened"]
 
@@ -65,6 +66,9 @@ class Sealer:
     """AES-GCM over a key ring: ``keys[0]`` seals, any of ``keys`` opens."""
 
     def __init__(self, keys: Sequence[bytes]) -> None:
+        # Imported here: the stores import this module, and most runs seal nothing.
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
         if not keys:
             raise ValueError("a sealer needs at least one data key")
         self._ciphers: dict[bytes, AESGCM] = {}
@@ -103,6 +107,8 @@ class Sealer:
                 f"a record is sealed under data key {header[len(MAGIC) :].hex()}, which is not"
                 f" among the keys given ({', '.join(self.key_ids)})"
             )
+        from cryptography.exceptions import InvalidTag
+
         nonce = data[_HEADER_BYTES : _HEADER_BYTES + _NONCE_BYTES]
         try:
             return cipher.decrypt(nonce, data[_HEADER_BYTES + _NONCE_BYTES :], header + record)
