@@ -112,3 +112,12 @@ def test_rotate_data_on_postgresql(postgres_url: str, tmp_path: Path) -> None:
     assert "0 records sealed again" in out
     code, out, _ = run("audit", "--json", "--store", postgres_url)
     assert [e["action"] for e in json.loads(out)["audit"]] == ["data.rotate"]
+
+
+def test_the_gateway_will_not_start_on_a_key_file_others_may_read(tmp_path: Path) -> None:
+    path = tmp_path / "data.key"
+    run("keys", "data-key", "--file", str(path))
+    os.chmod(path, 0o604)
+    env = {"SKILLSTATE_DATA_KEY_FILE": str(path)}
+    code, _, said = run("--data-dir", str(tmp_path / "data"), env=env)
+    assert code == 1 and "may be read by others (mode 0604)" in said
