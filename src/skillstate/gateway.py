@@ -53,7 +53,7 @@ from skillstate.storage.spend import (
     SpendStore,
     SqliteSpendStore,
 )
-from skillstate.storage.stores import StoreOptions, Stores, open_stores
+from skillstate.storage.stores import Stores, open_stores
 from skillstate.support.extras import MissingExtra
 from skillstate.upstream.circuit import CircuitPolicy
 from skillstate.upstream.client import UpstreamClient
@@ -257,7 +257,7 @@ async def running(
     check_lanes(settings)  # before any store is opened
     context = build_context(settings)
     redis = shared_redis(settings.redis)  # a missing extra is said before anything opens
-    options = StoreOptions.of_archive(settings.archive_ttl_days, settings.archive_max_mb)
+    options = settings.store_options()
     stores = await open_stores(Path(settings.data_dir), options=options, url=settings.store)
     if stores.degraded:
         log.warning("state kept in memory only: %s", stores.degraded)

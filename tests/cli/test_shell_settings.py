@@ -10,7 +10,8 @@ import pytest
 from skillstate.cli.shell_settings import SettingsProblems, ShellSettings, read_settings
 from skillstate.config import ConfigError, load_settings
 
-KEYS = ("data_dir", "archive_ttl_days", "archive_max_mb")
+KEYS = ("data_dir", "archive_ttl_days", "archive_max_mb", "data_key_file")
+DATA_KEY = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="
 
 
 def _both(
@@ -20,7 +21,10 @@ def _both(
         loaded = load_settings(
             cli={"data_dir": flags.get("data_dir")}, environ=env, config_path=flags.get("config")
         )
-        theirs: ShellSettings | list[str] = ShellSettings(*(getattr(loaded, key) for key in KEYS))
+        key = None if loaded.data_key is None else loaded.data_key.get_secret_value()
+        theirs: ShellSettings | list[str] = ShellSettings(
+            *(getattr(loaded, name) for name in KEYS), data_key=key
+        )
     except ConfigError as error:
         theirs = list(error.problems)
     try:
@@ -44,6 +48,8 @@ FILES = {
     "number_dir": "data_dir = 5\n",
     "empty_dir": 'data_dir = ""\n',
     "not_toml": "archive_max_mb = \n",
+    "key_file": 'data_key_file = "keys/data.key"\n',
+    "number_key_file": "data_key_file = 5\n",
 }
 ENVS = {
     "none": {},
@@ -58,6 +64,8 @@ ENVS = {
     "empty_days": {"SKILLSTATE_ARCHIVE_TTL_DAYS": " "},
     "inf_days": {"SKILLSTATE_ARCHIVE_TTL_DAYS": "1e999"},
     "empty_dir": {"SKILLSTATE_DATA_DIR": ""},
+    "key_file": {"SKILLSTATE_DATA_KEY_FILE": "~/data.key"},
+    "data_key": {"SKILLSTATE_DATA_KEY": DATA_KEY},
 }
 FLAGS = {
     "none": {},

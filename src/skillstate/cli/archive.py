@@ -195,13 +195,13 @@ class _Opened:
 async def _opened(settings: Settings) -> AsyncIterator[_Opened | None]:
     """The data directory's stores, or None where nothing was ever kept there (opening would
     create an empty database)."""
-    from skillstate.storage import DB_NAME, StoreOptions, open_stores
+    from skillstate.storage import DB_NAME, open_stores
 
     data_dir = Path(settings.data_dir)
     if not (data_dir / DB_NAME).is_file():
         yield None
         return
-    options = StoreOptions.of_archive(settings.archive_ttl_days, settings.archive_max_mb)
+    options = settings.store_options()
     stores = await open_stores(data_dir, options=options)
     try:
         if stores.degraded or stores.disk_archive is None:

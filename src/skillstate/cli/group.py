@@ -41,7 +41,8 @@ COMMANDS = {
         "skillstate.cli.keys:keys_command",
         "Virtual keys, one per person or agent, each naming a tenant: `create` shows a new key "
         "once, `list` shows them all (never their text), `revoke` ends one, `budget` changes "
-        "what one may spend and send.",
+        "what one may spend and send; `data-key` and `rotate-data` look after the key that "
+        "seals data at rest.",
     ),
     "db": Lazy(
         "skillstate.cli.db:db_command",

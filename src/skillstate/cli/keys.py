@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 import click
 
+from skillstate.cli.data_key import data_key_command, rotate_data_command
 from skillstate.cli.options import command_flags, load, settings_options
 from skillstate.storage.audit import AuditEntry, AuditStore
 from skillstate.storage.keys import PERIODS, TENANT_RULE, KeyLimits, KeyStore, VirtualKey, made
@@ -28,9 +29,10 @@ T = TypeVar("T")
 def keys_command() -> None:
     """Virtual keys, one per person or agent, each naming a tenant: `create` shows a new key
     once, `list` shows them all (never their text), `revoke` ends one, `budget` changes what
-    one may spend and send. While any key is
-    usable, every request wants a key or the gateway's token; a tenant's key may use the
-    models' routes only, and its sessions are its own."""
+    one may spend and send; `data-key` and `rotate-data` look after the key that seals data at
+    rest. While any key is usable, every request wants a key or the gateway's token; a
+    tenant's key may use the models' routes and its own data's only, and its sessions are its
+    own."""
 
 
 def _limit_options(command: Callable[..., None]) -> Callable[..., None]:
@@ -88,6 +90,10 @@ def create_command(
         f"key {key.id} for tenant {tenant}{' (admin)' if admin else ''}: shown once, keep it",
         err=True,
     )
+
+
+keys_command.add_command(data_key_command)
+keys_command.add_command(rotate_data_command)
 
 
 @keys_command.command("list")

@@ -36,6 +36,7 @@ def start(settings: Settings) -> None:
     from skillstate.gateway import serve  # type: ignore[import-not-found,unused-ignore]
     from skillstate.outputs.vision.pages import MissingPillow
     from skillstate.server.guard import Exposed
+    from skillstate.storage.data_key import DataKeyError
     from skillstate.support.extras import MissingExtra
 
     try:
@@ -46,7 +47,7 @@ def start(settings: Settings) -> None:
         _run(serve(settings))
     except KeyboardInterrupt:
         raise click.exceptions.Exit(INTERRUPTED_EXIT) from None
-    except (Exposed, MissingPillow, MissingExtra) as exc:
+    except (Exposed, MissingPillow, MissingExtra, DataKeyError) as exc:
         raise click.ClickException(str(exc)) from None
     except OSError as exc:
         if exc.errno != errno.EADDRINUSE:

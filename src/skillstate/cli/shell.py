@@ -52,7 +52,14 @@ def shell_command(
 
     def settings() -> ShellSettings:
         loaded = load(command_flags(params))
-        return ShellSettings(Path(loaded.data_dir), loaded.archive_ttl_days, loaded.archive_max_mb)
+        key = None if loaded.data_key is None else loaded.data_key.get_secret_value()
+        return ShellSettings(
+            Path(loaded.data_dir),
+            loaded.archive_ttl_days,
+            loaded.archive_max_mb,
+            loaded.data_key_file,
+            key,
+        )
 
     raise click.exceptions.Exit(shell(command, project, via_rtk=via_rtk, settings=settings))
 

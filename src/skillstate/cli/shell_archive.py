@@ -15,6 +15,8 @@ from skillstate.integrations.shell.process import Outcome
 if TYPE_CHECKING:
     import asyncio
 
+    from skillstate.storage import StoreOptions
+
 T = TypeVar("T")
 _TICK_S = 0.01
 
@@ -43,9 +45,8 @@ def _archived(settings: ShellSettings, argv: Sequence[str], outcome: Outcome) ->
     from skillstate.archive import canonical_span, ref_for
     from skillstate.integrations.shell import archiving
     from skillstate.integrations.shell.run import SESSION, record, summary
-    from skillstate.storage import StoreOptions
 
-    options = StoreOptions.of_archive(settings.archive_ttl_days, settings.archive_max_mb)
+    options = _options(settings)
     data = canonical_span(record(argv, outcome))
     ref = ref_for(data)
     written = archiving.put(
@@ -56,8 +57,22 @@ def _archived(settings: ShellSettings, argv: Sequence[str], outcome: Outcome) ->
         summary(argv),
         ttl=options.archive_ttl,
         max_bytes=options.archive_max_bytes,
+        sealer=options.sealer,
     )
     return ref if written else _run(_keep(settings, argv, outcome))
+
+
+def _options(settings: ShellSettings) -> StoreOptions:
+    """The archive's bounds, and the data key's sealer where one is set (``cryptography`` is
+    imported only then)."""
+    from skillstate.storage import StoreOptions
+
+    sealer = None
+    if settings.data_key_file is not None or settings.data_key is not None:
+        from skillstate.storage.data_key import sealer_for
+
+        sealer = sealer_for(settings.data_key_file, settings.data_key)
+    return StoreOptions.of_archive(settings.archive_ttl_days, settings.archive_max_mb, sealer)
 
 
 def _run(work: Coroutine[Any, Any, T]) -> T:
@@ -83,9 +98,9 @@ def _tick(loop: asyncio.AbstractEventLoop) -> None:
 async def _keep(settings: ShellSettings, argv: Sequence[str], outcome: Outcome) -> str:
     from skillstate.archive import Archive
     from skillstate.integrations.shell.run import keep
-    from skillstate.storage import StoreOptions, open_stores
+    from skillstate.storage import open_stores
 
-    options = StoreOptions.of_archive(settings.archive_ttl_days, settings.archive_max_mb)
+    options = _options(settings)
     # A store that cannot open says why in the one line ``shown`` prints, not in three.
     logging.getLogger("skillstate.storage").setLevel(logging.ERROR)
     stores = await open_stores(settings.data_dir, options=options)

@@ -1,6 +1,7 @@
-"""The three settings ``skillstate shell`` uses — ``data_dir``, ``archive_ttl_days`` and
-``archive_max_mb`` — read without the settings model (pydantic and every lane's options take
-longer to import than the shell lane's whole run).
+"""The settings ``skillstate shell`` uses — ``data_dir``, ``archive_ttl_days``,
+``archive_max_mb``, and the data key's ``data_key_file`` and ``data_key`` — read without the
+settings model (pydantic and every lane's options take longer to import than the shell lane's
+whole run).
 
 Contract: the same values, from the same sources with the same precedence, and the same
 problem text for a bad value of these keys as ``config.load_settings``: defaults < config file
@@ -16,7 +17,7 @@ import math
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from skillstate.support.files import resolve_path
@@ -31,11 +32,14 @@ _MAX_SHOWN = 80
 
 @dataclass(frozen=True, slots=True)
 class ShellSettings:
-    """Where the shell lane archives, and the archive's bounds."""
+    """Where the shell lane archives, the archive's bounds, and where the data key is (the
+    archive is sealed at rest when one is set: ``storage.data_key``)."""
 
     data_dir: Path
     archive_ttl_days: float = 7.0
     archive_max_mb: int = 500
+    data_key_file: Path | None = None
+    data_key: str | None = field(default=None, repr=False)
 
 
 class SettingsProblems(Exception):
@@ -87,6 +91,8 @@ def read_settings(
         data_dir=_path(found.get("data_dir")) or _default_data_dir(env, home),
         archive_ttl_days=float(_number(found.get("archive_ttl_days"), 7.0)),
         archive_max_mb=int(_number(found.get("archive_max_mb"), 500)),
+        data_key_file=_path(found.get("data_key_file")),
+        data_key=_text(found.get("data_key")),
     )
 
 
@@ -172,7 +178,7 @@ def _from_text(
 def _entry(
     key: str, value: object, raw: object, source: str, base: Path, home: Path, problems: list[str]
 ) -> _Entry | None:
-    if key == "data_dir" and isinstance(value, str):
+    if key in ("data_dir", "data_key_file") and isinstance(value, str):
         try:
             value = resolve_path(value, base, home)
         except ValueError as exc:
@@ -209,6 +215,14 @@ def _check_mb(value: object) -> str | None:
 
 def _positive(number: float) -> str | None:
     return None if math.isfinite(number) and number > 0 else "must be greater than 0"
+
+
+def _check_text(value: object) -> str | None:
+    return None if isinstance(value, str) else "not a string"
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _path(value: object) -> Path | None:
@@ -248,5 +262,7 @@ _CHECKS: dict[str, Callable[[object], str | None]] = {
     "data_dir": _check_path,
     "archive_ttl_days": _check_days,
     "archive_max_mb": _check_mb,
+    "data_key_file": _check_path,
+    "data_key": _check_text,
 }
 _KEYS = tuple(_CHECKS)

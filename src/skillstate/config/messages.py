@@ -71,7 +71,7 @@ def value_problem(path: str, value: object, source: str, reason: str) -> str:
 def show_value(path: str, value: object) -> str:
     """The value as it may be printed: secrets, headers and URL credentials stay hidden."""
     leaf = path.rsplit(".", 1)[-1]
-    if leaf in ("api_key", "auth_token"):
+    if leaf in ("api_key", "auth_token", "data_key"):
         return "(secret)"
     if path.startswith("upstreams"):
         if ".headers" in path:

@@ -62,6 +62,8 @@ _DEFAULTS: dict[str, str] = {
     "upstream": "not set",
     "api_key": "not set (environment only)",
     "auth_token": "not set (environment only)",
+    "data_key_file": "not set: nothing is sealed",
+    "data_key": "not set (environment only)",
     "schema": "not set: the default agent schema",
     "upstreams": "none",
     "prices": "none: the shipped catalog",

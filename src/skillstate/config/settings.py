@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import asdict
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -42,6 +42,9 @@ from skillstate.pipeline.switches import LaneSwitches, parse_switches
 from skillstate.state.mode import Mode
 from skillstate.state.options import CollapseOptions, OptionsError, parse_options
 from skillstate.upstream.profiles import detect
+
+if TYPE_CHECKING:
+    from skillstate.storage.stores import StoreOptions
 
 UpstreamWire = Literal["auto", "openai-chat", "openai-responses", "anthropic-messages"]
 """``auto`` forwards in the client's own wire; the others are the ``Wire`` values."""
@@ -312,6 +315,11 @@ class Settings(BaseModel):
     max_connections: StrictInt = 256
     # Processes serving one port (SO_REUSEPORT), restarted when one dies (docs/shared-store.md).
     workers: StrictInt = 1
+    # Encryption at rest (SECURITY.md): Σ, documents, archived spans and their summaries are
+    # sealed with AES-GCM under the first key of a file only its owner may read, or of
+    # SKILLSTATE_DATA_KEY (the environment only); neither set, nothing is sealed.
+    data_key_file: Path | None = None
+    data_key: SecretStr | None = None
 
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)
     _tenant_keys: dict[tuple[str, str | None], str] = PrivateAttr(default_factory=dict)
@@ -442,6 +450,26 @@ class Settings(BaseModel):
         read from the environment when the settings loaded), or None: the gateway's."""
         keys = self._tenant_keys
         return keys.get((tenant, upstream)) or keys.get((tenant, None)) if keys else None
+
+    @field_validator("data_key")
+    @classmethod
+    def _data_key(cls, key: SecretStr | None) -> SecretStr | None:
+        if key is not None:
+            from skillstate.storage.data_key import keys_of
+
+            keys_of(key.get_secret_value(), "SKILLSTATE_DATA_KEY")
+        return key
+
+    def store_options(self) -> StoreOptions:
+        """How the stores are opened: the archive's bounds, and the data key's sealer (None
+        with encryption off). ``DataKeyError`` for a key file that is missing, open to
+        others or malformed."""
+        from skillstate.storage.data_key import sealer_for
+        from skillstate.storage.stores import StoreOptions
+
+        key = None if self.data_key is None else self.data_key.get_secret_value()
+        sealer = sealer_for(self.data_key_file, key)
+        return StoreOptions.of_archive(self.archive_ttl_days, self.archive_max_mb, sealer)
 
     @field_validator("allowed_hosts")
     @classmethod

@@ -161,7 +161,7 @@ def _entry(
     base: Path,
     reading: Reading,
 ) -> Entry | None:
-    if key == "data_dir" and isinstance(value, str | os.PathLike):
+    if key in ("data_dir", "data_key_file") and isinstance(value, str | os.PathLike):
         try:
             value = resolve_path(os.fspath(value), base, reading.home)
         except ValueError as exc:

@@ -85,6 +85,8 @@ NOTES: dict[str, str] = {
     "body_timeout": "Seconds to send a request body (else 408).",
     "max_connections": "Connections held at once; the next gets 503.",
     "workers": "Processes serving the port together, each restarted if it dies.",
+    "data_key_file": "Seal Σ and the archive at rest with the first key of this 0600 file.",
+    "data_key": "Or the data key itself: set SKILLSTATE_DATA_KEY, never here.",
 }
 """What each key does, in one line: the comment above it in the written file."""
 
@@ -93,6 +95,8 @@ _COMMENTED: dict[str, str] = {
     "api_key": "# api_key = ...",
     "schema": 'schema = ["step", "notes", "findings"]',
     "auth_token": "# auth_token = ...",
+    "data_key_file": '# data_key_file = "~/.config/skillstate/data.key"',
+    "data_key": "# data_key = ...",
 }
 """Keys without a default, written as a commented example."""
 

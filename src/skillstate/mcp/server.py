@@ -28,7 +28,7 @@ from skillstate.config import Settings
 from skillstate.mcp.resources import MIME_TYPE, URI_TEMPLATE, list_entries, ref_of
 from skillstate.mcp.tools import TOOL_SCHEMAS, McpTools
 from skillstate.state.schema import Bounds, StateSchema
-from skillstate.storage.stores import StoreOptions, open_stores
+from skillstate.storage.stores import open_stores
 
 log = logging.getLogger("skillstate.mcp")
 
@@ -126,7 +126,7 @@ async def serve_stdio(settings: Settings) -> None:
     """Serve the stores of ``settings.data_dir`` over stdin and stdout until stdin closes.
 
     The stores are the files a running gateway uses; SQLite (WAL) lets both write."""
-    options = StoreOptions.of_archive(settings.archive_ttl_days, settings.archive_max_mb)
+    options = settings.store_options()
     stores = await open_stores(Path(settings.data_dir), options=options, url=settings.store)
     if stores.degraded:
         log.warning("state kept in memory only: %s", stores.degraded)

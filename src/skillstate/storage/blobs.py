@@ -9,6 +9,11 @@ Bounds: a blob not used (written or read) for ``ttl`` seconds expires (7 days by
 past ``max_bytes`` of files on disk (500 MiB by default), the least recently used blobs are
 evicted first. The store's clock stamps each use into the file's modification time, so the
 order survives a restart. Looking (``kept``, ``usage``) is not a use.
+
+With a ``sealer`` (``storage.sealing``) a file holds the framed blob sealed, bound to its key
+(compressed, then sealed); a file written before sealing was turned on is read as it is. A
+file that cannot be opened (a key the ring lacks, a failed check) raises ``SealError`` and is
+kept: only a blob that is plainly damaged is removed.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from pathlib import Path
 from skillstate.storage.codec import BlobFormatError, Codec, default_codec, pack, unpack
 from skillstate.storage.protocols import StoreLimitError
 from skillstate.storage.records import check_key
+from skillstate.storage.sealing import Sealer, identity, opened
 from skillstate.support.files import private_dir, write_durably
 
 log = logging.getLogger("skillstate.storage")
@@ -50,6 +56,7 @@ class BlobStore:
         ttl: float = DEFAULT_TTL,
         clock: Callable[[], float] = time.time,
         codec: Codec | None = None,
+        sealer: Sealer | None = None,
     ) -> None:
         self.root = root
         self.codec: Codec = codec or default_codec()
@@ -59,6 +66,7 @@ class BlobStore:
         self._lock = threading.Lock()
         self._index: dict[str, tuple[int, float]] | None = None  # key -> (file size, last use)
         self._swept = float("-inf")
+        self.sealer = sealer
 
     @property
     def max_bytes(self) -> int:
@@ -94,6 +102,22 @@ class BlobStore:
         wanted = list(keys)
         return await asyncio.to_thread(self._kept, wanted)
 
+    async def reseal(self) -> tuple[int, int]:
+        """Seal every blob file under the sealer's current key (``skillstate keys
+        rotate-data``), one file at a time, each replaced whole and its last use kept; how many
+        were sealed again and how many already were. A file that cannot be opened stops it
+        (``SealError``), having changed nothing of that file."""
+        if self.sealer is None:
+            raise ValueError("resealing needs a data key")
+        with self._lock:
+            keys = sorted(self._loaded())
+        done = [0, 0]
+        for key in keys:
+            resealed = await asyncio.to_thread(self._reseal, key, self.sealer)
+            if resealed is not None:
+                done[0 if resealed else 1] += 1
+        return done[0], done[1]
+
     async def usage(self) -> int:
         """Bytes of blob files on disk."""
         return await asyncio.to_thread(self._usage)
@@ -108,6 +132,8 @@ class BlobStore:
                 index[key] = (index[key][0], now)
                 return
         packed = pack(data, self.codec)
+        if self.sealer is not None:
+            packed = self.sealer.seal(packed, identity("blob", key))
         if len(packed) > self._max_bytes:
             raise StoreLimitError(f"a blob of {len(packed)} bytes is over the quota")
         with self._lock:
@@ -134,6 +160,8 @@ class BlobStore:
                 return None
             self._mark_used(path, now)
             index[key] = (len(packed), now)
+        if self.sealer is not None or packed[:4] != b"SSAB":
+            packed = opened(packed, self.sealer, identity("blob", key))
         try:
             return unpack(packed)
         except BlobFormatError as error:
@@ -141,6 +169,25 @@ class BlobStore:
             with self._lock:
                 self._remove(key)
             return None
+
+    def _reseal(self, key: str, sealer: Sealer) -> bool | None:
+        """Seal the file of ``key`` under the current key: True, False when it already was,
+        None when it is gone."""
+        path = self._path(key)
+        with self._lock:
+            try:
+                stored = path.read_bytes()
+                last = path.stat().st_mtime
+            except FileNotFoundError:
+                return None
+            if sealer.is_current(stored):
+                return False
+            record = identity("blob", key)
+            packed = sealer.seal(sealer.open(stored, record), record)
+            _write(path, packed, last)
+            if self._index is not None:
+                self._index[key] = (len(packed), last)
+            return True
 
     def _delete(self, key: str) -> bool:
         check_key(key)

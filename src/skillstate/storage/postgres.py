@@ -18,6 +18,10 @@ The schema is versioned (``skillstate_schema``, one row per migration applied): 
 applies what is missing, each migration in one transaction under an advisory lock, so that
 instances starting together apply it once; a database whose schema is newer than this code
 is refused (``SchemaTooNew``) rather than written to.
+
+With a sealer (``storage.sealing``) Σ, its meta, the documents, the blobs and the archive
+entries' summaries are sealed before they reach the database; ids, versions, sizes and times
+are not.
 """
 
 from __future__ import annotations
@@ -32,7 +36,6 @@ from skillstate.conversation import Json
 from skillstate.storage.codec import default_codec, pack, unpack
 from skillstate.storage.protocols import (
     MAX_DOC_BYTES,
-    MAX_STATE_BYTES,
     ArchiveEntry,
     Change,
     SessionInfo,
@@ -40,7 +43,17 @@ from skillstate.storage.protocols import (
     Updater,
     VersionConflict,
 )
-from skillstate.storage.records import EMPTY, check_key, check_session, decode_object, encode_object
+from skillstate.storage.records import (
+    EMPTY,
+    check_key,
+    check_session,
+    encoded_change,
+    opened_entry,
+    opened_object,
+    sealed_entry,
+    sealed_object,
+)
+from skillstate.storage.sealing import Sealer, identity, opened
 from skillstate.storage.updates import SessionLocks, run_update
 from skillstate.support.extras import MissingExtra
 
@@ -266,12 +279,19 @@ async def _made_version(conn: Any) -> int:
 
 
 class PostgresStateStore:
-    """``StateStore`` on a ``PostgresDatabase``."""
+    """``StateStore`` on a ``PostgresDatabase``; Σ, meta and documents sealed by ``sealer``."""
 
-    def __init__(self, db: PostgresDatabase, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        db: PostgresDatabase,
+        *,
+        clock: Callable[[], float] = time.time,
+        sealer: Sealer | None = None,
+    ) -> None:
         self._db = db
         self._clock = clock
         self._locks = SessionLocks()
+        self._sealer = sealer
 
     async def load(self, session: str) -> StateRecord:
         check_session(session)
@@ -281,12 +301,14 @@ class PostgresStateStore:
         )
         if row is None:
             return StateRecord({}, 0)
-        return StateRecord(decode_object(row[0]), row[1], row[2], decode_object(row[3]))
+        state = opened_object(row[0], self._sealer, "state", session)
+        meta = opened_object(row[3], self._sealer, "meta", session)
+        return StateRecord(state, row[1], row[2], meta)
 
     async def commit(self, session: str, change: Change, *, expected_version: int) -> StateRecord:
         check_session(session)
-        state = encode_object(change.state, MAX_STATE_BYTES, "a state")
-        meta = encode_object(change.meta, MAX_STATE_BYTES, "a state's meta")
+        encoded = encoded_change(session, change, self._sealer)
+        state, meta = encoded.kept_state, encoded.kept_meta
         now = self._clock()
         if expected_version == 0:
             version = await self._db.pool.fetchval(
@@ -315,7 +337,7 @@ class PostgresStateStore:
                 "SELECT version FROM skillstate_sessions WHERE session = $1", session
             )
             raise VersionConflict(session, expected_version, int(current or 0))
-        return StateRecord(decode_object(state), int(version), change.step, decode_object(meta))
+        return encoded.record(int(version), change.step)
 
     async def update(self, session: str, updater: Updater) -> StateRecord:
         """Read, compute and commit, again on a conflict with another instance
@@ -361,11 +383,12 @@ class PostgresStateStore:
             session,
             name,
         )
-        return None if raw is None else decode_object(raw)
+        return None if raw is None else opened_object(raw, self._sealer, "doc", session, name)
 
     async def put_doc(self, session: str, name: str, doc: Json) -> None:
         check_session(session)
-        raw = encode_object(doc, MAX_DOC_BYTES, f"document {name!r}")
+        what = f"document {name!r}"
+        raw = sealed_object(doc, MAX_DOC_BYTES, what, self._sealer, "doc", session, name)
         await self._db.pool.execute(
             "INSERT INTO skillstate_documents VALUES ($1, $2, $3, $4)"
             " ON CONFLICT (session, name) DO UPDATE SET doc = $3, updated = $4",
@@ -381,7 +404,8 @@ class PostgresStateStore:
 
 class PostgresArchiveStore:
     """``ArchiveStore``: the index and the blobs in a ``PostgresDatabase``. A blob not used
-    (written or read) for ``ttl`` seconds is gone, as in the file store."""
+    (written or read) for ``ttl`` seconds is gone, as in the file store. With a ``sealer``,
+    a blob is compressed then sealed, and a summary sealed."""
 
     def __init__(
         self,
@@ -389,19 +413,24 @@ class PostgresArchiveStore:
         *,
         ttl: float = 7 * 24 * 3600.0,
         clock: Callable[[], float] = time.time,
+        sealer: Sealer | None = None,
     ) -> None:
         self._db = db
         self._ttl = ttl
         self._clock = clock
         self._codec = default_codec()
+        self._sealer = sealer
 
     async def put(self, ref: str, data: bytes) -> None:
         check_key(ref)
+        packed = pack(data, self._codec)
+        if self._sealer is not None:
+            packed = self._sealer.seal(packed, identity("blob", ref))
         await self._db.pool.execute(
             "INSERT INTO skillstate_blobs VALUES ($1, $2, $3)"
             " ON CONFLICT (ref) DO UPDATE SET used = $3",
             ref,
-            pack(data, self._codec),
+            packed,
             self._clock(),
         )
 
@@ -414,10 +443,13 @@ class PostgresArchiveStore:
             now,
             now - self._ttl,
         )
-        return None if blob is None else unpack(blob)
+        if blob is None:
+            return None
+        return unpack(opened(blob, self._sealer, identity("blob", ref)))
 
     async def add_entry(self, entry: ArchiveEntry) -> None:
         check_session(entry.session)
+        entry = sealed_entry(entry, self._sealer)
         await self._db.pool.execute(
             "INSERT INTO skillstate_archive_entries VALUES ($1, $2, $3, $4, $5, $6, $7)"
             " ON CONFLICT DO NOTHING",
@@ -438,7 +470,7 @@ class PostgresArchiveStore:
             " ORDER BY first_turn, last_turn, ref",
             session,
         )
-        return [ArchiveEntry(*row) for row in rows]
+        return [opened_entry(tuple(row), self._sealer) for row in rows]
 
     async def forget(self, session: str) -> int:
         check_session(session)

@@ -27,14 +27,20 @@ from typing import Literal, TypeVar
 from skillstate.conversation import Json
 from skillstate.storage.protocols import (
     MAX_DOC_BYTES,
-    MAX_STATE_BYTES,
     Change,
     SessionInfo,
     StateRecord,
     Updater,
     VersionConflict,
 )
-from skillstate.storage.records import EMPTY, check_session, decode_object, encode_object
+from skillstate.storage.records import (
+    EMPTY,
+    check_session,
+    encoded_change,
+    opened_object,
+    sealed_object,
+)
+from skillstate.storage.sealing import Sealer
 from skillstate.storage.updates import SessionLocks
 
 DB_NAME = "skillstate.db"
@@ -214,25 +220,33 @@ def transaction(conn: sqlite3.Connection) -> Iterator[None]:
 
 
 class SQLiteStateStore:
-    """``StateStore`` on a ``SQLiteDatabase``."""
+    """``StateStore`` on a ``SQLiteDatabase``. With a ``sealer``, Σ, its meta and the
+    documents are sealed on disk (``storage.sealing``); the session ids, versions and times
+    are not."""
 
-    def __init__(self, db: SQLiteDatabase, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        db: SQLiteDatabase,
+        *,
+        clock: Callable[[], float] = time.time,
+        sealer: Sealer | None = None,
+    ) -> None:
         self._db = db
         self._clock = clock
         self._locks = SessionLocks()
+        self._sealer = sealer
 
     async def load(self, session: str) -> StateRecord:
         check_session(session)
-        return await self._db.run(partial(_load, session))
+        return await self._db.run(partial(_load, session, self._sealer))
 
     async def commit(self, session: str, change: Change, *, expected_version: int) -> StateRecord:
         check_session(session)
-        state = encode_object(change.state, MAX_STATE_BYTES, "a state")
-        meta = encode_object(change.meta, MAX_STATE_BYTES, "a state's meta")
-        row = (state, meta, change.step)
+        encoded = encoded_change(session, change, self._sealer)
+        row = (encoded.kept_state, encoded.kept_meta, change.step)
         work = partial(_commit, session, row, expected_version, self._clock())
         version = await self._db.run(work)
-        return StateRecord(decode_object(state), version, change.step, decode_object(meta))
+        return encoded.record(version, change.step)
 
     async def update(self, session: str, updater: Updater) -> StateRecord:
         """Read, compute and commit in one trip to the database's thread, in one transaction
@@ -242,7 +256,8 @@ class SQLiteStateStore:
         (``SessionLocks``)."""
         check_session(session)
         async with self._locks.hold(session):
-            return await self._db.run(partial(_update, session, updater, self._clock()))
+            work = partial(_update, session, updater, self._clock(), self._sealer)
+            return await self._db.run(work)
 
     async def touch(self, session: str) -> None:
         check_session(session)
@@ -260,11 +275,12 @@ class SQLiteStateStore:
         check_session(session)
         sql = "SELECT doc FROM documents WHERE session = ? AND name = ?"
         row = await self._db.run(partial(_one, sql, (session, name)))
-        return None if row is None else decode_object(row[0])
+        return None if row is None else opened_object(row[0], self._sealer, "doc", session, name)
 
     async def put_doc(self, session: str, name: str, doc: Json) -> None:
         check_session(session)
-        raw = encode_object(doc, MAX_DOC_BYTES, f"document {name!r}")
+        what = f"document {name!r}"
+        raw = sealed_object(doc, MAX_DOC_BYTES, what, self._sealer, "doc", session, name)
         sql = "INSERT OR REPLACE INTO documents VALUES (?, ?, ?, ?)"
         await self._db.run(partial(_write, sql, (session, name, raw, self._clock())))
 
@@ -272,12 +288,18 @@ class SQLiteStateStore:
         return None  # the database is closed by whoever opened it
 
 
-def _load(session: str, conn: sqlite3.Connection) -> StateRecord:
+def _record(session: str, row: tuple[bytes, int, int, bytes], sealer: Sealer | None) -> StateRecord:
+    """The record of a ``(state, version, step, meta)`` row."""
+    state = opened_object(row[0], sealer, "state", session)
+    return StateRecord(state, row[1], row[2], opened_object(row[3], sealer, "meta", session))
+
+
+def _load(session: str, sealer: Sealer | None, conn: sqlite3.Connection) -> StateRecord:
     sql = "SELECT state, version, step, meta FROM sessions WHERE session = ?"
     row = conn.execute(sql, (session,)).fetchone()
     if row is None:
         return StateRecord({}, 0)
-    return StateRecord(decode_object(row[0]), row[1], row[2], decode_object(row[3]))
+    return _record(session, row, sealer)
 
 
 def _commit(
@@ -302,28 +324,27 @@ def _commit(
     return current + 1
 
 
-def _update(session: str, updater: Updater, now: float, conn: sqlite3.Connection) -> StateRecord:
+def _update(
+    session: str, updater: Updater, now: float, sealer: Sealer | None, conn: sqlite3.Connection
+) -> StateRecord:
     with transaction(conn):
         sql = "SELECT state, version, step, meta, live, created FROM sessions WHERE session = ?"
         found = conn.execute(sql, (session,)).fetchone()
         if found is None:
             record, created = StateRecord({}, 0), now
         else:
-            record = StateRecord(
-                decode_object(found[0]), found[1], found[2], decode_object(found[3])
-            )
+            record = _record(session, found[:4], sealer)
             created = found[5] if found[4] else now
         change = updater(record)
         if change is None:
             return record
-        state = encode_object(change.state, MAX_STATE_BYTES, "a state")
-        meta = encode_object(change.meta, MAX_STATE_BYTES, "a state's meta")
+        encoded = encoded_change(session, change, sealer)
         version = record.version + 1
         conn.execute(
             "INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?, ?, 1, ?, ?)",
-            (session, version, change.step, state, meta, created, now),
+            (session, version, change.step, encoded.kept_state, encoded.kept_meta, created, now),
         )
-    return StateRecord(decode_object(state), version, change.step, decode_object(meta))
+    return encoded.record(version, change.step)
 
 
 def _reset(session: str, conn: sqlite3.Connection) -> bool:

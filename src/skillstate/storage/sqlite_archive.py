@@ -3,6 +3,9 @@
 Besides the ``ArchiveStore`` protocol it answers what ``skillstate archive`` asks of the whole
 archive: every session's entries, which refs still have their blob, and a cleanup that drops
 expired blobs and the index rows left without one.
+
+With a sealer (the blob store's, ``BlobStore.sealer``) an entry's summary is sealed too
+(``storage.sealing``: ``summary_record``); its session, ref, turns, size and time are not.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ from functools import partial
 
 from skillstate.storage.blobs import BlobStore
 from skillstate.storage.protocols import ArchiveEntry
-from skillstate.storage.records import check_key, check_session
+from skillstate.storage.records import check_key, check_session, opened_entry, sealed_entry
+from skillstate.storage.sealing import Sealer
 from skillstate.storage.sqlite import SQLiteDatabase, transaction
 
 
@@ -43,11 +47,11 @@ class SQLiteArchiveStore:
 
     async def add_entry(self, entry: ArchiveEntry) -> None:
         check_session(entry.session)
-        await self._db.run(partial(_add, entry))
+        await self._db.run(partial(_add, sealed_entry(entry, self.blobs.sealer)))
 
     async def entries(self, session: str) -> list[ArchiveEntry]:
         check_session(session)
-        return await self._db.run(partial(_entries, session))
+        return await self._db.run(partial(_entries, session, self.blobs.sealer))
 
     async def forget(self, session: str) -> int:
         check_session(session)
@@ -63,7 +67,7 @@ class SQLiteArchiveStore:
         """Every session's entries (or ``session``'s), newest first, at most ``limit``."""
         if session is not None:
             check_session(session)
-        return await self._db.run(partial(_all_entries, session, limit))
+        return await self._db.run(partial(_all_entries, session, limit, self.blobs.sealer))
 
     async def kept(self, refs: Collection[str]) -> set[str]:
         """Those of ``refs`` whose blob is still there; looking is not a use."""
@@ -97,13 +101,13 @@ def _add(entry: ArchiveEntry, conn: sqlite3.Connection) -> None:
         )
 
 
-def _entries(session: str, conn: sqlite3.Connection) -> list[ArchiveEntry]:
+def _entries(session: str, sealer: Sealer | None, conn: sqlite3.Connection) -> list[ArchiveEntry]:
     rows = conn.execute(
         "SELECT session, ref, first_turn, last_turn, summary, size, created"
         " FROM archive_entries WHERE session = ? ORDER BY first_turn, last_turn, ref",
         (session,),
     ).fetchall()
-    return [ArchiveEntry(*row) for row in rows]
+    return [opened_entry(row, sealer) for row in rows]
 
 
 def _holders(ref: str, conn: sqlite3.Connection) -> list[str]:
@@ -120,7 +124,7 @@ def _forget(session: str, conn: sqlite3.Connection) -> int:
 
 
 def _all_entries(
-    session: str | None, limit: int | None, conn: sqlite3.Connection
+    session: str | None, limit: int | None, sealer: Sealer | None, conn: sqlite3.Connection
 ) -> list[ArchiveEntry]:
     query = (
         "SELECT session, ref, first_turn, last_turn, summary, size, created FROM archive_entries"
@@ -133,7 +137,7 @@ def _all_entries(
     if limit is not None:
         query += " LIMIT ?"
         params.append(limit)
-    return [ArchiveEntry(*row) for row in conn.execute(query, params).fetchall()]
+    return [opened_entry(row, sealer) for row in conn.execute(query, params).fetchall()]
 
 
 def _drop(refs: list[str], conn: sqlite3.Connection) -> int:

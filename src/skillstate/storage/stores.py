@@ -21,6 +21,7 @@ from skillstate.storage.postgres import (
     PostgresStateStore,
 )
 from skillstate.storage.resilient import ResilientArchiveStore, ResilientStateStore
+from skillstate.storage.sealing import Sealer
 from skillstate.storage.sqlite import DB_NAME, SQLiteDatabase, SQLiteStateStore, Synchronous
 from skillstate.storage.sqlite_archive import SQLiteArchiveStore
 from skillstate.support.extras import MissingExtra
@@ -33,19 +34,25 @@ log = logging.getLogger("skillstate.storage")
 
 @dataclass(frozen=True, slots=True)
 class StoreOptions:
-    """How the stores are bounded, how hard SQLite waits and syncs, and how often a store
-    that failed is tried again."""
+    """How the stores are bounded, how hard SQLite waits and syncs, how often a store that
+    failed is tried again, and what seals records at rest (None: nothing is sealed)."""
 
     archive_max_bytes: int = DEFAULT_MAX_BYTES
     archive_ttl: float = DEFAULT_TTL
     busy_timeout: float = 5.0
     synchronous: Synchronous = "NORMAL"
     retry_seconds: float = RETRY_SECONDS
+    sealer: Sealer | None = None
 
     @classmethod
-    def of_archive(cls, ttl_days: float, max_mb: int) -> StoreOptions:
-        """The options for the settings ``archive_ttl_days`` and ``archive_max_mb``."""
-        return cls(archive_max_bytes=max_mb * 1024 * 1024, archive_ttl=ttl_days * 24 * 3600.0)
+    def of_archive(cls, ttl_days: float, max_mb: int, sealer: Sealer | None = None) -> StoreOptions:
+        """The options for the settings ``archive_ttl_days`` and ``archive_max_mb``, and the
+        data key's sealer."""
+        return cls(
+            archive_max_bytes=max_mb * 1024 * 1024,
+            archive_ttl=ttl_days * 24 * 3600.0,
+            sealer=sealer,
+        )
 
 
 @dataclass(slots=True)
@@ -119,12 +126,12 @@ async def open_stores(
         max_bytes=opts.archive_max_bytes,
         ttl=opts.archive_ttl,
         clock=clock,
+        sealer=opts.sealer,
     )
     disk_archive = SQLiteArchiveStore(database, blobs)
+    state = SQLiteStateStore(database, clock=clock, sealer=opts.sealer)
     return Stores(
-        ResilientStateStore(
-            SQLiteStateStore(database, clock=clock), clock=clock, retry_every=opts.retry_seconds
-        ),
+        ResilientStateStore(state, clock=clock, retry_every=opts.retry_seconds),
         ResilientArchiveStore(disk_archive, retry_every=opts.retry_seconds),
         database,
         disk_archive,
@@ -156,8 +163,7 @@ async def _shared(
             opts.retry_seconds,
         )
         shared = PostgresDatabase.unopened(url)
-        state = PostgresStateStore(shared, clock=clock)
-        archive = PostgresArchiveStore(shared, ttl=opts.archive_ttl, clock=clock)
+        state, archive = _postgres_stores(shared, opts, clock)
         return Stores(
             ResilientStateStore.unopened(
                 state, error, shared.ensure, clock=clock, retry_every=opts.retry_seconds
@@ -168,11 +174,18 @@ async def _shared(
             local,
             shared=shared,
         )
-    state = PostgresStateStore(shared, clock=clock)
-    archive = PostgresArchiveStore(shared, ttl=opts.archive_ttl, clock=clock)
+    state, archive = _postgres_stores(shared, opts, clock)
     return Stores(
         ResilientStateStore(state, clock=clock, retry_every=opts.retry_seconds),
         ResilientArchiveStore(archive, retry_every=opts.retry_seconds),
         local,
         shared=shared,
     )
+
+
+def _postgres_stores(
+    shared: PostgresDatabase, opts: StoreOptions, clock: Callable[[], float]
+) -> tuple[PostgresStateStore, PostgresArchiveStore]:
+    state = PostgresStateStore(shared, clock=clock, sealer=opts.sealer)
+    archive = PostgresArchiveStore(shared, ttl=opts.archive_ttl, clock=clock, sealer=opts.sealer)
+    return state, archive

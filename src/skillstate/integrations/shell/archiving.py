@@ -8,11 +8,12 @@ framed by ``storage.codec.pack`` at ``<data_dir>/archive/<last two characters>/<
 (folders 0700, file 0600, written to a temporary name, synced, renamed; one already there only
 marked as used) and the index row ``(session, ref, -1, -1, summary, size, created)``, so that
 ``skillstate archive get`` and the gateway's recall read it back exactly
-(tests/integrations/shell/test_archiving.py). It writes only where that is all the store would
-do: it answers ``False``, having written nothing, when the database is not there yet or has
-another schema version (the store creates or refuses it), or when the archive is past its
-quota or holds an expired blob (the store evicts and sweeps on its write); the caller then
-uses the store.
+(tests/integrations/shell/test_archiving.py); with a ``sealer``, the blob and the summary
+sealed as the store seals them (``storage.sealing``). It writes only where that is all the
+store would do: it answers ``False``, having written nothing, when the database is not there
+yet or has another schema version (the store creates or refuses it), or when the archive is
+past its quota or holds an expired blob (the store evicts and sweeps on its write); the caller
+then uses the store.
 """
 
 from __future__ import annotations
@@ -23,12 +24,17 @@ import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from skillstate.storage.codec import default_codec, pack
-from skillstate.storage.records import check_key, check_session
+from skillstate.storage.records import check_key, check_session, summary_record
+from skillstate.storage.sealing import identity
 from skillstate.storage.sqlite import DB_NAME, SCHEMA_VERSION
 from skillstate.storage.stores import ARCHIVE_DIR
 from skillstate.support.files import private_dir, write_durably
+
+if TYPE_CHECKING:
+    from skillstate.storage.sealing import Sealer
 
 _SUFFIX = ".blob"
 _BUSY_TIMEOUT_S = 5.0
@@ -44,6 +50,7 @@ def put(
     ttl: float,
     max_bytes: int,
     clock: Callable[[], float] = time.time,
+    sealer: Sealer | None = None,
 ) -> bool:
     """Keep ``data`` under ``ref`` in ``session``'s index; ``False`` where the store must (see
     the module docstring). Raises when the disk refuses."""
@@ -56,6 +63,10 @@ def put(
     path = root / ref[-2:] / f"{ref}{_SUFFIX}"
     now = clock()
     packed = None if path.is_file() else pack(data, default_codec())
+    if sealer is not None:
+        if packed is not None:
+            packed = sealer.seal(packed, identity("blob", ref))
+        summary = sealer.seal_text(summary, summary_record(session, ref, -1)) if summary else ""
     if not _within_bounds(root, now, ttl, max_bytes, 0 if packed is None else len(packed)):
         return False
     conn = sqlite3.connect(database, isolation_level=None, timeout=_BUSY_TIMEOUT_S)
