@@ -10,8 +10,9 @@ import pytest
 
 from skillstate.cli.reference import configuration_page, flags
 from skillstate.config.reference import UPSTREAM_NOTES, render_reference
-from skillstate.config.settings import ATTRIBUTES, KEYS, Settings, UpstreamSettings
+from skillstate.config.settings import ATTRIBUTES, KEYS, Settings
 from skillstate.config.template import NOTES, default_settings
+from skillstate.config.upstream_settings import UpstreamSettings
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 

@@ -7,7 +7,7 @@ from typing import get_args
 
 import pytest
 
-from skillstate.config.settings import UpstreamProfile
+from skillstate.config.upstream_settings import UpstreamProfile
 from skillstate.conversation import Profile, Wire
 from skillstate.upstream.profiles import detect
 

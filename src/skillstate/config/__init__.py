@@ -47,8 +47,9 @@ is a ``ConfigError`` naming it and its source.
 from skillstate.config.display import describe, describe_json, mask_secret
 from skillstate.config.errors import ConfigError
 from skillstate.config.loader import load_settings
-from skillstate.config.settings import KEYS, Settings, UpstreamSettings, UpstreamWire
+from skillstate.config.settings import KEYS, Settings
 from skillstate.config.sources import default_data_dir
+from skillstate.config.upstream_settings import UpstreamSettings, UpstreamWire
 from skillstate.state.mode import Mode
 
 __all__ = [

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from pydantic import SecretStr
 
-from skillstate.config.settings import ATTRIBUTES, KEYS, Settings, UpstreamSettings
+from skillstate.config.settings import ATTRIBUTES, KEYS, Settings
+from skillstate.config.upstream_settings import UpstreamSettings
 from skillstate.economics.prices import PriceOverrides
 from skillstate.pipeline.switches import LaneSwitches
 from skillstate.state.options import CollapseOptions

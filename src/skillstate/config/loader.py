@@ -19,7 +19,7 @@ from skillstate.config.messages import (
     validation_problems,
     value_problem,
 )
-from skillstate.config.settings import KEYS, Settings, UpstreamSettings
+from skillstate.config.settings import KEYS, Settings
 from skillstate.config.sources import (
     CONFIG_VARIABLE,
     ENV_PREFIX,
@@ -33,6 +33,7 @@ from skillstate.config.sources import (
     read_environment,
     read_file,
 )
+from skillstate.config.upstream_settings import UpstreamSettings
 from skillstate.pipeline.switches import LaneChoice, with_only
 from skillstate.support.files import resolve_path
 

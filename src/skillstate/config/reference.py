@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict
 
-from skillstate.config.settings import ATTRIBUTES, KEYS, Settings, UpstreamSettings
+from skillstate.config.settings import ATTRIBUTES, KEYS, Settings
 from skillstate.config.sources import CONFIG_VARIABLE, ENV_PREFIX, TEXT_PARSERS
 from skillstate.config.sources import parse_bool as _bool
 from skillstate.config.sources import parse_float as _float
@@ -27,6 +27,7 @@ from skillstate.config.sources import parse_json_object as _object
 from skillstate.config.sources import parse_lanes as _lanes
 from skillstate.config.sources import parse_list as _list
 from skillstate.config.template import NOTES, _toml
+from skillstate.config.upstream_settings import UpstreamSettings
 
 UPSTREAM_NOTES: dict[str, str] = {
     "name": "The upstream's name, used by `fallbacks` and shown in logs, /cost and doctor.",
