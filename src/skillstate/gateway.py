@@ -91,6 +91,7 @@ def build_context(settings: Settings) -> GatewayContext:
         router=Router(upstreams, chatgpt_upstream(settings.chatgpt_base_url)),
         client=client,
         settings=settings,
+        tenant_keys=bool(settings.tenant_api_keys),
         max_body_bytes=settings.max_body_bytes,
         max_messages=settings.max_messages,
         max_parts=settings.max_parts,

@@ -104,6 +104,9 @@ class GatewayContext:
     settings: Settings | None = None
     """What the gateway was started with (``GET /config`` shows it masked); None: a context
     built without settings (tests)."""
+    tenant_keys: bool = False
+    """Whether some tenant goes upstream with a provider key of its own (``tenant_api_keys``:
+    ``server.tenancy.provider_key``)."""
     bodies: Bodies = field(default_factory=Bodies)
     """Recent long bodies, charted so that the next one is parsed from its new bytes
     (``splice``)."""

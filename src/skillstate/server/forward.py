@@ -343,7 +343,9 @@ class Forward:
             self.http.headers if self.client_headers is None else self.client_headers,
             client_wire=self.client_wire,
             upstream_wire=self.wire,
-            api_key=None if self.login.subscription else self._provider_key(),
+            api_key=None
+            if self.login.subscription
+            else (self._provider_key() if self.gateway.tenant_keys else self.upstream.api_key),
             extra=self.upstream.headers,
         )
         client = self.gateway.client
