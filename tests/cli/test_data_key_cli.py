@@ -119,5 +119,9 @@ def test_the_gateway_will_not_start_on_a_key_file_others_may_read(tmp_path: Path
     run("keys", "data-key", "--file", str(path))
     os.chmod(path, 0o604)
     env = {"SKILLSTATE_DATA_KEY_FILE": str(path)}
-    code, _, said = run("--data-dir", str(tmp_path / "data"), env=env)
+    umask = os.umask(0o022)  # serve sets this process's (the test worker's) umask: put back
+    try:
+        code, _, said = run("--data-dir", str(tmp_path / "data"), env=env)
+    finally:
+        os.umask(umask)
     assert code == 1 and "may be read by others (mode 0604)" in said

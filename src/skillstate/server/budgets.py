@@ -44,12 +44,12 @@ from skillstate.server.guard import caller_of
 from skillstate.server.replies import UpstreamFailure
 from skillstate.storage.keys import VirtualKey
 from skillstate.storage.spend import Hold, SpendStore, Tally
-
-__all__ = ["Budgets", "Charge", "Hold", "release", "reserve", "settle"]
 from skillstate.upstream.limits import RateLimit
 
 if TYPE_CHECKING:
     from skillstate.server.forward import Forward, Outbound
+
+__all__ = ["Budgets", "Charge", "Hold", "release", "reserve", "settle"]
 
 log = logging.getLogger("skillstate.budgets")
 
