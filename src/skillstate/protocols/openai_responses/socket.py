@@ -89,20 +89,25 @@ class Chain:
         previous = body.get("previous_response_id")
         if previous is None or previous != self.response_id:
             return body
-        items = body.get("input")
-        added = [items] if isinstance(items, str | dict) else list(items or [])
-        if added and isinstance(added[0], str):
-            added = [{"type": "message", "role": "user", "content": added[0]}]
+        added = _items(body.get("input"))
         full = {key: value for key, value in body.items() if key != "previous_response_id"}
         full["input"] = [*self.input, *self.output, *added]
         return full
 
     def keep(self, body: dict[str, Any], response_id: str, output: list[Json]) -> None:
         """Remember the request ``body`` (as written out) and what its response output."""
-        items = body.get("input")
-        self.input = list(items) if isinstance(items, list) else []
+        self.input = _items(body.get("input"))
         self.response_id = response_id
         self.output = output
+
+
+def _items(given: object) -> list[Json]:
+    """A request's ``input`` as a list of items: a string is one user message."""
+    if isinstance(given, str):
+        return [{"type": "message", "role": "user", "content": given}]
+    if isinstance(given, dict):
+        return [given]
+    return list(given) if isinstance(given, list) else []
 
 
 class Reply:
