@@ -188,3 +188,16 @@ async def test_the_guard_decides_before_the_upgrade() -> None:
             served = await reply_frames(socket)
     assert served[-1]["type"] == "response.completed"
     assert TOKEN not in json.dumps(dict(up.requests[0].headers))
+
+
+async def test_a_binary_frame_and_a_body_over_the_limit_are_refused() -> None:
+    """A frame is the body of a request: text only, and within ``max_body_bytes``."""
+    settings = {"max_body_bytes": 4096}
+    async with ScriptedUpstream() as up, gateway_for(up.url, settings=settings) as gw:
+        async with socket_to(gw.url) as socket:
+            await socket.send_bytes(b"{}")
+            binary = await reply_frames(socket)
+            await socket.send_json(create(**BODY | {"input": "x" * 8000}))
+            large = await reply_frames(socket)
+    assert [binary[-1]["status"], large[-1]["status"]] == [400, 413]
+    assert up.requests == []

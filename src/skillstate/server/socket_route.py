@@ -33,6 +33,7 @@ from skillstate.protocols.openai_responses.socket import (
     Reply,
     decode_frame,
     error_frame,
+    response_id,
     warmup,
 )
 from skillstate.protocols.sse import SSEDecoder
@@ -108,10 +109,10 @@ async def _serve(
         return None
     body = chain.expand(create.body)
     if not create.generate:
-        response_id = "resp_" + secrets.token_hex(24)
-        for event in warmup(body, response_id, int(time.time())):
+        warm = response_id(secrets.token_hex(24))
+        for event in warmup(body, warm, int(time.time())):
             await _send(socket, event)
-        chain.keep(body, response_id, [])
+        chain.keep(body, warm, [])
         return False
     sink = FrameSink(socket)
     out = await _generate(http, sink, jsonio.dumps(body))

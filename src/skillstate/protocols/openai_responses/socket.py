@@ -144,6 +144,11 @@ class Reply:
         return list(self._listed)
 
 
+def response_id(token: str) -> str:
+    """A response id of the API's shape, from a random ``token`` the caller draws."""
+    return "resp_" + token
+
+
 def warmup(body: dict[str, Any], response_id: str, created_at: int) -> list[Json]:
     """The events that answer a ``generate: false`` request: created, then completed with
     nothing output."""
