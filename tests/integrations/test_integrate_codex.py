@@ -30,6 +30,7 @@ def test_the_provider_is_selected_at_top_level_and_speaks_responses(tmp_path: Pa
         "name": "skillstate gateway",
         "base_url": "http://127.0.0.1:8789/v1",
         "env_key": "OPENAI_API_KEY",
+        "supports_websockets": True,
         "wire_api": "responses",
     }
     assert data["mcp_servers"]["skillstate"] == {"command": "skillstate", "args": ["mcp"]}

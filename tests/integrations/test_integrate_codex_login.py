@@ -65,6 +65,20 @@ def test_an_api_key_or_no_login_keeps_the_key_variable(auth: object, tmp_path: P
     env = codex_home(tmp_path, auth)
     table = provider(tmp_path, env)
     assert table["env_key"] == "OPENAI_API_KEY" and "requires_openai_auth" not in table
+    assert table["supports_websockets"] is True
+
+
+@pytest.mark.parametrize(
+    ("auth", "said"),
+    [(CHATGPT_AUTH, "over HTTP (POST /v1/responses)"), (KEY_AUTH, "over a WebSocket")],
+)
+def test_the_output_says_which_transport(auth: object, said: str, tmp_path: Path) -> None:
+    """The WebSocket with an API key (the socket is checked end to end there,
+    tests/e2e/test_codex_socket.py); HTTP for the ChatGPT login, whose provider sets none."""
+    env = codex_home(tmp_path, auth)
+    plan = integration(Host.CODEX, Locations(env, tmp_path / "home"), GATEWAY, "skillstate")
+    assert any(said in note for note in plan.notes)
+    assert ("supports_websockets" in snippet(plan)) is (auth is KEY_AUTH)
 
 
 @pytest.mark.parametrize(

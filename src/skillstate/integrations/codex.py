@@ -13,6 +13,12 @@ access token and ``ChatGPT-Account-ID``) to the gateway, which routes it to the 
 The top-level ``openai_base_url``, the other way to keep the login, makes Codex 0.171 open a
 WebSocket and send zstd-compressed bodies (checked against the real CLI): not taken.
 
+With an API key the provider also says ``supports_websockets = true``: Codex then sends its
+requests as frames on one WebSocket (``GET /v1/responses`` upgraded), which the gateway serves
+through the same request path as a ``POST`` (``server.socket_route``; the real CLI runs the
+long hybrid loop that way, tests/e2e/test_codex_socket.py). Without it Codex never tries the
+upgrade. The ChatGPT login's provider keeps HTTP: the socket is not checked end to end there.
+
 With the shell hook, the tables also hold the hook and its trust (``shellhook``), which Codex
 reads from the user's file only, and skillstate's data directory as a writable root of Codex's
 workspace-write sandbox, so that ``skillstate shell`` can archive the exact output there (in
@@ -83,7 +89,7 @@ def config_edit(
     if codex_login(where) is Login.CHATGPT:
         credential = "requires_openai_auth = true"
     else:
-        credential = f"env_key = {_string(KEY_VARIABLE)}"
+        credential = f"env_key = {_string(KEY_VARIABLE)}\nsupports_websockets = true"
     tables = "\n".join(
         [
             f"[model_providers.{SERVER_NAME}]",
@@ -123,7 +129,7 @@ def integration(
             "Codex runs a hook only once it is trusted, and keeps that trust in the user's "
             "config alone: install the shell hook without --project"
         )
-    notes: tuple[str, ...] = (login_note(where),)
+    notes: tuple[str, ...] = (login_note(where), transport_note(where))
     if where.project is not None:
         notes += ("Codex reads a project's .codex/config.toml only in a trusted project.",)
     if shell:
@@ -144,6 +150,16 @@ def login_note(where: Locations) -> str:
     return (
         f"Codex logs in with an API key ({held}): it sends the key in ${KEY_VARIABLE}, and the "
         "gateway forwards it upstream."
+    )
+
+
+def transport_note(where: Locations) -> str:
+    """Which transport the provider sets, in the user's words."""
+    if codex_login(where) is Login.CHATGPT:
+        return "Codex sends its requests over HTTP (POST /v1/responses)."
+    return (
+        "Codex sends its requests over a WebSocket (supports_websockets = true: one "
+        "GET /v1/responses upgraded per session), served as the HTTP route serves them."
     )
 
 

@@ -22,6 +22,7 @@ from skillstate.server.guard import Guard, add_cors_headers, guard_middleware
 from skillstate.server.local_answers import answered, reason_for
 from skillstate.server.mcp_route import MCP_PATH, handle_mcp
 from skillstate.server.proxy import handle_generation
+from skillstate.server.socket_route import handle_socket
 from skillstate.server.state_routes import add_state_routes
 from skillstate.server.timing import add_overhead_header, timing_middleware
 from skillstate.server.ui_login import add_login_routes
@@ -52,6 +53,7 @@ def build_app(gateway: GatewayContext, guard: Guard | None = None) -> web.Applic
             app.router.add_post(prefix + path, _generation(wire))
         app.router.add_post(prefix + "/messages/count_tokens", info.count_tokens)
         app.router.add_post(prefix + "/responses/compact", handle_compact)
+        app.router.add_get(prefix + "/responses", handle_socket)  # the WebSocket transport
         app.router.add_get(prefix + "/models", info.models)
     app.router.add_get("/health", info.health)
     app.router.add_get(CONFIG_PATH, gateway_config)

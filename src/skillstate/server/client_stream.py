@@ -28,6 +28,9 @@ from skillstate.protocols.portable import namespace_map, restore_namespace
 
 PREPARED: web.RequestKey[web.StreamResponse] = web.RequestKey("prepared", web.StreamResponse)
 """Request key set once a response was prepared: the error middleware must not start another."""
+SINK: web.RequestKey[web.StreamResponse] = web.RequestKey("sink", web.StreamResponse)
+"""Request key of a request that came as a WebSocket frame (``server.socket_route``): the
+stream its reply is written to, in place of an HTTP response."""
 
 T = TypeVar("T")
 
@@ -97,9 +100,12 @@ class ClientStream:
 
 
 async def open_stream(http: web.Request, headers: dict[str, str]) -> web.StreamResponse:
-    out = web.StreamResponse(status=200, headers=headers)
-    out.content_type = "text/event-stream"
-    out.headers["cache-control"] = "no-cache"
+    """The SSE response of ``http``, prepared (its ``SINK`` where it came as a frame)."""
+    out = http.get(SINK)
+    if out is None:
+        out = web.StreamResponse(status=200, headers=headers)
+        out.content_type = "text/event-stream"
+        out.headers["cache-control"] = "no-cache"
     await out.prepare(http)
     http[PREPARED] = out
     return out

@@ -35,6 +35,8 @@ MODE = "x-skillstate-mode"
 
 log = logging.getLogger("skillstate.server")
 
+FRAMED: web.RequestKey[bytes] = web.RequestKey("framed", bytes)
+"""Request key of a request that came as a WebSocket frame: its body (``server.socket_route``)."""
 _INVALID_JSON = "invalid_json"
 _INVALID_HEADER = "invalid_header"
 
@@ -82,8 +84,13 @@ async def read_body(request: web.Request, wire: Wire) -> tuple[bytes, dict[str, 
     within ``body_timeout``; else a ``Refusal`` naming what was wrong."""
     check_json_type(request)
     gateway = request.app[GATEWAY]
+    framed = request.get(FRAMED)
     try:
-        if request.content.is_eof():  # all of it came with the head: nothing to wait for
+        if framed is not None:  # the body came as a WebSocket frame (``server.socket_route``)
+            if len(framed) > gateway.max_body_bytes:
+                raise web.HTTPRequestEntityTooLarge(gateway.max_body_bytes, len(framed))
+            raw = framed
+        elif request.content.is_eof():  # all of it came with the head: nothing to wait for
             raw = await request.read()
         else:
             async with asyncio.timeout(gateway.body_timeout):
