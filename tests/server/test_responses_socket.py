@@ -201,3 +201,29 @@ async def test_a_binary_frame_and_a_body_over_the_limit_are_refused() -> None:
             large = await reply_frames(socket)
     assert [binary[-1]["status"], large[-1]["status"]] == [400, 413]
     assert up.requests == []
+
+
+async def test_a_tenants_socket_serves_its_own_sessions_with_its_budget() -> None:
+    """A socket opened with a tenant's key: each frame is that tenant's (its session under its
+    name, the key off the provider's request), and the key's budget holds every frame."""
+    from skillstate.storage.keys import KeyLimits
+    from skillstate.testing.keys import GatewayKeys, bearer
+
+    async with ScriptedUpstream() as up, gateway_for(up.url) as gw:
+        exchanges: list[Exchange] = []
+        gw.context.observers.append(exchanges.append)
+        keys = GatewayKeys(gw)
+        text, _ = await keys.make("alice", limits=KeyLimits(budget_usd=1e-9))
+        headers = {**bearer(text), "x-skillstate-session": "s1"}
+        async with socket_to(gw.url, **headers) as socket:
+            await socket.send_json(create(**BODY))
+            refused = await reply_frames(socket)
+        assert refused[-1]["type"] == "error" and "budget" in json.dumps(refused[-1])
+        assert not up.requests  # over its budget: nothing went upstream
+        text, _ = await keys.make("alice")
+        async with socket_to(gw.url, **{**bearer(text), "x-skillstate-session": "s1"}) as socket:
+            await socket.send_json(create(**BODY))
+            served = await reply_frames(socket)
+        assert served[-1]["type"] == "response.completed"
+        assert [e.session for e in exchanges][-1] == "alice/s1"
+        assert text not in json.dumps(dict(up.requests[-1].headers))
