@@ -32,6 +32,20 @@ SINK: web.RequestKey[web.StreamResponse] = web.RequestKey("sink", web.StreamResp
 """Request key of a request that came as a WebSocket frame (``server.socket_route``): the
 stream its reply is written to, in place of an HTTP response."""
 
+
+class Framing:
+    """How many requests are being served as WebSocket frames now: only while some are does a
+    request look for its ``SINK`` or its framed body (a request key that is not there costs
+    a ``KeyError`` to look for)."""
+
+    __slots__ = ("now",)
+
+    def __init__(self) -> None:
+        self.now = 0
+
+
+FRAMING = Framing()
+
 T = TypeVar("T")
 
 
@@ -101,7 +115,7 @@ class ClientStream:
 
 async def open_stream(http: web.Request, headers: dict[str, str]) -> web.StreamResponse:
     """The SSE response of ``http``, prepared (its ``SINK`` where it came as a frame)."""
-    out = http.get(SINK)
+    out = http.get(SINK) if FRAMING.now else None
     if out is None:
         out = web.StreamResponse(status=200, headers=headers)
         out.content_type = "text/event-stream"

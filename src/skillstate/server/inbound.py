@@ -19,6 +19,7 @@ from skillstate.protocols import adapter
 from skillstate.protocols.logins import Login, login_of
 from skillstate.protocols.memo import SessionMemos
 from skillstate.server import route
+from skillstate.server.client_stream import FRAMING
 from skillstate.server.context import GATEWAY, LaneHeaders
 from skillstate.server.guard import caller_of, tenant_of
 from skillstate.server.local_answers import reason_for
@@ -84,7 +85,7 @@ async def read_body(request: web.Request, wire: Wire) -> tuple[bytes, dict[str, 
     within ``body_timeout``; else a ``Refusal`` naming what was wrong."""
     check_json_type(request)
     gateway = request.app[GATEWAY]
-    framed = request.get(FRAMED)
+    framed = request.get(FRAMED) if FRAMING.now else None
     try:
         if framed is not None:  # the body came as a WebSocket frame (``server.socket_route``)
             if len(framed) > gateway.max_body_bytes:

@@ -37,7 +37,7 @@ from skillstate.protocols.openai_responses.socket import (
     warmup,
 )
 from skillstate.protocols.sse import SSEDecoder
-from skillstate.server.client_stream import SINK, ClientGone
+from skillstate.server.client_stream import FRAMING, SINK, ClientGone
 from skillstate.server.context import GATEWAY
 from skillstate.server.inbound import FRAMED, JSON_TYPE
 from skillstate.server.proxy import handle_generation
@@ -138,6 +138,7 @@ async def _generate(http: web.Request, sink: FrameSink, raw: bytes) -> web.Strea
     inner[FRAMED] = raw
     inner[SINK] = sink
     inner[TIMING] = Timing(time.perf_counter())
+    FRAMING.now += 1
     try:
         return await handle_generation(inner, Wire.RESPONSES)
     except (ClientGone, ConnectionResetError):
@@ -151,6 +152,8 @@ async def _generate(http: web.Request, sink: FrameSink, raw: bytes) -> web.Strea
         if sink.prepared:
             return sink
         return web.Response(status=500, text="internal gateway error; see the gateway's log")
+    finally:
+        FRAMING.now -= 1
 
 
 def _unstreamed(out: web.StreamResponse) -> dict[str, object]:
