@@ -33,6 +33,7 @@ from skillstate.config.sources import (
     read_environment,
     read_file,
 )
+from skillstate.config.telemetry import telemetry_of
 from skillstate.pipeline.switches import LaneChoice, with_only
 from skillstate.support.files import resolve_path
 
@@ -73,7 +74,9 @@ def load_settings(
         merged["upstreams"] = _with_keys(upstreams, env, reading)
     if reading.problems:
         raise ConfigError(reading.problems)
-    return _validate(merged, default_data_dir(env))
+    settings = _validate(merged, default_data_dir(env))
+    settings._telemetry = telemetry_of(settings.otel_endpoint, env)
+    return settings
 
 
 def _lay(merged: Layer, layer: Layer) -> None:

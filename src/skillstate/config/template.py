@@ -84,6 +84,7 @@ NOTES: dict[str, str] = {
     "body_timeout": "Seconds to send a request body (else 408).",
     "max_connections": "Connections held at once; the next gets 503.",
     "workers": "Processes serving the port together, each restarted if it dies.",
+    "otel_endpoint": "OpenTelemetry OTLP/HTTP endpoint for traces and metrics (empty: OTEL_*).",
 }
 """What each key does, in one line: the comment above it in the written file."""
 

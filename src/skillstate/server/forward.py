@@ -345,6 +345,8 @@ class Forward:
             api_key=None if self.login.subscription else self.upstream.api_key,
             extra=self.upstream.headers,
         )
+        if self.exchange is not None and self.exchange.trace is not None:
+            self.exchange.trace.send(headers, self.upstream.name)
         client = self.gateway.client
         if outbound.body is None:
             headers.pop("content-type", None)
@@ -359,6 +361,8 @@ class Forward:
         if self.exchange is not None:
             self.exchange.attempts.append(status)
             self.exchange.status = status
+            if self.exchange.trace is not None:
+                self.exchange.trace.attempted(status)
 
     def _reply(self, raw: aiohttp.ClientResponse, relayed: dict[str, str]) -> Reply:
         """``relayed``: the reply's headers fit for the client (``response_headers``)."""
