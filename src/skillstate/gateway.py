@@ -39,6 +39,7 @@ from skillstate.server.history import ResponseHistory
 from skillstate.server.keyring import KeyRing
 from skillstate.server.listener import Listener
 from skillstate.server.mcp_route import McpEndpoint
+from skillstate.server.telemetry import Telemetry
 from skillstate.state.engine import StateEngine
 from skillstate.state.epochs import CachePrices, upstream_prices
 from skillstate.state.mode import Mode
@@ -112,6 +113,16 @@ def build_context(settings: Settings) -> GatewayContext:
             reroute_rate=settings.circuit_reroute_rate,
         ),
     )
+
+
+def build_telemetry(settings: Settings) -> Telemetry | None:
+    """The OpenTelemetry exporters where tracing is on (``config.telemetry``), else None."""
+    options = settings.telemetry
+    if not options.enabled:
+        return None
+    telemetry = Telemetry(options)
+    log.info("telemetry: traces to %s", options.traces_endpoint)
+    return telemetry
 
 
 def build_pricing(settings: Settings) -> Pricing:
@@ -285,6 +296,9 @@ async def running(
     )
     context.recorder = recorder
     context.observers.append(recorder)
+    context.telemetry = build_telemetry(settings)
+    if context.telemetry is not None:
+        recorder.listeners.append(context.telemetry.record)
     await recorder.start()
     circuits = None
     if coordination.window is not None:  # each circuit judged with the others' outcomes too
@@ -328,6 +342,8 @@ async def running(
             await context.budgets.drain()  # the requests' spending settled before stores close
         await context.mcp.close()
         await recorder.close()
+        if context.telemetry is not None:
+            await context.telemetry.close()  # after the ledger's last rows made their spans
         await ledger.close()
         await stores.close()
         if context.redis is not None:

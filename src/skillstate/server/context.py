@@ -34,6 +34,7 @@ Limit = RateLimit | SharedRateLimit | SqliteRateLimit
 if TYPE_CHECKING:  # the route's module reads this one's GATEWAY
     from skillstate.server.budgets import Budgets
     from skillstate.server.mcp_route import McpEndpoint
+    from skillstate.server.telemetry import Telemetry
 
 
 LaneHeaders = tuple[tuple[str, str, tuple[str, ...]], ...]
@@ -104,6 +105,9 @@ class GatewayContext:
     settings: Settings | None = None
     """What the gateway was started with (``GET /config`` shows it masked); None: a context
     built without settings (tests)."""
+    telemetry: Telemetry | None = None
+    """Where each request's trace and GenAI metrics go (``server.telemetry``); None: tracing
+    is off, and the request path does nothing for it."""
     bodies: Bodies = field(default_factory=Bodies)
     """Recent long bodies, charted so that the next one is parsed from its new bytes
     (``splice``)."""
