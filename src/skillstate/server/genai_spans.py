@@ -165,7 +165,9 @@ def _root(
         attributes["skillstate.note"] = exchange.note
     if rows:
         attributes.update(_estimate(rows))
-    end = exchange.started + exchange.elapsed_s
+    # A stream is answered (timed) before its last bytes are read: its rounds end later.
+    ends = [end for _, end in trace.rounds] + [a.end for a in trace.attempts if a.end]
+    end = max([exchange.started + exchange.elapsed_s, *ends])
     error = f"HTTP {exchange.status}" if exchange.status >= 500 else None
     return SpanRecord(
         f"{OPERATION} {exchange.model}".strip(),

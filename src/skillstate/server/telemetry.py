@@ -46,9 +46,13 @@ class _Health:
         self._lock = threading.Lock()
         self.ok: bool | None = None
         """None: nothing was exported yet."""
+        self.closed = False
+        """Closing: the exporters were stopped, their failures say nothing of the collector."""
 
     def told(self, ok: bool) -> None:
         with self._lock:
+            if self.closed:
+                return
             if ok == self.ok or (ok and self.ok is None):
                 self.ok = ok
                 return
@@ -208,12 +212,17 @@ class _Sdk:
         self.meters.force_flush(int(seconds * 1000))
 
     def close(self) -> None:
-        """A collector that answered gets what is queued (one not heard from yet, a second);
-        then the exporters stop first, so that an export retrying against a collector that is
-        down gives up, and the providers after them."""
-        told = [health.ok for health in self.health]
-        if False not in told:
-            self.flush(CLOSE_S if None not in told else 1.0)
+        """A collector that answered gets what is queued (one not heard from yet, a second of
+        spans, and metrics once it took spans);
+        then the exporters stop before the providers, so that an export still retrying
+        against a collector that is down gives up at once."""
+        spans, metrics = (health.ok for health in self.health)
+        if spans is not False:  # the span processor's flush is bounded; a metric export is not
+            self.processor.force_flush(int((CLOSE_S if spans else 1.0) * 1000))
+        if metrics or (metrics is None and spans):
+            self.meters.force_flush(int(CLOSE_S * 1000))
+        for health in self.health:
+            health.closed = True
         self.span_exporter.shutdown()  # type: ignore[no-untyped-call]
         self.metric_exporter.shutdown()
         self.processor.shutdown()  # type: ignore[no-untyped-call]
