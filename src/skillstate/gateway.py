@@ -266,6 +266,7 @@ async def running(
     guard = build_guard(settings)
     check_exposure(settings.host, guard.token)
     check_lanes(settings)  # before any store is opened
+    telemetry = build_telemetry(settings)  # a missing extra is said before anything opens
     context = build_context(settings)
     redis = shared_redis(settings.redis)  # a missing extra is said before anything opens
     options = StoreOptions.of_archive(settings.archive_ttl_days, settings.archive_max_mb)
@@ -296,9 +297,9 @@ async def running(
     )
     context.recorder = recorder
     context.observers.append(recorder)
-    context.telemetry = build_telemetry(settings)
-    if context.telemetry is not None:
-        recorder.listeners.append(context.telemetry.record)
+    context.telemetry = telemetry
+    if telemetry is not None:
+        recorder.listeners.append(telemetry.record)
     await recorder.start()
     circuits = None
     if coordination.window is not None:  # each circuit judged with the others' outcomes too
@@ -342,8 +343,8 @@ async def running(
             await context.budgets.drain()  # the requests' spending settled before stores close
         await context.mcp.close()
         await recorder.close()
-        if context.telemetry is not None:
-            await context.telemetry.close()  # after the ledger's last rows made their spans
+        if telemetry is not None:
+            await telemetry.close()  # after the ledger's last rows made their spans
         await ledger.close()
         await stores.close()
         if context.redis is not None:

@@ -236,8 +236,9 @@ async def test_the_gen_ai_metrics_reach_the_collector() -> None:
 async def test_a_collector_that_is_down_costs_the_requests_nothing(
     unused_tcp_port: int,
 ) -> None:
-    """Spans to a port nobody listens on: every request is answered, and the gateway closes
-    without waiting out the exporter's retries."""
+    """Spans to a port nobody listens on: every request is answered; once an export failed,
+    the next requests' spans are not even made; the gateway closes without waiting out the
+    exporter's retries."""
     endpoint = f"http://127.0.0.1:{unused_tcp_port}"
     started = time.monotonic()
     async with (
@@ -245,7 +246,13 @@ async def test_a_collector_that_is_down_costs_the_requests_nothing(
         gateway_for(up.url, settings={**EAGER, "otel_endpoint": endpoint}) as gateway,
     ):
         by_step = await hybrid_session(gateway, up, "chat", True)
-        assert gateway.context.recorder is not None
+        telemetry = gateway.context.telemetry
+        assert gateway.context.recorder is not None and telemetry is not None
         await gateway.context.recorder.flush()
+        await telemetry.flush()  # the first export fails
+        assert telemetry.skipped == 0
+        await hybrid_session(gateway, up, "chat", False)
+        await gateway.context.recorder.flush()
+        assert telemetry.skipped == STEPS - 1  # one made anyway: a probe of the collector
     assert [len(sent) for sent in by_step] == [1, 1, 1, 3, 2]
     assert time.monotonic() - started < 10

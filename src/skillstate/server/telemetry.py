@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,8 +27,12 @@ from skillstate.support.extras import MissingExtra
 log = logging.getLogger("skillstate.telemetry")
 
 SCOPE = "skillstate"
-EXPORT_TIMEOUT_S = 5.0
-"""How long one export may try (its retries included), on the exporter's thread."""
+EXPORT_TIMEOUT_S = 2.0
+"""How long one export may try (its retries included), on the exporter's thread: a refused
+connection is known for a failure at once (the SDK's next retry would wait past it)."""
+PROBE_S = 5.0
+"""While the collector is down, how often one request's spans are made anyway, to find it
+back; the others' are not made at all."""
 CLOSE_S = 3.0
 """How long closing waits for the last spans and metrics to go out."""
 TOKEN_BUCKETS = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304)
@@ -80,9 +85,15 @@ class Telemetry:
         for name in _QUIET:
             logging.getLogger(name).setLevel(logging.CRITICAL)
         self._sdk = _Sdk(options)
+        self.skipped = 0
+        """Requests whose spans were not made: the collector was down."""
 
     def record(self, exchange: Exchange, rows: list[Row], boundary: bool) -> None:
-        """The exchange's spans and points, made and queued (on the ledger's thread)."""
+        """The exchange's spans and points, made and queued (on the ledger's thread); while
+        the collector is down, not made (one request's every ``PROBE_S``, to find it back)."""
+        if not self._sdk.wanted():
+            self.skipped += 1
+            return
         made = traced(exchange, rows, boundary, content=self.options.capture_content)
         if made.spans:
             self._sdk.spans(made.spans, exchange.trace.trace_id if exchange.trace else "")
@@ -171,6 +182,18 @@ class _Sdk:
             explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
         )
         self.health = (span_health, metric_health)
+        self._probe_at = 0.0
+
+    def wanted(self) -> bool:
+        """Whether spans are worth making now: the collector took the last export (or has
+        not been tried), or a probe is due."""
+        if self.health[0].ok is not False:
+            return True
+        now = time.monotonic()
+        if now < self._probe_at:
+            return False
+        self._probe_at = now + PROBE_S
+        return True
 
     def spans(self, records: list[SpanRecord], trace_id: str) -> None:
         ReadableSpan, SpanContext, SpanKind, Status, StatusCode, TraceFlags = self._api

@@ -15,8 +15,6 @@ import random
 import time
 from dataclasses import dataclass, field
 
-_RANDOM = random.SystemRandom()
-"""Ids from the system's randomness: unguessable, and never the same in two processes."""
 _ZERO_TRACE = "0" * 32
 _ZERO_SPAN = "0" * 16
 _HEX = frozenset("0123456789abcdef")
@@ -126,8 +124,10 @@ def parse_traceparent(value: str) -> tuple[str, str, str] | None:
 
 
 def new_trace_id() -> str:
-    return f"{_RANDOM.getrandbits(128) or 1:032x}"
+    """128 random bits (``random``'s generator, as the OpenTelemetry SDK's own ids: no system
+    call per id; the interpreter reseeds it in a forked child)."""
+    return f"{random.getrandbits(128) or 1:032x}"
 
 
 def new_span_id() -> str:
-    return f"{_RANDOM.getrandbits(64) or 1:016x}"
+    return f"{random.getrandbits(64) or 1:016x}"
