@@ -90,7 +90,6 @@ class Trace:
         """An attempt is sent now with ``headers``: its ``traceparent`` is set there."""
         attempt = Attempt(new_span_id(), upstream, time.perf_counter(), len(self.rounds) - 1)
         self.attempts.append(attempt)
-        headers.pop("Traceparent", None)
         headers["traceparent"] = f"00-{self.trace_id}-{attempt.span_id}-{self.flags}"
 
     def attempted(self, status: int) -> None:
