@@ -39,6 +39,7 @@ from skillstate.server.history import ResponseHistory
 from skillstate.server.keyring import KeyRing
 from skillstate.server.listener import Listener
 from skillstate.server.mcp_route import McpEndpoint
+from skillstate.server.telemetry import Telemetry
 from skillstate.state.engine import StateEngine
 from skillstate.state.epochs import CachePrices, upstream_prices
 from skillstate.state.mode import Mode
@@ -113,6 +114,16 @@ def build_context(settings: Settings) -> GatewayContext:
             reroute_rate=settings.circuit_reroute_rate,
         ),
     )
+
+
+def build_telemetry(settings: Settings) -> Telemetry | None:
+    """The OpenTelemetry exporters where tracing is on (``config.telemetry``), else None."""
+    options = settings.telemetry
+    if not options.enabled:
+        return None
+    telemetry = Telemetry(options)
+    log.info("telemetry: traces to %s", options.traces_endpoint)
+    return telemetry
 
 
 def build_pricing(settings: Settings) -> Pricing:
@@ -256,6 +267,7 @@ async def running(
     guard = build_guard(settings)
     check_exposure(settings.host, guard.token)
     check_lanes(settings)  # before any store is opened
+    telemetry = build_telemetry(settings)  # a missing extra is said before anything opens
     context = build_context(settings)
     redis = shared_redis(settings.redis)  # a missing extra is said before anything opens
     options = settings.store_options()
@@ -286,6 +298,9 @@ async def running(
     )
     context.recorder = recorder
     context.observers.append(recorder)
+    context.telemetry = telemetry
+    if telemetry is not None:
+        recorder.listeners.append(telemetry.record)
     await recorder.start()
     circuits = None
     if coordination.window is not None:  # each circuit judged with the others' outcomes too
@@ -329,6 +344,8 @@ async def running(
             await context.budgets.drain()  # the requests' spending settled before stores close
         await context.mcp.close()
         await recorder.close()
+        if telemetry is not None:
+            await telemetry.close()  # after the ledger's last rows made their spans
         await ledger.close()
         await stores.close()
         if context.redis is not None:

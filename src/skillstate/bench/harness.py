@@ -155,9 +155,9 @@ class Server:
 
 
 @contextlib.contextmanager
-def gateway(mode: str, upstream: str) -> Iterator[Server]:
-    """``skillstate serve --mode MODE --upstream UPSTREAM``, as a user starts it, with a scratch
-    data directory, stopped on exit."""
+def gateway(mode: str, upstream: str, flags: Sequence[str] = ()) -> Iterator[Server]:
+    """``skillstate serve --mode MODE --upstream UPSTREAM`` and ``flags``, as a user starts it,
+    with a scratch data directory, stopped on exit."""
     port = free_port()
     env = bench_env()
     with tempfile.TemporaryDirectory(prefix="skillstate-bench-") as scratch:
@@ -165,6 +165,7 @@ def gateway(mode: str, upstream: str) -> Iterator[Server]:
         command = [sys.executable, "-m", "skillstate", "serve", "--port", str(port)]
         # The benchmarks' providers imitate the official ones (docs/upstreams.md).
         command += ["--upstream", upstream, "--upstream-profile", "openai", "--mode", mode]
+        command += flags
         proc = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
         try:
             yield Server(f"http://127.0.0.1:{port}", proc.pid)

@@ -6,7 +6,9 @@
 - ``off``: ``skillstate serve --mode off`` (lanes off: what the gateway costs as a proxy);
 - ``hybrid``: ``skillstate serve --mode hybrid``: on the long session the state lane's real
   cost, on the short request a session before its first boundary (which should cost as off);
-- ``litellm``: LiteLLM's proxy (``litellm_proxy``), where ``make peers`` installed it.
+- ``litellm``: LiteLLM's proxy (``litellm_proxy``), where ``make peers`` installed it;
+- ``otel-down`` (only when named): ``off`` with OpenTelemetry on, exporting to a port nobody
+  listens on (docs/observability.md): a collector that is down must cost the requests nothing.
 
 Two workloads: ``short``, the small request of ``skillstate.bench.overhead``, for every chosen
 arm; and ``long``, a Chat request after ``turns`` tool steps of 3 KB file
@@ -34,6 +36,7 @@ from skillstate.bench.harness import (
     Server,
     cpu_seconds,
     forwarder,
+    free_port,
     gateway,
     mock_provider,
     tree_rss_mb,
@@ -58,6 +61,11 @@ class Arm(enum.StrEnum):
     OFF = "off"
     HYBRID = "hybrid"
     LITELLM = "litellm"
+    OTEL_DOWN = "otel-down"
+
+
+_NAMED_ONLY = frozenset({Arm.OTEL_DOWN})
+"""Arms run only when named."""
 
 
 class Workload(enum.StrEnum):
@@ -82,7 +90,7 @@ class Plan:
 def plan(chosen: Sequence[str], peer_version: str | None) -> Plan:
     """The arms ``chosen`` (all when none), in the order of ``Arm``, with ``direct`` always in
     (it is the baseline), and ``litellm`` left out, saying so, when it is not installed."""
-    wanted = {Arm(name) for name in chosen} or set(Arm)
+    wanted = {Arm(name) for name in chosen} or set(Arm) - _NAMED_ONLY
     notes: list[str] = []
     if Arm.DIRECT not in wanted:
         wanted.add(Arm.DIRECT)
@@ -225,6 +233,9 @@ def _servers(the_plan: Plan, venv: Path, mock: str) -> Iterator[_Running]:
         for arm in (Arm.OFF, Arm.HYBRID):
             if arm in the_plan.arms:
                 running.servers[arm] = stack.enter_context(gateway(arm.value, mock))
+        if Arm.OTEL_DOWN in the_plan.arms:
+            nobody = ["--otel-endpoint", f"http://127.0.0.1:{free_port()}"]
+            running.servers[Arm.OTEL_DOWN] = stack.enter_context(gateway("off", mock, nobody))
         if Arm.LITELLM in the_plan.arms:
             running.peer = stack.enter_context(litellm_proxy(venv, mock))
             running.servers[Arm.LITELLM] = running.peer.server

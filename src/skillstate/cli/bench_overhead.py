@@ -12,7 +12,7 @@ import click
 
 from skillstate.bench.litellm_proxy import DEFAULT_VENV
 
-ARMS = ("direct", "forwarder", "off", "hybrid", "litellm")
+ARMS = ("direct", "forwarder", "off", "hybrid", "litellm", "otel-down")
 
 
 @click.command("overhead")
@@ -22,7 +22,8 @@ ARMS = ("direct", "forwarder", "off", "hybrid", "litellm")
     multiple=True,
     type=click.Choice(ARMS),
     help="An arm to run (repeat for more; default: all). direct always runs: it is the "
-    "baseline. litellm runs where `make peers` installed it.",
+    "baseline. litellm runs where `make peers` installed it; otel-down (off with tracing to a "
+    "collector that is down) only when named.",
 )
 @click.option(
     "--seconds",
@@ -79,6 +80,7 @@ def overhead_command(
       hybrid     skillstate serve --mode hybrid, on both (on the short request a session
                  before its first boundary)
       litellm    LiteLLM's proxy (no database, telemetry off), on both
+    otel-down  off with OpenTelemetry tracing to a collector that is down (only when named)
     """
     from skillstate.bench import floor
     from skillstate.bench.peers import run

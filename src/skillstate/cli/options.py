@@ -102,6 +102,11 @@ def _add_options(command: F, *, list_lanes: bool) -> F:
             metavar="URL",
             help="A Redis the gateways share (redis://...): rate limits across all of them.",
         ),
+        click.option(
+            "--otel-endpoint",
+            metavar="URL",
+            help="Send OpenTelemetry traces and metrics there (OTLP/HTTP, e.g. :4318).",
+        ),
         click.option("-v", "--verbose", is_flag=True, default=None, help="Log more."),
     )
     for option in reversed(options):

@@ -33,6 +33,7 @@ from skillstate.config.sources import (
     read_environment,
     read_file,
 )
+from skillstate.config.telemetry import telemetry_of
 from skillstate.config.upstream_settings import UpstreamSettings
 from skillstate.pipeline.switches import LaneChoice, with_only
 from skillstate.support.files import resolve_path
@@ -77,6 +78,7 @@ def load_settings(
     settings = _validate(merged, default_data_dir(env))
     if settings.tenant_api_keys:
         settings._tenant_keys = _tenant_keys(settings, merged["tenant_api_keys"].source, env)
+    settings._telemetry = telemetry_of(settings.otel_endpoint, env)
     return settings
 
 

@@ -30,6 +30,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from skillstate.config import values
+from skillstate.config.telemetry import Telemetry, telemetry_of
 from skillstate.config.upstream_settings import (
     UpstreamProfile,
     UpstreamSettings,
@@ -226,8 +227,13 @@ class Settings(BaseModel):
     data_key_file: Path | None = None
     data_key: SecretStr | None = None
 
+    # OpenTelemetry (docs/observability.md): the OTLP/HTTP endpoint traces and metrics go to
+    # (http://127.0.0.1:4318); empty: as the OTEL_* variables say, off without them.
+    otel_endpoint: str = ""
+
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)
     _tenant_keys: dict[tuple[str, str | None], str] = PrivateAttr(default_factory=dict)
+    _telemetry: Telemetry | None = PrivateAttr(default=None)
 
     @field_validator("host")
     @classmethod
@@ -253,6 +259,11 @@ class Settings(BaseModel):
     @classmethod
     def _upstream(cls, url: str | None) -> str | None:
         return None if url is None else values.normalize_base_url(url)
+
+    @field_validator("otel_endpoint")
+    @classmethod
+    def _otel_endpoint(cls, url: str) -> str:
+        return url and values.check_endpoint(url)
 
     @field_validator("chatgpt_base_url")
     @classmethod
@@ -466,6 +477,14 @@ class Settings(BaseModel):
         ``collapse.<option>`` for each option the ``collapse`` table gave (a later source
         replaces the whole table, so the others are the defaults)."""
         return dict(self._sources)
+
+    @property
+    def telemetry(self) -> Telemetry:
+        """Where traces and metrics go (``config.telemetry``): as ``load_settings`` read it
+        with the environment, else from ``otel_endpoint`` alone."""
+        if self._telemetry is None:
+            return telemetry_of(self.otel_endpoint, {})
+        return self._telemetry
 
     def resolved_upstreams(self) -> list[UpstreamSettings]:
         """The upstreams to route to, in order; the shortcut becomes one named ``default``."""

@@ -87,6 +87,7 @@ NOTES: dict[str, str] = {
     "workers": "Processes serving the port together, each restarted if it dies.",
     "data_key_file": "Seal Σ and the archive at rest with the first key of this 0600 file.",
     "data_key": "Or the data key itself: set SKILLSTATE_DATA_KEY, never here.",
+    "otel_endpoint": "OpenTelemetry OTLP/HTTP endpoint for traces and metrics (empty: OTEL_*).",
 }
 """What each key does, in one line: the comment above it in the written file."""
 

@@ -95,6 +95,19 @@ def check_store(url: str) -> str:
     return url
 
 
+def check_endpoint(url: str) -> str:
+    """An http:// or https:// URL of a collector, without a trailing ``/``; credentials in
+    it are refused (they go in ``OTEL_EXPORTER_OTLP_HEADERS``)."""
+    if any(char.isspace() for char in url):
+        raise ValueError("not a URL (contains whitespace)")
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"must be empty or an http:// or https:// URL, not {url!r}")
+    if parts.username is not None or parts.password is not None:
+        raise ValueError("must not hold credentials: put them in OTEL_EXPORTER_OTLP_HEADERS")
+    return url.rstrip("/")
+
+
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 
 

@@ -14,6 +14,7 @@ from skillstate.conversation import Request, Response, Wire
 from skillstate.economics.metered import Metered
 from skillstate.protocols.logins import Login
 from skillstate.protocols.tails import TailReply
+from skillstate.support.trace import Trace
 
 LOCAL = "local"
 """The upstream an exchange answered by the gateway itself names (nothing went upstream): the
@@ -75,6 +76,8 @@ class Exchange:
     """The model the client asked for (by default the decoded request's)."""
     relayed: Relayed | None = None
     """The request and its reply as bytes, where neither was decoded (``request`` None)."""
+    trace: Trace | None = None
+    """The request's trace as it went (``server.tracing``); None: tracing is off."""
 
     def __post_init__(self) -> None:
         if not self.model and self.request is not None:

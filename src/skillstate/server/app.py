@@ -24,7 +24,11 @@ from skillstate.server.mcp_route import MCP_PATH, handle_mcp
 from skillstate.server.proxy import handle_generation
 from skillstate.server.socket_route import handle_socket
 from skillstate.server.state_routes import add_state_routes
-from skillstate.server.timing import add_overhead_header, timing_middleware
+from skillstate.server.timing import (
+    add_overhead_header,
+    timing_middleware,
+    traced_timing_middleware,
+)
 from skillstate.server.ui_login import add_login_routes
 from skillstate.server.ui_routes import add_ui_routes
 
@@ -38,7 +42,8 @@ def build_app(gateway: GatewayContext, guard: Guard | None = None) -> web.Applic
     bound to 127.0.0.1, no token, nothing allowed besides loopback)."""
     # The guard comes first: a request it refuses never reaches a handler, and the error
     # boundary then sees the request as the guard passed it on.
-    middlewares = [timing_middleware, guard_middleware(guard or Guard(), gateway), _errors]
+    timing = timing_middleware if gateway.telemetry is None else traced_timing_middleware
+    middlewares = [timing, guard_middleware(guard or Guard(), gateway), _errors]
     app = web.Application(client_max_size=gateway.max_body_bytes, middlewares=middlewares)
     app[GATEWAY] = gateway
     app.on_response_prepare.append(add_cors_headers)

@@ -34,6 +34,7 @@ Limit = RateLimit | SharedRateLimit | SqliteRateLimit
 if TYPE_CHECKING:  # the route's module reads this one's GATEWAY
     from skillstate.server.budgets import Budgets
     from skillstate.server.mcp_route import McpEndpoint
+    from skillstate.server.telemetry import Telemetry
 
 
 LaneHeaders = tuple[tuple[str, str, tuple[str, ...]], ...]
@@ -107,6 +108,9 @@ class GatewayContext:
     tenant_keys: bool = False
     """Whether some tenant goes upstream with a provider key of its own (``tenant_api_keys``:
     ``server.tenancy.provider_key``)."""
+    telemetry: Telemetry | None = None
+    """Where each request's trace and GenAI metrics go (``server.telemetry``); None: tracing
+    is off, and the request path does nothing for it."""
     bodies: Bodies = field(default_factory=Bodies)
     """Recent long bodies, charted so that the next one is parsed from its new bytes
     (``splice``)."""

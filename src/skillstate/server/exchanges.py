@@ -11,6 +11,7 @@ from skillstate.conversation import Request, Response, Wire
 from skillstate.economics.exchange import LOCAL, Exchange
 from skillstate.protocols.logins import Login
 from skillstate.server.context import GatewayContext
+from skillstate.support.trace import Trace
 
 log = logging.getLogger("skillstate.forward")
 requests_log = logging.getLogger("skillstate.requests")
@@ -27,6 +28,7 @@ def exchange_for(
     lanes: str = "",
     sent: Request | None = None,
     login: Login = Login.NONE,
+    trace: Trace | None = None,
 ) -> Exchange:
     """The record of one client request, started now."""
     return Exchange(
@@ -46,6 +48,7 @@ def exchange_for(
         lanes=lanes,
         sent=sent,
         login=login,
+        trace=trace,
     )
 
 
@@ -60,6 +63,7 @@ def notify_local(
     lanes: str = "",
     started: float,
     login: Login = Login.NONE,
+    trace: Trace | None = None,
 ) -> None:
     """Observers see a reply the gateway made itself (nothing went upstream) like any other:
     its exchange built whole, once the reply was made."""
@@ -81,6 +85,7 @@ def notify_local(
         lanes=lanes,
         rounds=0,
         login=login,
+        trace=trace,
     )
     notify(gateway, exchange)
 

@@ -51,6 +51,7 @@ from skillstate.server.guard import caller_of, tenant_of
 from skillstate.server.inbound import MODE, bypassed, take_login_of
 from skillstate.server.route import Arrival, Ran, Relay, RunLanes
 from skillstate.server.sessions import SessionId, resolve_session
+from skillstate.server.timing import trace_of
 from skillstate.state.compaction import may_compact
 from skillstate.state.mode import Mode
 from skillstate.upstream.routing import Upstream
@@ -210,6 +211,7 @@ async def serve(
         login=express.login,
         model=express.model,
         relayed=relayed,
+        trace=None if gateway.telemetry is None else trace_of(http),
     )
     forward = Forward(gateway, http, express.upstream, wire, wire, exchange)
     forward.login = express.login

@@ -348,6 +348,8 @@ class Forward:
             else (self._provider_key() if self.gateway.tenant_keys else self.upstream.api_key),
             extra=self.upstream.headers,
         )
+        if self.exchange is not None and self.exchange.trace is not None:
+            self.exchange.trace.send(headers, self.upstream.name)
         client = self.gateway.client
         if outbound.body is None:
             headers.pop("content-type", None)
@@ -367,6 +369,8 @@ class Forward:
         if self.exchange is not None:
             self.exchange.attempts.append(status)
             self.exchange.status = status
+            if self.exchange.trace is not None:
+                self.exchange.trace.attempted(status)
 
     def _reply(self, raw: aiohttp.ClientResponse, relayed: dict[str, str]) -> Reply:
         """``relayed``: the reply's headers fit for the client (``response_headers``)."""

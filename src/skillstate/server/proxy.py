@@ -55,6 +55,7 @@ from skillstate.server.route import (
     Unknown,
 )
 from skillstate.server.sessions import SessionId
+from skillstate.server.timing import trace_of
 from skillstate.server.turn import Turn, answer_locally, upstream_body
 from skillstate.storage.tenants import owner, owns
 from skillstate.support import jsonio
@@ -189,6 +190,7 @@ async def _run(
                 lanes=service.record.lanes,
                 sent=lanes.request,
                 login=inbound.login,
+                trace=None if gateway.telemetry is None else trace_of(http),
             )
             forward = Forward(gateway, http, taken.upstream, inbound.wire, run.target, exchange)
             forward.login = inbound.login
@@ -330,5 +332,6 @@ async def _answered(
         lanes=answered.lanes,
         started=started,
         login=inbound.login,
+        trace=None if gateway.telemetry is None else trace_of(http),
     )
     return out

@@ -9,6 +9,8 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
+from skillstate.support.trace import Trace
+
 OVERHEAD_HEADER = "x-skillstate-overhead-ms"
 
 
@@ -39,7 +41,35 @@ class Timing:
         return max(0.0, now - self.arrived - self.upstream(now))
 
 
+class TracedTiming(Timing):
+    """``Timing`` that also keeps the request's ``Trace``: each upstream call (one round)
+    begins and ends it a round. Made only while tracing is on (``traced_timing_middleware``),
+    so that a gateway without tracing pays nothing for it."""
+
+    __slots__ = ("trace",)
+
+    def __init__(self, now: float, trace: Trace) -> None:
+        super().__init__(now)
+        self.trace = trace
+
+    def enter(self, now: float) -> None:
+        if self._since is None:
+            self.trace.enter(now)
+        super().enter(now)
+
+    def leave(self, now: float) -> None:
+        if self._since is not None:
+            self.trace.leave(now)
+        super().leave(now)
+
+
 TIMING: web.RequestKey[Timing] = web.RequestKey("timing", Timing)
+
+
+def trace_of(request: web.Request) -> Trace | None:
+    """The request's trace (None: tracing is off)."""
+    timing = request.get(TIMING)
+    return timing.trace if isinstance(timing, TracedTiming) else None
 
 
 @web.middleware
@@ -47,6 +77,17 @@ async def timing_middleware(
     request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
 ) -> web.StreamResponse:
     request[TIMING] = Timing(time.perf_counter())
+    return await handler(request)
+
+
+@web.middleware
+async def traced_timing_middleware(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    """``timing_middleware`` while tracing is on: the request's trace begins as it arrives,
+    continuing the client's ``traceparent``."""
+    now = time.perf_counter()
+    request[TIMING] = TracedTiming(now, Trace.begin(request.headers.get("traceparent"), now))
     return await handler(request)
 
 

@@ -46,6 +46,10 @@ log = logging.getLogger("skillstate.economics.ledger")
 Pricing = Callable[[str, Usage], float | None]
 """The cost of ``usage`` on ``model`` in USD, or None when the model has no price."""
 
+Listener = Callable[[Exchange, list[Row], bool], None]
+"""Told each exchange with its rows once they are made, and whether it began an epoch, on the
+ledger's thread (the traces of ``server.telemetry``): one that fails is logged and skipped."""
+
 DAY = 86_400.0
 _BATCH = 256
 _LINGER_S = 0.05
@@ -87,6 +91,7 @@ class Recorder:
         self._sent = PassThroughCache(clock=clock)
         """The same rule over the requests the gateway sent, per upstream and session."""
         self._evidence = CacheEvidence()
+        self.listeners: list[Listener] = []
         self._queue: asyncio.Queue[Exchange | None] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self._hurry = asyncio.Event()
@@ -177,7 +182,14 @@ class Recorder:
         that long (the gateway's tail at concurrency 1: one request in a hundred 5 ms late)."""
         rows: list[Row] = []
         for exchange in exchanges:
-            rows += self.rows(exchange)
+            boundary = bool(self.listeners) and self._boundary(exchange)
+            made = self.rows(exchange)
+            rows += made
+            for listener in self.listeners:
+                try:
+                    listener(exchange, made, boundary)
+                except Exception:
+                    log.exception("ledger: listener %r failed", listener)
             time.sleep(0)  # lets the event loop's thread take the lock if it waits for it
         self.metrics.rows(rows)
         return rows
@@ -414,8 +426,8 @@ class Recorder:
 
     def _boundary(self, exchange: Exchange) -> bool:
         """Whether ``exchange`` started an epoch (its lanes name one past the session's)."""
-        found = _EPOCH.search(exchange.lanes)
-        return found is not None and int(found.group(1)) > self._epochs.get(exchange.session, 0)
+        epoch = epoch_of(exchange.lanes)
+        return epoch is not None and epoch > self._epochs.get(exchange.session, 0)
 
     def _learn(
         self,
@@ -469,6 +481,12 @@ class Recorder:
         self._epochs.move_to_end(exchange.session)
         while len(self._epochs) > 4096:
             self._epochs.popitem(last=False)
+
+
+def epoch_of(lanes: str) -> int | None:
+    """The epoch the state lane's summary in ``lanes`` names (None: it names none)."""
+    found = _EPOCH.search(lanes)
+    return int(found.group(1)) if found is not None else None
 
 
 def _told(usage: Usage, unreported: bool, verdict: str | None) -> str:

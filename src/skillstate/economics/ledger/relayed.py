@@ -32,7 +32,7 @@ def read_relayed(exchange: Exchange, relayed: Relayed) -> tuple[list[Metered], s
         parts: list[Part] = [Text(text)] if text else []
         metered = Metered(None, sent, Message("assistant", parts))
         return [metered], named or model or exchange.model
-    response = _decoded_reply(reply)
+    response = decoded_reply(reply)
     if response is None:
         return [Metered(None, sent)], model or exchange.model
     return [meter(None, sent, response.message)], response.model or model or exchange.model
@@ -76,7 +76,7 @@ def holds_all(before: bytes, after: bytes, wire: Wire) -> bool:
     return closed and goes_on and after.endswith(before[low + 1 :])
 
 
-def _decoded_reply(reply: TailReply) -> Response | None:
+def decoded_reply(reply: TailReply) -> Response | None:
     if not reply.streamed:
         try:
             return adapter(reply.wire).decode_response(reply.parsed or jsonio.loads(reply.raw))
