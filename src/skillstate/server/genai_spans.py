@@ -40,6 +40,7 @@ from skillstate.economics.ledger.recorder import epoch_of
 from skillstate.economics.ledger.relayed import decoded_reply, decoded_request
 from skillstate.economics.ledger.row import Row
 from skillstate.outputs.redaction import redact
+from skillstate.protocols import genai
 from skillstate.support import jsonio
 from skillstate.support.trace import Attempt, Trace, new_span_id
 
@@ -255,19 +256,19 @@ def _row(rows: list[Row], index: int) -> Row | None:
 
 def _usage(row: Row) -> Attributes:
     return {
-        "gen_ai.usage.input_tokens": row.input,
-        "gen_ai.usage.output_tokens": row.output,
-        "gen_ai.usage.cache_read.input_tokens": row.cached_input,
-        "gen_ai.usage.cache_write.input_tokens": row.cache_write,
+        genai.INPUT_TOKENS: row.input,
+        genai.OUTPUT_TOKENS: row.output,
+        genai.CACHE_READ_TOKENS: row.cached_input,
+        genai.CACHE_WRITE_TOKENS: row.cache_write,
     }
 
 
 def _usage_sum(rows: list[Row]) -> Attributes:
     return {
-        "gen_ai.usage.input_tokens": sum(row.input for row in rows),
-        "gen_ai.usage.output_tokens": sum(row.output for row in rows),
-        "gen_ai.usage.cache_read.input_tokens": sum(row.cached_input for row in rows),
-        "gen_ai.usage.cache_write.input_tokens": sum(row.cache_write for row in rows),
+        genai.INPUT_TOKENS: sum(row.input for row in rows),
+        genai.OUTPUT_TOKENS: sum(row.output for row in rows),
+        genai.CACHE_READ_TOKENS: sum(row.cached_input for row in rows),
+        genai.CACHE_WRITE_TOKENS: sum(row.cache_write for row in rows),
     }
 
 
@@ -283,8 +284,8 @@ def _estimate(rows: list[Row]) -> Attributes:
     if first.estimate_basis:
         out["skillstate.estimate.basis"] = first.estimate_basis
     if first.passthrough_input is not None:
-        out["skillstate.passthrough.input_tokens"] = first.passthrough_input
-        out["skillstate.saved.input_tokens"] = first.passthrough_input - sum(r.input for r in rows)
+        out[genai.PASSTHROUGH_INPUT_TOKENS] = first.passthrough_input
+        out[genai.SAVED_INPUT_TOKENS] = first.passthrough_input - sum(r.input for r in rows)
     costs = [row.cost_usd for row in rows]
     if first.passthrough_cost_usd is not None and None not in costs:
         spent = sum(cost for cost in costs if cost is not None)
@@ -345,7 +346,7 @@ def _message(message: Message, finish: str | None = None) -> dict[str, Any]:
             )
     shown: dict[str, Any] = {"role": str(message.role), "parts": parts}
     if finish is not None:
-        shown["finish_reason"] = finish
+        shown[genai.FINISH_REASON] = finish
     return shown
 
 
