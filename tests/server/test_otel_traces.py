@@ -237,8 +237,9 @@ async def test_a_collector_that_is_down_costs_the_requests_nothing(
     unused_tcp_port: int,
 ) -> None:
     """Spans to a port nobody listens on: every request is answered; once an export failed,
-    the next requests' spans are not even made; the gateway closes without waiting out the
-    exporter's retries."""
+    the next requests are served as without tracing (nothing recorded, no traceparent sent)
+    but for a probe every few seconds; the gateway closes without waiting out the exporter's
+    retries."""
     endpoint = f"http://127.0.0.1:{unused_tcp_port}"
     started = time.monotonic()
     async with (
@@ -251,8 +252,12 @@ async def test_a_collector_that_is_down_costs_the_requests_nothing(
         await gateway.context.recorder.flush()
         await telemetry.flush()  # the first export fails
         assert telemetry.skipped == 0
+        before = len(up.requests)
         await hybrid_session(gateway, up, "chat", False)
         await gateway.context.recorder.flush()
         assert telemetry.skipped == STEPS - 1  # one made anyway: a probe of the collector
+        # The others were served as without tracing: no trace begun, none sent upstream.
+        sent = [r.headers.get("traceparent") for r in up.requests[before:]]
+        assert len({parent.split("-")[1] for parent in sent if parent}) == 1
     assert [len(sent) for sent in by_step] == [1, 1, 1, 3, 2]
     assert time.monotonic() - started < 10

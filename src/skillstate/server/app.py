@@ -42,7 +42,8 @@ def build_app(gateway: GatewayContext, guard: Guard | None = None) -> web.Applic
     bound to 127.0.0.1, no token, nothing allowed besides loopback)."""
     # The guard comes first: a request it refuses never reaches a handler, and the error
     # boundary then sees the request as the guard passed it on.
-    timing = timing_middleware if gateway.telemetry is None else traced_timing_middleware
+    telemetry = gateway.telemetry
+    timing = timing_middleware if telemetry is None else traced_timing_middleware(telemetry.tracing)
     middlewares = [timing, guard_middleware(guard or Guard(), gateway), _errors]
     app = web.Application(client_max_size=gateway.max_body_bytes, middlewares=middlewares)
     app[GATEWAY] = gateway

@@ -88,11 +88,18 @@ class Telemetry:
         self.skipped = 0
         """Requests whose spans were not made: the collector was down."""
 
+    def tracing(self) -> bool:
+        """Whether a request arriving now is traced: while the collector is down, only one
+        every ``PROBE_S`` (to find it back); the others are served as without tracing."""
+        if self._sdk.wanted():
+            return True
+        self.skipped += 1
+        return False
+
     def record(self, exchange: Exchange, rows: list[Row], boundary: bool) -> None:
-        """The exchange's spans and points, made and queued (on the ledger's thread); while
-        the collector is down, not made (one request's every ``PROBE_S``, to find it back)."""
-        if not self._sdk.wanted():
-            self.skipped += 1
+        """The exchange's spans and points, made and queued (on the ledger's thread); none
+        for a request that was not traced (``tracing``)."""
+        if exchange.trace is None:
             return
         made = traced(exchange, rows, boundary, content=self.options.capture_content)
         if made.spans:

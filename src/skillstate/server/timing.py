@@ -8,6 +8,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
+from aiohttp.typedefs import Middleware
 
 from skillstate.support.trace import Trace
 
@@ -80,15 +81,24 @@ async def timing_middleware(
     return await handler(request)
 
 
-@web.middleware
-async def traced_timing_middleware(
-    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
-) -> web.StreamResponse:
+def traced_timing_middleware(tracing: Callable[[], bool]) -> Middleware:
     """``timing_middleware`` while tracing is on: the request's trace begins as it arrives,
-    continuing the client's ``traceparent``."""
-    now = time.perf_counter()
-    request[TIMING] = TracedTiming(now, Trace.begin(request.headers.get("traceparent"), now))
-    return await handler(request)
+    continuing the client's ``traceparent``; a request arriving while ``tracing()`` says no
+    (the collector is down) is timed as without tracing, and costs what it costs then."""
+
+    @web.middleware
+    async def traced(
+        request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
+        now = time.perf_counter()
+        if tracing():
+            trace = Trace.begin(request.headers.get("traceparent"), now)
+            request[TIMING] = TracedTiming(now, trace)
+        else:
+            request[TIMING] = Timing(now)
+        return await handler(request)
+
+    return traced
 
 
 async def add_overhead_header(request: web.Request, response: web.StreamResponse) -> None:
