@@ -70,8 +70,11 @@ def counting(counts: Counts) -> Trace:
     return tracer
 
 
-async def measure(requests: int, body: bytes, mode: str) -> dict[str, Counts]:
-    """Each arm's opcode counts over ``requests`` requests of ``body``."""
+async def measure(
+    requests: int, body: bytes, mode: str, otel_endpoint: str = ""
+) -> dict[str, Counts]:
+    """Each arm's opcode counts over ``requests`` requests of ``body`` (``otel_endpoint``:
+    traced to that collector; one nobody listens on is found down before counting starts)."""
     encoding()  # the gateway loads it at start: not a request's work
     counted: dict[str, Counts] = {}
     async with (
@@ -80,6 +83,8 @@ async def measure(requests: int, body: bytes, mode: str) -> dict[str, Counts]:
     ):
         environ = {"HOME": tempfile.mkdtemp(), "SKILLSTATE_DATA_DIR": tempfile.mkdtemp()}
         cli = {"upstream": upstream, "upstream_profile": "openai", "mode": mode}
+        if otel_endpoint:
+            cli["otel_endpoint"] = otel_endpoint
         settings = load_settings(cli=cli, environ=environ)
         async with running(settings, port=0) as gateway, aiohttp.ClientSession() as client:
             recorder = gateway.context.recorder
@@ -98,6 +103,8 @@ async def measure(requests: int, body: bytes, mode: str) -> dict[str, Counts]:
                 for _ in range(max(20, requests // 5)):  # warm: pools, caches, first imports
                     await one(base)
                 await recorder.flush()
+                if gateway.context.telemetry is not None:
+                    await gateway.context.telemetry.flush()  # what it was told so far went out
                 counts: Counts = collections.Counter()
                 trace = counting(counts)
                 sys.settrace(trace)
@@ -131,6 +138,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--mode", choices=("off", "hybrid"), default="off")
     parser.add_argument("--tools", action="store_true", help="the request carries tools")
     parser.add_argument("--top", type=int, default=0, help="the gateway's costliest functions")
+    parser.add_argument(
+        "--otel-endpoint",
+        default="",
+        metavar="URL",
+        help="trace to this OTLP/HTTP collector (one nobody listens on: the collector down)",
+    )
     args = parser.parse_args(argv)
     body: dict[str, Any] = {**BODY, "stream": args.stream}
     if args.tools:
@@ -138,7 +151,7 @@ def main(argv: list[str] | None = None) -> None:
     loop = new_loop()
     try:
         counted = loop.run_until_complete(
-            measure(args.requests, json.dumps(body).encode(), args.mode)
+            measure(args.requests, json.dumps(body).encode(), args.mode, args.otel_endpoint)
         )
     finally:
         loop.close()
