@@ -301,6 +301,7 @@ async def running(
     context.telemetry = telemetry
     if telemetry is not None:
         recorder.listeners.append(telemetry.record)
+        telemetry.start()
     await recorder.start()
     circuits = None
     if coordination.window is not None:  # each circuit judged with the others' outcomes too

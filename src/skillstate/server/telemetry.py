@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from skillstate.config.telemetry import Telemetry as Options
 from skillstate.economics.exchange import Exchange
@@ -33,6 +34,8 @@ connection is known for a failure at once (the SDK's next retry would wait past 
 PROBE_S = 5.0
 """While the collector is down, how often one request's spans are made anyway, to find it
 back; the others' are not made at all."""
+REACH_S = 1.0
+"""How long the first look at the collector (``Telemetry.start``) waits for a connection."""
 CLOSE_S = 3.0
 """How long closing waits for the last spans and metrics to go out."""
 TOKEN_BUCKETS = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304)
@@ -87,6 +90,29 @@ class Telemetry:
         self._sdk = _Sdk(options)
         self.skipped = 0
         """Requests whose spans were not made: the collector was down."""
+        self._reach: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Find out, off the event loop's way, whether the collector takes connections at all:
+        one that refuses is down from the start (a line in the log), so the requests until the
+        first export would have failed cost nothing either."""
+        self._reach = asyncio.get_running_loop().create_task(self._reachable())
+
+    async def looked(self) -> None:
+        """Until the first look at the collector (``start``) is over."""
+        if self._reach is not None:
+            await asyncio.shield(self._reach)
+
+    async def _reachable(self) -> None:
+        url = urlsplit(self.options.traces_endpoint)
+        port = url.port or (443 if url.scheme == "https" else 80)
+        try:
+            async with asyncio.timeout(REACH_S):
+                _, writer = await asyncio.open_connection(url.hostname, port)
+        except (OSError, TimeoutError, ValueError):
+            self._sdk.health[0].told(False)
+            return
+        writer.close()
 
     def tracing(self) -> bool:
         """Whether a request arriving now is traced: while the collector is down, only one
@@ -114,6 +140,8 @@ class Telemetry:
     async def close(self) -> None:
         """Flush what is queued, then stop the exporters' threads; never longer than about
         ``CLOSE_S`` twice, whatever the collector does."""
+        if self._reach is not None:
+            self._reach.cancel()
         try:
             await asyncio.wait_for(asyncio.to_thread(self._sdk.close), 2 * CLOSE_S + 1)
         except TimeoutError:
