@@ -35,7 +35,7 @@ model_provider = "gw"
 name = "gateway"
 base_url = "{base_url}"
 env_key = "GW_API_KEY"
-wire_api = "responses"
+wire_api = "responses"{provider}
 request_max_retries = 0
 stream_max_retries = 0
 
@@ -44,8 +44,9 @@ enabled = false
 """
 
 
-def codex_exec(binary: Path, home: Path) -> Callable[[str], Invocation]:
-    """``codex exec`` against a gateway URL, with its own CODEX_HOME under ``home``."""
+def codex_exec(binary: Path, home: Path, provider: str = "") -> Callable[[str], Invocation]:
+    """``codex exec`` against a gateway URL, with its own CODEX_HOME under ``home``
+    (``provider``: more lines of its provider table)."""
 
     def build(gateway: str) -> Invocation:
         codex_home = home / "codex"
@@ -53,7 +54,7 @@ def codex_exec(binary: Path, home: Path) -> Callable[[str], Invocation]:
         codex_home.mkdir()
         work.mkdir()
         (codex_home / "config.toml").write_text(
-            CONFIG.format(model="test-model", base_url=gateway + "/v1")
+            CONFIG.format(model="test-model", base_url=gateway + "/v1", provider=provider)
         )
         env = {**base_env(home), "CODEX_HOME": str(codex_home), "GW_API_KEY": "sk-test"}
         return Invocation([str(binary), "exec", "--skip-git-repo-check", PROMPT], env, work)

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from e2e_support import Invocation, Trip, assert_round_trip, assert_same_wire, base_env, round_trip
-from test_codex import PROMPT, assert_codex_session
+from e2e_support import Invocation, Trip, assert_round_trip, assert_same_wire, round_trip
+from test_codex import assert_codex_session, codex_exec
 from test_long_loop import assert_long_loop, long_trip
 
 from skillstate.conversation import Wire
@@ -23,38 +23,12 @@ from skillstate.server.socket_route import SERVED, WARMED
 
 pytestmark = pytest.mark.e2e
 
-CONFIG = """\
-model = "test-model"
-model_provider = "gw"
-
-[model_providers.gw]
-name = "gateway"
-base_url = "{base_url}"
-env_key = "GW_API_KEY"
-wire_api = "responses"
-supports_websockets = true
-request_max_retries = 0
-stream_max_retries = 0
-
-[analytics]
-enabled = false
-"""
 OPENED = "responses socket opened"
 
 
 def codex_socket(binary: Path, home: Path) -> Callable[[str], Invocation]:
     """``codex exec`` with a provider that speaks the WebSocket transport."""
-
-    def build(gateway: str) -> Invocation:
-        codex_home = home / "codex"
-        work = home / "work"
-        codex_home.mkdir()
-        work.mkdir()
-        (codex_home / "config.toml").write_text(CONFIG.format(base_url=gateway + "/v1"))
-        env = {**base_env(home), "CODEX_HOME": str(codex_home), "GW_API_KEY": "sk-test"}
-        return Invocation([str(binary), "exec", "--skip-git-repo-check", PROMPT], env, work)
-
-    return build
+    return codex_exec(binary, home, provider="\nsupports_websockets = true")
 
 
 @pytest.fixture(autouse=True)

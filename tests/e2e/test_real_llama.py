@@ -455,7 +455,7 @@ async def test_codex_through_the_gateway_to_the_real_server(codex: Path, tmp_pat
             home, work = tmp_path / "home", tmp_path / "work"
             (home / "codex").mkdir(parents=True)
             work.mkdir()
-            config = CODEX_CONFIG.format(model=MODEL, base_url=gw.url + "/v1")
+            config = CODEX_CONFIG.format(model=MODEL, base_url=gw.url + "/v1", provider="")
             (home / "codex" / "config.toml").write_text(config)
             env = {**base_env(home), "CODEX_HOME": str(home / "codex"), "GW_API_KEY": "sk-x"}
             argv = [str(codex), "exec", "--skip-git-repo-check", "Say hi."]
