@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import re
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -22,9 +23,10 @@ from tool_loops import ROUTES, tool_loop
 
 from skillstate.gateway import RunningGateway
 from skillstate.support.trace import parse_traceparent
-from skillstate.testing import RecordedRequest, Reply, ScriptedUpstream
+from skillstate.testing import RecordedRequest, Reply, ScriptedCall, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
 from skillstate.testing.otlp_receiver import OtlpReceiver, ReceivedSpan
+from skillstate.testing.session_view import tool_names
 
 WIRES = pytest.mark.parametrize("wire", sorted(ROUTES))
 STREAMS = pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
@@ -36,6 +38,8 @@ INPUT, OUTPUT, CACHED = 1234, 56, 300
 """What the scripted provider reports for every reply."""
 SECRET = "sk-proj-" + "Q7x" * 16
 CONTENT_KEYS = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions")
+
+REF = re.compile(r"ar_[0-9a-f]{24}")
 
 
 class CountedModel(PatchingModel):
@@ -168,6 +172,36 @@ async def test_a_hybrid_session_is_one_trace_per_request_with_its_attempts_and_r
         else:
             assert (len(upstream), rounds) == (2, ["state"])
         no_content(spans)
+
+
+class RecallingModel(CountedModel):
+    """``CountedModel``; once offered ``recall`` with a ref in its context (after a boundary),
+    it reads that ref back once before going on."""
+
+    def __call__(self, request: RecordedRequest) -> Reply:
+        text = request.body.decode()
+        refs = REF.findall(text)
+        if refs and "recall" in tool_names(request) and "call_recall" not in text:
+            call = ScriptedCall("recall", {"ref": refs[0]}, id="call_recall")
+            return Reply(calls=[call], input_tokens=INPUT, output_tokens=OUTPUT)
+        return super().__call__(request)
+
+
+async def test_a_round_after_a_recall_is_named_so() -> None:
+    """The round the gateway sent after answering the model's ``recall`` is a ``recall``
+    round on the trace; one after ``skill_state`` names that tool."""
+    async with (
+        OtlpReceiver() as receiver,
+        ScriptedUpstream(RecallingModel()) as up,
+        gateway_for(up.url, settings={**EAGER, "otel_endpoint": receiver.url}) as gateway,
+    ):
+        await hybrid_session(gateway, up, "chat", False)
+        await flushed(gateway)
+    rounds = [span for span in receiver.spans if span.kind == "INTERNAL"]
+    named = {(span.name, span.attributes.get("skillstate.round.tools")) for span in rounds}
+    assert ("skillstate.round recall", "recall") in named
+    assert ("skillstate.round state", "skill_state") in named
+    assert ("skillstate.round handover", None) in named
 
 
 async def test_content_is_captured_only_when_asked_for_and_then_redacted() -> None:

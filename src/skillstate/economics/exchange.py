@@ -63,6 +63,9 @@ class Exchange:
     causes: list[str] = field(default_factory=list)
     """Why each upstream request after the first was made (``state``: to continue after the
     gateway answered internal calls; ``retry``: paper mode's correction)."""
+    round_tools: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    """For each ``state`` round (its index in ``causes``), the internal tools answered before
+    it (``state.rounds.Rounds.tools``)."""
     sent: Request | None = None
     """The request as the lanes left it, sent in the first round (None: the client's own)."""
     request_id: str = field(default_factory=lambda: new_request_id())

@@ -448,11 +448,14 @@ class Forward:
         """The client was told ``status`` (or nothing, when it went away): no reply to record."""
         self.answered(status, None, message)
 
-    def track(self, metered: list[Metered], causes: list[str]) -> None:
-        """The round loop's lists, filled as its rounds come: each round's reply as the
-        ledger counts it and why each round after the first was made."""
+    def track(
+        self, metered: list[Metered], causes: list[str], tools: dict[int, tuple[str, ...]]
+    ) -> None:
+        """The round loop's records, filled as its rounds come: each round's reply as the
+        ledger counts it, why each round after the first was made, what it answered."""
         if self.exchange is not None:
-            self.exchange.metered, self.exchange.causes = metered, causes
+            exchange = self.exchange
+            exchange.metered, exchange.causes, exchange.round_tools = metered, causes, tools
 
     def handed_over(self, sent: Request) -> None:
         """The hidden handover round is behind: what the exchange says was sent, when its

@@ -41,6 +41,7 @@ from skillstate.economics.ledger.relayed import decoded_reply, decoded_request
 from skillstate.economics.ledger.row import Row
 from skillstate.outputs.redaction import redact
 from skillstate.protocols import genai
+from skillstate.state.tools import RECALL_TOOL
 from skillstate.support import jsonio
 from skillstate.support.trace import Attempt, Trace, new_span_id
 
@@ -118,7 +119,8 @@ def traced(exchange: Exchange, rows: list[Row], boundary: bool, *, content: bool
             given = usage if 0 < attempt.status < 400 else {}
             out.spans.append(_attempt(trace, attempt, cause, base, response_model, given, end))
         if cause:
-            out.spans.append(_round(trace, number, cause, start, end, base, usage))
+            tools = exchange.round_tools.get(number - offset, ())
+            out.spans.append(_round(trace, number, cause, tools, start, end, base, usage))
         if replied and row is not None:
             out.points.append(_point(row, end - start, base, response_model))
     return out
@@ -223,19 +225,26 @@ def _round(
     trace: Trace,
     number: int,
     cause: str,
+    tools: tuple[str, ...],
     start: float,
     end: float,
     base: Attributes,
     usage: Attributes,
 ) -> SpanRecord:
+    """A round the gateway sent on its own; a ``state`` round that only continued after
+    ``recall`` calls is named ``recall``, and ``skillstate.round.tools`` lists what it
+    answered."""
     attributes: Attributes = {
         **base,
         "skillstate.round": number,
         "skillstate.round.cause": cause,
         **usage,
     }
+    if tools:
+        attributes["skillstate.round.tools"] = ",".join(tools)
+    named = RECALL_TOOL if tools and set(tools) == {RECALL_TOOL} else cause
     return SpanRecord(
-        f"skillstate.round {cause}",
+        f"skillstate.round {named}",
         "INTERNAL",
         new_span_id(),
         trace.span_id,

@@ -87,7 +87,7 @@ class Turn:
         if self.followup is not None and self.followup.handover is not None:
             outbound, before = await self._hand_over(self.followup, self.followup.handover)
         rounds = Rounds(outbound, policy, before)
-        self.forward.track(rounds.metered, rounds.causes)
+        self.forward.track(rounds.metered, rounds.causes, rounds.tools)
         try:
             if self.client.params.stream:
                 return await self._stream(rounds)

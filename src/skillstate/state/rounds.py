@@ -60,6 +60,7 @@ from skillstate.conversation import (
 )
 from skillstate.economics.metered import Metered, meter, total
 from skillstate.state.envelope import Envelope, parse_envelope
+from skillstate.state.tools import internal_tool
 from skillstate.support import jsonio
 
 
@@ -141,6 +142,7 @@ class Rounds:
         "_usage",
         "causes",
         "metered",
+        "tools",
     )
 
     def __init__(
@@ -163,6 +165,9 @@ class Rounds:
         """Why each round was sent, one per round in order: ``""`` for the client's request
         itself, ``state`` to continue after the gateway answered the model's internal calls,
         ``retry`` for paper mode's correction, ``handover`` for the handover round."""
+        self.tools: dict[int, tuple[str, ...]] = {}
+        """For each ``state`` round (by its index in ``causes``), which internal tools the
+        gateway answered before sending it (``skill_state``, ``recall``), in call order."""
         self._usage: Usage | None = total(metered.usage for metered in self.metered)
         self._reply: Response | None = None
         self._pending: Response | None = None
@@ -306,6 +311,7 @@ class Rounds:
                 self._shown += [p for p in visible if isinstance(p, Text) and p.text]
             self._outbound = _continued(self._outbound, response.message.parts, answers)
             self._rounds += 1
+            self.tools[len(self.causes)] = tuple(internal_tool(call.name) for call, _ in answers)
             self.causes.append(STATE_ROUND)
             return Send(self._outbound)
         if self._policy.check:

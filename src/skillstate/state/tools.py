@@ -71,6 +71,14 @@ def internal_names(client_tools: Iterable[str]) -> dict[str, str]:
     return names
 
 
+def internal_tool(name: str) -> str:
+    """Which internal tool a name ``internal_names`` offered stands for (``recall`` for
+    ``skillstate_recall_2``); a name it never gives comes back as it is."""
+    base = name.removeprefix("skillstate_")
+    stem, _, number = base.rpartition("_")
+    return stem if number.isdigit() and stem in INTERNAL_TOOLS else base
+
+
 def skill_state_tool(schema: StateSchema) -> Tool:
     """The ``skill_state`` tool for a session with ``schema``: its description lists Σ's keys
     and shapes and says how a merge patch works, so the model can patch without seeing P."""
