@@ -96,13 +96,6 @@ async def test_a_database_newer_than_the_code_is_refused() -> None:
             )
 
 
-async def test_without_migrating_an_older_schema_is_refused_with_the_way_out() -> None:
-    async with postgres_database() as db:
-        await _drop_ours(db)
-    with pytest.raises(SchemaTooNew, match="skillstate db migrate"):
-        await PostgresDatabase.open(postgres_dsn(), migrate=False)
-
-
 async def test_two_instances_updating_one_session_lose_no_patch() -> None:
     async with postgres_database() as one, postgres_database(empty=False) as two:
         stores = [PostgresStateStore(one, clock=Clock()), PostgresStateStore(two, clock=Clock())]

@@ -186,40 +186,25 @@ class PostgresDatabase:
                 self.pool = (await PostgresDatabase.open(self.dsn)).pool
 
     @classmethod
-    async def open(
-        cls, dsn: str, *, migrate: bool = True, min_size: int = 1, max_size: int = 10
-    ) -> PostgresDatabase:
-        """Connect to ``dsn`` and bring its schema up (``migrate``: False leaves it, and then
-        a schema older than this code's is refused too)."""
-        asyncpg = _asyncpg()
-        pool = await asyncpg.create_pool(
-            dsn,
-            min_size=min_size,
-            max_size=max_size,
-            timeout=CONNECT_TIMEOUT_S,
-            command_timeout=COMMAND_TIMEOUT_S,
-        )
-        db = cls(pool, dsn)
+    async def open(cls, dsn: str, *, min_size: int = 1, max_size: int = 10) -> PostgresDatabase:
+        """Connect to ``dsn`` and bring its schema up."""
+        db = await cls.open_unmigrated(dsn, min_size=min_size, max_size=max_size)
         try:
-            if migrate:
-                await db.migrate()
-            elif (found := await db.schema_version()) != SCHEMA_VERSION:
-                raise SchemaTooNew(
-                    f"the database's schema is version {found}, this gateway's {SCHEMA_VERSION}:"
-                    " run `skillstate db migrate`"
-                )
+            await db.migrate()
         except BaseException:
-            await pool.close()
+            await db.pool.close()
             raise
         return db
 
     @classmethod
-    async def open_unmigrated(cls, dsn: str) -> PostgresDatabase:
-        """Connect to ``dsn`` and leave its schema as it is (``skillstate db``)."""
+    async def open_unmigrated(
+        cls, dsn: str, *, min_size: int = 1, max_size: int = 2
+    ) -> PostgresDatabase:
+        """Connect to ``dsn`` and leave its schema as it is (``skillstate db``, doctor)."""
         pool = await _asyncpg().create_pool(
             dsn,
-            min_size=1,
-            max_size=2,
+            min_size=min_size,
+            max_size=max_size,
             timeout=CONNECT_TIMEOUT_S,
             command_timeout=COMMAND_TIMEOUT_S,
         )
