@@ -13,13 +13,12 @@ gateway as it is without keys.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable
 
 from skillstate.storage.keys import KeyStore, VirtualKey, digest_of
+from skillstate.support.periodic import Periodic
 
 log = logging.getLogger("skillstate.server")
 
@@ -50,19 +49,16 @@ class KeyRing:
         """Whether ``active`` has been true in this process's life: until it is, no request
         came with a key, and the request path need not look for one."""
         self._found: dict[str, tuple[VirtualKey | None, float]] = {}
-        self._task: asyncio.Task[None] | None = None
+        self._refreshing = Periodic(ttl or TTL_S, self.refresh)
         self._failing = False
 
     async def start(self) -> None:
         """Read ``active`` now, then every ``TTL_S``."""
         await self.refresh()
-        self._task = asyncio.get_running_loop().create_task(self._refreshing())
+        self._refreshing.start()
 
     async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        await self._refreshing.close()
 
     async def refresh(self) -> None:
         try:
@@ -93,11 +89,6 @@ class KeyRing:
         else:
             key = kept[0]
         return key if key is not None and key.usable(self._wall()) else None
-
-    async def _refreshing(self) -> None:
-        while True:
-            await asyncio.sleep(self._ttl or TTL_S)
-            await self.refresh()
 
     def _said(self, error: BaseException) -> None:
         if not self._failing:

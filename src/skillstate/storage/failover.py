@@ -10,10 +10,10 @@ write, so no call lands in memory after it and is forgotten."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable
+
+from skillstate.support.periodic import Periodic
 
 log = logging.getLogger("skillstate.storage")
 
@@ -35,7 +35,7 @@ class Failover:
         self.unwritten: list[str] = []
         self.unwritten_count = 0
         self._retry_every = retry_every
-        self._task: asyncio.Task[None] | None = None
+        self._retrying: Periodic | None = None
 
     def fail(self, error: BaseException, catch_up: Callable[[], Awaitable[None]]) -> None:
         """Note the failure (logged once per outage) and start trying again."""
@@ -51,8 +51,13 @@ class Failover:
             if retrying
             else ": what this process keeps from now on is lost when it stops",
         )
-        if retrying:
-            self._task = asyncio.get_running_loop().create_task(self._retry(catch_up))
+        if self._retry_every is not None:
+
+            async def retried() -> bool:
+                return await self._retried(catch_up)
+
+            self._retrying = Periodic(self._retry_every, retried)
+            self._retrying.start()
 
     def lost(self, key: str, why: str) -> None:
         """``key``'s changes made in memory were not written back, because ``why``."""
@@ -72,17 +77,13 @@ class Failover:
         self.degraded = None
 
     async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
-            self._task = None
+        if self._retrying is not None:
+            await self._retrying.close()
 
-    async def _retry(self, catch_up: Callable[[], Awaitable[None]]) -> None:
-        assert self._retry_every is not None
-        while self.degraded is not None:
-            await asyncio.sleep(self._retry_every)
-            try:
-                await catch_up()
-            except Exception as error:
-                log.debug("the %s still fails: %s: %s", self.what, type(error).__name__, error)
+    async def _retried(self, catch_up: Callable[[], Awaitable[None]]) -> bool:
+        """One more try; whether the store still fails (then the next comes later)."""
+        try:
+            await catch_up()
+        except Exception as error:
+            log.debug("the %s still fails: %s: %s", self.what, type(error).__name__, error)
+        return self.degraded is not None

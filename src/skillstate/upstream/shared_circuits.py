@@ -19,14 +19,13 @@ outcomes alone, said once in the log, until Redis answers again.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import math
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from skillstate.support.periodic import Periodic
 from skillstate.upstream.circuit import BUCKETS, NONE, Circuit, CircuitPolicy, Counts
 
 log = logging.getLogger("skillstate.upstream")
@@ -101,16 +100,13 @@ class CircuitSync:
         self._pending: dict[str, list[int]] = {}
         """Per upstream: counted here, not yet added to the window (a sync that failed)."""
         self._down = False
-        self._task: asyncio.Task[None] | None = None
+        self._syncing = Periodic(every, self.sync)
 
     def start(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._run())
+        self._syncing.start()
 
     async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        await self._syncing.close()
 
     async def sync(self) -> None:
         """One round: every circuit told and updated; the window failing is logged once."""
@@ -131,11 +127,6 @@ class CircuitSync:
         if self._down:
             log.info("the circuits' shared window is read again")
             self._down = False
-
-    async def _run(self) -> None:
-        while True:
-            await asyncio.sleep(self._every)
-            await self.sync()
 
     async def _sync(self, name: str, circuit: Circuit) -> None:
         now = math.floor(self._clock() * BUCKETS / self._policy.window_s)
