@@ -47,7 +47,8 @@ from skillstate.storage.spend import Hold, SpendStore, Tally
 from skillstate.upstream.limits import RateLimit
 
 if TYPE_CHECKING:
-    from skillstate.server.forward import Forward, Outbound
+    from skillstate.server.forward import Forward
+from skillstate.server.outbound import Outbound
 
 __all__ = ["Budgets", "Charge", "Hold", "release", "reserve", "settle"]
 

@@ -32,7 +32,7 @@ from skillstate.protocols.openai_responses.compaction import (
 from skillstate.server.context import GATEWAY, GatewayContext
 from skillstate.server.errors import error_response, failure_response
 from skillstate.server.exchanges import notify_local
-from skillstate.server.forward import Forward, Outbound
+from skillstate.server.forward import Forward
 from skillstate.server.inbound import (
     Inbound,
     Refusal,
@@ -42,6 +42,7 @@ from skillstate.server.inbound import (
     take_login,
 )
 from skillstate.server.local_answers import answered
+from skillstate.server.outbound import Outbound
 from skillstate.server.replies import Reply, UpstreamFailure, reply_cut_short
 from skillstate.state.mode import Mode
 from skillstate.support import jsonio

@@ -20,7 +20,7 @@ import dataclasses
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import aiohttp
@@ -45,6 +45,7 @@ from skillstate.server import budgets
 from skillstate.server.client_stream import ClientGone
 from skillstate.server.context import GatewayContext
 from skillstate.server.exchanges import notify
+from skillstate.server.outbound import Outbound
 from skillstate.server.replies import (
     Reply,
     UpstreamFailure,
@@ -65,29 +66,6 @@ log = logging.getLogger("skillstate.forward")
 
 BYTES_PER_TOKEN = 4
 """How rate limits estimate a body's prompt tokens: cheap, and the same on every wire."""
-
-
-@dataclass(frozen=True, slots=True)
-class Outbound:
-    """One upstream call: ``path`` on the upstream in its ``wire``; ``body`` None is a GET."""
-
-    path: str
-    body: bytes | None
-    query: str = ""
-    timeout: float | None = None
-    probe: bool = False
-    """A health probe: tried once, outside the circuit breaker (it neither waits for it nor
-    moves it, so /health reports the circuit as the requests left it)."""
-    optional: bool = False
-    """A round the turn can do without (the handover): tried once, outside the circuit
-    breaker, never on a fallback, so its failure costs the client's own round nothing."""
-    render: Callable[[Wire, Profile], tuple[str, bytes]] | None = None
-    """The call for an upstream of another wire or profile (path, body), so a fallback of
-    that wire can serve it; None: only fallbacks of the same wire can, with the same body."""
-    settle: Callable[[Reply], Awaitable[None]] | None = None
-    """Read (part of) the reply before ``send`` yields it, while nothing of it reached the
-    client: an ``UpstreamFailure`` it raises that is ``retryable`` (a body cut short) is tried
-    again like any failure before the reply (``read_whole``)."""
 
 
 @dataclass(slots=True)

@@ -17,10 +17,11 @@ from skillstate.protocols.anthropic_messages import count_tokens_body
 from skillstate.protocols.logins import Login, login_of
 from skillstate.server.context import GATEWAY, GatewayContext
 from skillstate.server.errors import error_response, failure_response
-from skillstate.server.forward import Forward, Outbound
+from skillstate.server.forward import Forward
 from skillstate.server.guard import bare_health
 from skillstate.server.inbound import Refusal, read_inbound, session_headers, take_login
 from skillstate.server.local_answers import answered
+from skillstate.server.outbound import Outbound
 from skillstate.server.replies import UpstreamFailure
 from skillstate.server.tenancy import scope_of
 from skillstate.storage.stores import Stores

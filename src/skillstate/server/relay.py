@@ -28,8 +28,9 @@ from skillstate.protocols.streams import StreamObserver
 from skillstate.protocols.tails import StreamTail, json_reply
 from skillstate.server.client_stream import ClientStream
 from skillstate.server.errors import failure_response
-from skillstate.server.forward import Forward, Outbound
+from skillstate.server.forward import Forward
 from skillstate.server.inbound import JSON_TYPE
+from skillstate.server.outbound import Outbound
 from skillstate.server.replies import Reply, UpstreamFailure, reply_cut_short
 from skillstate.support import jsonio
 

@@ -41,7 +41,8 @@ from skillstate.protocols.portable import namespace_map, portable_request, resto
 from skillstate.protocols.profiles import fit
 from skillstate.server.client_stream import ClientGone, ClientStream
 from skillstate.server.errors import error_response, failure_response
-from skillstate.server.forward import Forward, Outbound
+from skillstate.server.forward import Forward
+from skillstate.server.outbound import Outbound
 from skillstate.server.replies import Reply, UpstreamFailure
 from skillstate.state.handover import HANDOVER_ROUND
 from skillstate.state.rounds import Answer, Check, Done, Policy, Rounds, Send, Step
