@@ -15,7 +15,6 @@ Which requests it takes:
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import time
 from collections import Counter
@@ -42,12 +41,13 @@ from skillstate.state.handover import can_hand_over, handover_request
 from skillstate.state.internal import PatchResult, answer_recall, answer_skill_state
 from skillstate.state.merge import apply_patch
 from skillstate.state.mode import Mode
-from skillstate.state.paper import newest_instruction, procedure_of, render_paper
+from skillstate.state.paper import newest_instruction, render_paper
 from skillstate.state.passing import Passing
 from skillstate.state.prepared import EngineConfig, Prepared
 from skillstate.state.render import SpanRef, render_hybrid, stale_nudge
 from skillstate.state.reports import LastReport, hybrid_report
 from skillstate.state.seed import seed_finished
+from skillstate.state.subagents import another_conversation, marked
 from skillstate.state.tools import (
     RECALL_TOOL,
     SKILL_STATE_TOOL,
@@ -191,10 +191,7 @@ class StateEngine:
                 subagent = True
                 return None
             meta = dict(current.meta)
-            if "procedure" not in meta:
-                meta["procedure"] = [part.text for part in procedure_of(request)]
-                meta["procedure_digest"] = _digest(meta["procedure"])
-                meta["opening_digest"] = _digest(_opening(request))
+            marked(meta, request)
             state = current.state
             if current.version == 0 and self.config.initial_state:
                 state = apply_patch(self.config.schema, {}, self.config.initial_state).state
@@ -216,17 +213,10 @@ class StateEngine:
         return seed_finished(state, step, keys, earlier, self.config.schema, answered=True)
 
     def _subagent(self, record: StateRecord, request: Request) -> bool:
-        """A subagent sharing its parent's session id has its own system prompt and its own
-        task. Either alone changes for other reasons (a host rewrites a line of its system
-        prompt between runs; a user edits the first message), so it takes both."""
+        """A subagent's request under its parent's session id (``state.subagents``)."""
         if self.config.options.allow_subagent_sessions:
             return False
-        meta = record.meta
-        procedure = _digest([part.text for part in procedure_of(request)])
-        opening = _digest(_opening(request))
-        other_procedure = meta.get("procedure_digest") not in (None, procedure)
-        other_opening = meta.get("opening_digest") not in (None, opening)
-        return other_procedure and other_opening
+        return another_conversation(record.meta, request)
 
     async def _hybrid(
         self, session: str, record: StateRecord, request: Request, upstream: Wire
@@ -577,18 +567,6 @@ def _tools_ran(messages: list[Message]) -> str:
     shown = ", ".join(f"{name} x{n}" for name, n in counts.most_common(6))
     more = len(counts) - 6
     return f"; tools: {shown}" + (f" and {more} more" if more > 0 else "")
-
-
-def _opening(request: Request) -> list[str]:
-    """The texts of the conversation's first user message."""
-    for message in request.messages:
-        if message.role == "user":
-            return [part.text for part in message.parts if isinstance(part, Text)]
-    return []
-
-
-def _digest(texts: list[str]) -> str:
-    return hashlib.blake2b("\0".join(texts).encode(), digest_size=12).hexdigest()
 
 
 def _ends(span: range) -> tuple[int, int]:
