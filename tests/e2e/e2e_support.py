@@ -19,7 +19,7 @@ import re
 import signal
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -122,6 +122,18 @@ class _Collector(logging.Handler):
         self.lines.append(f"{record.levelname} {record.name}: {record.getMessage()}")
 
 
+@contextlib.contextmanager
+def gateway_log() -> Iterator[list[str]]:
+    """The gateway's log lines (``skillstate`` and its children) while inside."""
+    collector = _Collector()
+    logger = logging.getLogger("skillstate")
+    logger.addHandler(collector)
+    try:
+        yield collector.lines
+    finally:
+        logger.removeHandler(collector)
+
+
 @dataclass(slots=True)
 class Trip:
     """One CLI run through the gateway: the CLI's end, the upstream's requests, the gateway's
@@ -181,10 +193,7 @@ async def round_trip(
     policy = AgentPolicy() if policy is None else policy
     states: dict[str, Any] = {}
     exchanges: list[Exchange] = []
-    collector = _Collector()
-    logger = logging.getLogger("skillstate")
-    logger.addHandler(collector)
-    try:
+    with gateway_log() as lines:
         async with ScriptedUpstream(policy) as upstream:
             settings: dict[str, Any] = {"mode": mode}
             if collapse is not None:
@@ -195,9 +204,7 @@ async def round_trip(
                 engine = gateway.context.engine
                 for session in {exchange.session for exchange in exchanges}:
                     states[session] = await engine.describe(session) if engine else None
-    finally:
-        logger.removeHandler(collector)
-    return Trip(wire, finished, upstream, policy, exchanges, collector.lines, states)
+    return Trip(wire, finished, upstream, policy, exchanges, lines, states)
 
 
 def assert_round_trip(trip: Trip, source: str) -> None:

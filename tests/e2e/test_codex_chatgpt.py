@@ -13,8 +13,10 @@ said so; every model request reached the backend with Codex's bearer token and
 ``ChatGPT-Account-ID``; none broke the backend's rules (streamed, ``store`` false, no
 ``max_output_tokens``, ``instructions`` as Codex sent them, which Codex 0.171 leaves out when
 it has no model metadata); every encrypted reasoning item Codex sent back is one the backend
-wrote, byte for byte; the loop collapsed and recalled as for an API key; and the ledger
-measured it (``/cost``: what a pass-through would have cost, and what was saved).
+wrote, byte for byte; the loop collapsed and recalled as for an API key; the ledger
+measured it (``/cost``: what a pass-through would have cost, and what was saved); and Codex
+sent every request as a frame on one WebSocket (the install's ``supports_websockets``), which
+the gateway served as it serves a ``POST``.
 """
 
 from __future__ import annotations
@@ -33,8 +35,9 @@ from typing import Any
 
 import aiohttp
 import pytest
-from e2e_support import Invocation, Trip, base_env, run_cli
+from e2e_support import Invocation, Trip, base_env, gateway_log, run_cli
 from test_codex import assert_codex_session
+from test_codex_socket import assert_over_the_socket, socket_log  # noqa: F401 (autouse)
 from test_integrate_clients import mcp_command
 from test_long_loop import (
     FACT,
@@ -170,23 +173,24 @@ async def chatgpt_trip(invocation: Callable[[str], Invocation]) -> tuple[Trip, C
     exchanges: list[Exchange] = []
     states: dict[str, Any] = {}
     # Codex 0.171 sends no instructions without model metadata: checked below instead.
-    async with (
-        ChatGPTBackend(
-            with_reasoning(policy), token="", account=ACCOUNT, require_instructions=False
-        ) as backend,
-        gateway_for(None, settings={"chatgpt_base_url": backend.base_url}) as gateway,
-        aiohttp.ClientSession() as http,
-    ):
-        gateway.context.observers.append(exchanges.append)
-        built = invocation(gateway.url)
-        backend.token = run_token(built)
-        finished = await run_cli(built, LIMIT_S)
-        engine = gateway.context.engine
-        for session in {exchange.session for exchange in exchanges}:
-            states[session] = await engine.describe(session) if engine else None
-        async with http.get(gateway.url + "/cost") as answer:
-            cost = await answer.json()
-    trip = Trip("auto", finished, backend, policy, exchanges, [], states)
+    with gateway_log() as lines:
+        async with (
+            ChatGPTBackend(
+                with_reasoning(policy), token="", account=ACCOUNT, require_instructions=False
+            ) as backend,
+            gateway_for(None, settings={"chatgpt_base_url": backend.base_url}) as gateway,
+            aiohttp.ClientSession() as http,
+        ):
+            gateway.context.observers.append(exchanges.append)
+            built = invocation(gateway.url)
+            backend.token = run_token(built)
+            finished = await run_cli(built, LIMIT_S)
+            engine = gateway.context.engine
+            for session in {exchange.session for exchange in exchanges}:
+                states[session] = await engine.describe(session) if engine else None
+            async with http.get(gateway.url + "/cost") as answer:
+                cost = await answer.json()
+    trip = Trip("auto", finished, backend, policy, exchanges, lines, states)
     return trip, backend, cost
 
 
@@ -249,3 +253,4 @@ async def test_codex_signed_in_with_chatgpt_runs_the_long_loop(codex: Path, tmp_
     assert_codex_session(trip)
     assert_chatgpt_rules(trip, backend, run.token)
     assert_measured(trip, cost)
+    assert_over_the_socket(trip)

@@ -13,11 +13,12 @@ access token and ``ChatGPT-Account-ID``) to the gateway, which routes it to the 
 The top-level ``openai_base_url``, the other way to keep the login, makes Codex 0.171 open a
 WebSocket and send zstd-compressed bodies (checked against the real CLI): not taken.
 
-With an API key the provider also says ``supports_websockets = true``: Codex then sends its
-requests as frames on one WebSocket (``GET /v1/responses`` upgraded), which the gateway serves
-through the same request path as a ``POST`` (``server.socket_route``; the real CLI runs the
-long hybrid loop that way, tests/e2e/test_codex_socket.py). Without it Codex never tries the
-upgrade. The ChatGPT login's provider keeps HTTP: the socket is not checked end to end there.
+The provider also says ``supports_websockets = true``: Codex then sends its requests as frames
+on one WebSocket (``GET /v1/responses`` upgraded), which the gateway serves through the same
+request path as a ``POST`` (``server.socket_route``; the real CLI runs the long hybrid loop that
+way with an API key, tests/e2e/test_codex_socket.py, and with a ChatGPT login against the
+ChatGPT backend's fake, tests/e2e/test_codex_chatgpt.py). Without it Codex never tries the
+upgrade.
 
 With the shell hook, the tables also hold the hook and its trust (``shellhook``), which Codex
 reads from the user's file only, and skillstate's data directory as a writable root of Codex's
@@ -89,13 +90,14 @@ def config_edit(
     if codex_login(where) is Login.CHATGPT:
         credential = "requires_openai_auth = true"
     else:
-        credential = f"env_key = {_string(KEY_VARIABLE)}\nsupports_websockets = true"
+        credential = f"env_key = {_string(KEY_VARIABLE)}"
     tables = "\n".join(
         [
             f"[model_providers.{SERVER_NAME}]",
             f"name = {_string('skillstate gateway')}",
             f"base_url = {_string(gateway + '/v1')}",
             credential,
+            "supports_websockets = true",
             'wire_api = "responses"',
             "",
             f"[mcp_servers.{SERVER_NAME}]",
@@ -155,8 +157,6 @@ def login_note(where: Locations) -> str:
 
 def transport_note(where: Locations) -> str:
     """Which transport the provider sets, in the user's words."""
-    if codex_login(where) is Login.CHATGPT:
-        return "Codex sends its requests over HTTP (POST /v1/responses)."
     return (
         "Codex sends its requests over a WebSocket (supports_websockets = true: one "
         "GET /v1/responses upgraded per session), served as the HTTP route serves them."
