@@ -21,6 +21,7 @@ from skillstate.testing.keys import GatewayKeys
 
 CHAT = "/v1/chat/completions"
 MESSAGES = "/v1/messages"
+RESPONSES = "/v1/responses"
 PROVIDER_KEY = "sk-the-gateways-own-provider-key"
 STEP = re.compile(r"step (\d+)")
 
@@ -127,12 +128,32 @@ async def test_a_tenants_key_opens_the_models_and_its_own_datas_routes_only(
     assert entry.who == f"key:{(await keyed.store.all())[-1].id}" and entry.target == "s"
 
 
-async def test_two_tenants_naming_one_session_do_not_share_it(keyed: Keyed) -> None:
+def asked(path: str, step: int, stream: bool) -> dict[str, object]:
+    """The request of step ``step`` in the wire ``path`` serves."""
+    said = f"Do step {step}."
+    if path == MESSAGES:
+        messages = [{"role": "user", "content": said}]
+        return {
+            "model": "claude-sonnet-4-5",
+            "max_tokens": 50,
+            "messages": messages,
+            "stream": stream,
+        }
+    if path == RESPONSES:
+        return {"model": "gpt-4.1", "input": said, "stream": stream}
+    return {**chat(step=step), "stream": stream}
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+@pytest.mark.parametrize("path", [CHAT, RESPONSES, MESSAGES], ids=["chat", "responses", "messages"])
+async def test_two_tenants_naming_one_session_do_not_share_it(
+    keyed: Keyed, path: str, stream: bool
+) -> None:
     alice, _ = await keyed.make("alice")
     bob, _ = await keyed.make("bob")
     for key, step in ((alice, 1), (bob, 2), (alice, 3)):
         headers = {"authorization": f"Bearer {key}", "x-skillstate-session": "shared-name"}
-        assert (await keyed.post(CHAT, chat(step=step), headers))[0] == 200
+        assert (await keyed.post(path, asked(path, step, stream), headers))[0] == 200
     engine = keyed.gateway.context.engine
     assert engine is not None
     mine = (await engine.store.load("alice/shared-name")).state["findings"]

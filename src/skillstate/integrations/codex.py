@@ -131,7 +131,7 @@ def integration(
             "Codex runs a hook only once it is trusted, and keeps that trust in the user's "
             "config alone: install the shell hook without --project"
         )
-    notes: tuple[str, ...] = (login_note(where), transport_note(where))
+    notes: tuple[str, ...] = (login_note(where), TRANSPORT_NOTE)
     if where.project is not None:
         notes += ("Codex reads a project's .codex/config.toml only in a trusted project.",)
     if shell:
@@ -155,12 +155,11 @@ def login_note(where: Locations) -> str:
     )
 
 
-def transport_note(where: Locations) -> str:
-    """Which transport the provider sets, in the user's words."""
-    return (
-        "Codex sends its requests over a WebSocket (supports_websockets = true: one "
-        "GET /v1/responses upgraded per session), served as the HTTP route serves them."
-    )
+TRANSPORT_NOTE = (
+    "Codex sends its requests over a WebSocket (supports_websockets = true: one "
+    "GET /v1/responses upgraded per session), served as the HTTP route serves them."
+)
+"""Which transport the provider sets, in the user's words (the same with either login)."""
 
 
 def login_text(where: Locations) -> str:
