@@ -13,6 +13,8 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import math
+import time
 from asyncio.subprocess import PIPE
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -325,19 +327,34 @@ async def test_a_first_byte_timeout_is_not_tried_again_on_a_local_server(llama: 
     """Defect 6: a local server is one queue, and a request it did not answer in time may still
     be running there: after a first-byte timeout the gateway closes that request and does not
     send it again (three full generations before), so one POST reached the server."""
-    settings = {"first_byte_timeout": 1.0, "retries": 2}
+    # A reply of no stream comes whole: the answer is asked long enough to take some 8 times the
+    # timeout on this machine, however fast it is (a fixed 120 tokens came back inside 1 s on a
+    # faster one), and not much longer, since the server goes on with what nobody waits for.
+    timeout = 0.25
+    tokens = min(3000, max(120, math.ceil(8 * timeout / await seconds_a_token(llama))))
+    settings = {"first_byte_timeout": timeout, "retries": 2}
     async with (
         Tap(llama) as tap,
         gateway_for(tap.url, wire="openai-chat", settings=settings, profile="auto") as gw,
     ):
         real = Real(gw, tap, [])
-        # Long enough to pass the timeout, short enough not to keep the server from the next
-        # test for long: it goes on generating what nobody waits for.
-        raw = json.dumps(body_for("openai-chat", LONG_STORY, 120, stream=False)).encode()
-        status, body = await post(real, "/v1/chat/completions", raw, "off")
-        assert status == 504, body
+        asked = {**body_for("openai-chat", LONG_STORY, tokens, stream=False), "min_tokens": tokens}
+        status, body = await post(real, "/v1/chat/completions", json.dumps(asked).encode(), "off")
+        assert status == 504, (tokens, body)
         [only] = tap.posts()
         assert not only.finished  # the gateway left it: its connection closed
+
+
+async def seconds_a_token(llama: str) -> float:
+    """How long the server at ``llama`` takes over a token of a long answer, its prompt counted
+    in (so never less than it takes): 32 of them asked of it directly, not through a gateway."""
+    asked = {**body_for("openai-chat", LONG_STORY, 32, stream=False), "min_tokens": 32}
+    async with aiohttp.ClientSession() as session:
+        started = time.perf_counter()
+        async with session.post(llama + "/v1/chat/completions", json=asked) as reply:
+            answer = await reply.json()
+        took = time.perf_counter() - started
+    return took / answer["usage"]["completion_tokens"]
 
 
 async def test_a_validation_error_reported_as_500_is_the_requests_fault(llama: str) -> None:
