@@ -30,6 +30,9 @@ class Relayed:
     """The client's request body, as it came and went upstream."""
     reply: TailReply | None = None
     """None: no reply reached the client."""
+    read: tuple[list[Metered], str] | None = field(default=None, repr=False)
+    """What the reply's bytes were read as, once read (``ledger.relayed.read_relayed``): the
+    ledger and a key's budget both need it, and the bytes are read once."""
 
 
 @dataclass(slots=True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from skillstate.conversation import Message, Reasoning, Request, Usage
 from skillstate.economics import tokenizer
@@ -29,6 +29,9 @@ class Metered:
     usage: Usage | None
     sent: Request | None = None
     reply: Message | None = None
+    _estimate: list[Usage] = field(default_factory=list, compare=False, repr=False)
+    """The gateway's own count, once made (``counted``): the ledger, the usage a client is
+    shown and a key's budget all read it, and it is made once."""
 
 
 def meter(usage: Usage | None, sent: Request, reply: Message) -> Metered:
@@ -47,6 +50,8 @@ def counted(metered: Metered) -> tuple[Usage, bool]:
     provider's cache, so it is priced as uncached input, the most it may have cost."""
     if metered.usage is not None:
         return metered.usage, False
+    if metered._estimate:
+        return metered._estimate[0], True
     sent = tokenizer.count_request(metered.sent) if metered.sent is not None else 0
     reply = metered.reply
     output = reasoning = 0
@@ -55,7 +60,9 @@ def counted(metered: Metered) -> tuple[Usage, bool]:
         reasoning = sum(
             tokenizer.count_tokens(part.text) for part in reply.parts if isinstance(part, Reasoning)
         )
-    return Usage(input=sent, output=output, reasoning=reasoning), True
+    estimate = Usage(input=sent, output=output, reasoning=reasoning)
+    metered._estimate.append(estimate)  # two threads may both count: the first one read wins
+    return metered._estimate[0], True
 
 
 def total(usages: Iterable[Usage | None]) -> Usage | None:

@@ -68,6 +68,15 @@ def test_an_unreported_usage_is_counted_from_the_request_and_the_reply() -> None
     assert (usage.cached_input, usage.cache_write) == (0, 0)
 
 
+def test_a_reply_is_counted_once_however_many_read_it() -> None:
+    """The ledger, the usage a client is shown and a key's budget each ask: the count is made
+    the first time and read after (the same object, not a count made again)."""
+    metered = Metered(None, REQUEST, REPLY)
+    first, estimated = counted(metered)
+    assert estimated and counted(metered)[0] is first
+    assert metered == Metered(None, REQUEST, REPLY)  # the count kept is no part of its value
+
+
 def test_a_sum_with_an_unknown_part_is_unknown() -> None:
     assert total([Usage(input=1), Usage(output=2)]) == Usage(input=1, output=2)
     assert total([Usage(input=1), None]) is None

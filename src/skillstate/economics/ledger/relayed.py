@@ -16,7 +16,14 @@ from skillstate.support import jsonio
 
 def read_relayed(exchange: Exchange, relayed: Relayed) -> tuple[list[Metered], str]:
     """The reply the client got as the ledger meters it (none where none came), and the
-    model the reply names (the one asked for where it names none)."""
+    model the reply names (the one asked for where it names none); read from its bytes once,
+    kept on ``relayed`` for whoever asks next."""
+    if relayed.read is None:
+        relayed.read = _read(exchange, relayed)  # two threads may both read it: either will do
+    return relayed.read
+
+
+def _read(exchange: Exchange, relayed: Relayed) -> tuple[list[Metered], str]:
     reply = relayed.reply
     if reply is None:
         return [], exchange.model
