@@ -7,6 +7,7 @@ price, a stream without usage at the gateway's own count; ``rpm`` and ``tpm`` pe
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import time
 from collections.abc import AsyncIterator, Callable
@@ -15,6 +16,7 @@ import aiohttp
 import pytest
 from multidict import CIMultiDict
 
+from skillstate.conversation import Usage
 from skillstate.economics.allowance import period_of
 from skillstate.server.budgets import Budgets
 from skillstate.storage.keys import KeyLimits, VirtualKey
@@ -120,9 +122,7 @@ async def test_concurrent_streams_stop_within_one_requests_cost_of_the_budget() 
     assert tally.spent == pytest.approx(5 * one, rel=0.5)  # counted from the streams' usage
 
 
-def _usage(body: bytes, output: int) -> object:
-    from skillstate.conversation import Usage
-
+def _usage(body: bytes, output: int) -> Usage:
     return Usage(input=len(body) // 4, output=output)
 
 
@@ -261,3 +261,50 @@ async def test_every_round_of_a_request_counts() -> None:
         assert status == 200 and len(up.requests) == 2
         tally = await rig.tally(key)
     assert tally == Tally(pytest.approx(2 * (40 * 2.0 + 20 * 8.0) / 1e6), 0.0)
+
+
+IMAGE = base64.b64encode(bytes(600_000)).decode()
+"""A screenshot's base64: 800,000 characters, held as so many tokens it would be $1.60 on
+gpt-4.1 and $4.80 on Claude Sonnet; billed as some 1,600 tokens."""
+
+
+def with_image(path: str, stream: bool) -> dict[str, object]:
+    asked = "What is it?"
+    if path == MESSAGES:
+        source = {"type": "base64", "media_type": "image/png", "data": IMAGE}
+        parts: list[object] = [{"type": "text", "text": asked}, {"type": "image", "source": source}]
+        return {"model": "claude-sonnet-4-5", "max_tokens": OUT, "stream": stream,
+                "messages": [{"role": "user", "content": parts}]}  # fmt: skip
+    url = f"data:image/png;base64,{IMAGE}"
+    if path == RESPONSES:
+        parts = [{"type": "input_text", "text": asked}, {"type": "input_image", "image_url": url}]
+        return {"model": "gpt-4.1", "max_output_tokens": OUT, "stream": stream,
+                "input": [{"role": "user", "content": parts}]}  # fmt: skip
+    parts = [{"type": "text", "text": asked}, {"type": "image_url", "image_url": {"url": url}}]
+    return {**chat(stream), "messages": [{"role": "user", "content": parts}]}
+
+
+@pytest.mark.parametrize("mode", ["off", "hybrid"])
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+@pytest.mark.parametrize("path", [CHAT, RESPONSES, MESSAGES])
+async def test_an_image_is_held_by_its_pixels_not_its_bytes(
+    path: str, stream: bool, mode: str
+) -> None:
+    """A key with a budget of $0.50 and 20,000 tokens a minute sends a screenshot in each
+    wire: held at 16,384 tokens for the image (not its 800,000 characters), counted as 1,590
+    by the rate limit, it goes up, and is settled at what the provider says it cost."""
+    answer = answering(input_tokens=1_700)
+    async with ScriptedUpstream(answer) as up, gateway_for(up.url) as gw:
+        rig = Budgeted(gw, up)
+        text, key = await rig.make(budget_usd=0.5, tpm=20_000)
+        headers = {**bearer(text), "x-skillstate-mode": mode}
+        if path == MESSAGES:
+            headers = {"x-api-key": text, "anthropic-version": "2023-06-01"}
+            headers["x-skillstate-mode"] = mode
+        status, _, said = await rig.post(path, with_image(path, stream), headers)
+        assert status == 200, said
+        assert IMAGE.encode() in up.requests[0].body
+        tally = await rig.tally(key)
+    model = "claude-sonnet-4-5" if path == MESSAGES else "gpt-4.1"
+    cost = rig.budgets.pricer.actual(model, Usage(input=1_700, output=OUT))
+    assert tally == Tally(pytest.approx(cost), 0.0)

@@ -5,11 +5,13 @@ JSON and stream, off and hybrid. Faults come from the scripted upstream's fault 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import json
 import time
 from typing import Any
 
+import aiohttp
 import pytest
 from internal_tools_clients import DRIVERS, calls_and_results
 from rig import TOOLS_AT_ONCE, Rig, over_modes, over_pairs, over_streams
@@ -395,3 +397,53 @@ async def test_a_request_alone_over_the_token_limit_is_refused(tmp_path: Any) ->
         assert len(up.requests) == 0
     assert refused.status == 429 and "alone are over its limit" in refused.text
     assert "retry-after" not in refused.headers  # waiting would not help
+
+
+SCREENSHOT = "data:image/png;base64," + base64.b64encode(bytes(150_000)).decode()
+"""An image of 200,000 base64 characters: 50,000 tokens counted as text, some 1,600 billed."""
+IMAGE_BODIES: dict[str, tuple[str, dict[str, Any]]] = {
+    "openai-chat": ("/v1/chat/completions", {"model": "m", "max_tokens": 8, "messages": [
+        {"role": "user", "content": [
+            {"type": "text", "text": "What is it?"},
+            {"type": "image_url", "image_url": {"url": SCREENSHOT}},
+        ]},
+    ]}),
+    "openai-responses": ("/v1/responses", {"model": "m", "max_output_tokens": 8, "input": [
+        {"role": "user", "content": [
+            {"type": "input_text", "text": "What is it?"},
+            {"type": "input_image", "image_url": SCREENSHOT},
+        ]},
+    ]}),
+    "anthropic-messages": ("/v1/messages", {"model": "m", "max_tokens": 8, "messages": [
+        {"role": "user", "content": [
+            {"type": "text", "text": "What is it?"},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                         "data": SCREENSHOT.split(",", 1)[1]}},
+        ]},
+    ]}),
+}  # fmt: skip
+
+
+@over_modes
+@pytest.mark.parametrize("client", sorted(IMAGE_BODIES))
+async def test_an_image_counts_against_the_token_limit_by_its_pixels_not_its_bytes(
+    tmp_path: Any, client: str, mode: str
+) -> None:
+    """A screenshot's base64 is not its tokens: under a limit of 20,000 tokens a minute, a
+    request with one (200,000 characters of it) goes up, in each wire, relayed or decoded."""
+    path, body = IMAGE_BODIES[client]
+    async with ScriptedUpstream(Script([Reply(text="A screenshot.")])) as up:
+        config = _config(
+            tmp_path,
+            f'[[upstreams]]\nname = "small"\nbase_url = "{up.url}"\nwire = "{client}"\n'
+            "tpm = 20000\n",
+        )
+        async with (
+            gateway_for(config_path=config) as gw,
+            aiohttp.ClientSession() as http,
+            http.post(gw.url + path, json=body, headers={"x-skillstate-mode": mode}) as reply,
+        ):
+            said = await reply.text()
+        assert reply.status == 200, said
+        [sent] = up.requests
+    assert SCREENSHOT.split(",", 1)[1].encode() in sent.body  # the image went up whole

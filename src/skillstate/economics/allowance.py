@@ -9,8 +9,11 @@ The rules:
 * A call is reserved at an upper bound of its cost, so that however many calls of one key are
   in flight, their reservations keep its spending under the budget (``storage.spend``):
   its input as many tokens as its body has bytes (a token is at least one byte of text, and
-  a body holds its text and more), each priced at the dearest of the four input rates (plain,
-  cached, cache write of 5 minutes, of 1 hour: every input token is billed as one of them),
+  a body holds its text and more), but for the base64 data of its images, which count
+  ``IMAGE_BOUND`` tokens an image (``protocols.embedded``: billed by its pixels, a
+  screenshot's megabytes are a few thousand tokens at most), each priced at the dearest of
+  the four input rates (plain, cached, cache write of 5 minutes, of 1 hour: every input
+  token is billed as one of them),
   and its output as the most it asked for (``max_tokens``, ``max_output_tokens``,
   ``max_completion_tokens``: the largest such field anywhere in the body) or, where it asked
   for no limit, ``output_tokens`` of the gateway's setting, at the output rate.
@@ -28,12 +31,20 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from skillstate.conversation import Usage
+from skillstate.economics import tokenizer
 from skillstate.economics.prices import Catalog, Price, cost
+from skillstate.protocols.embedded import Images, images_in
 
 MILLION = 1_000_000
 BYTES_PER_TOKEN = 4
 """How a rate limit counts a body's input tokens (as the upstreams' limits do: cheap, the same
-on every wire; a rate, unlike a budget, needs no upper bound)."""
+on every wire; a rate, unlike a budget, needs no upper bound), its images at
+``tokenizer.IMAGE_TOKENS`` each."""
+IMAGE_BOUND = 16_384
+"""The most tokens a budget's hold counts an image as: above the hosted providers' rules
+(Anthropic's some 1,600 for the largest image it does not scale down, OpenAI's high detail a
+few thousand) and as much as the largest local default the project knows (Qwen2-VL's 16,384
+visual tokens)."""
 _ASKED = re.compile(rb'"max_(?:completion_|output_)?tokens"\s*:\s*(\d{1,9})')
 
 
@@ -52,6 +63,14 @@ def resets_at(period: str, now: float) -> float:
     first = start.replace(day=1)
     following = first.replace(year=first.year + 1, month=1) if first.month == 12 else None
     return (following or first.replace(month=first.month + 1)).timestamp()
+
+
+def estimated_input(body: bytes, images: Images | None = None) -> int:
+    """The input tokens a rate limit counts ``body`` as: its text's bytes / 4, and
+    ``tokenizer.IMAGE_TOKENS`` an image (``images``: what ``images_in`` found, where known)."""
+    images = images_in(body) if images is None else images
+    text = len(body) - images.data_bytes
+    return text // BYTES_PER_TOKEN + images.count * tokenizer.IMAGE_TOKENS
 
 
 def asked_output(body: bytes) -> int | None:
@@ -80,8 +99,10 @@ class Pricer:
         asked = asked_output(body)
         output = self.output_tokens if asked is None else asked
         dearest = max(price.input, price.cached_input, price.write_5m, price.write_1h)
-        amount = (len(body) * dearest + output * price.output) / MILLION
-        return float(amount), len(body) // BYTES_PER_TOKEN + output
+        images = images_in(body)
+        most = len(body) - images.data_bytes + images.count * IMAGE_BOUND
+        amount = (most * dearest + output * price.output) / MILLION
+        return float(amount), estimated_input(body, images) + output
 
     def actual(self, model: str, usage: Usage) -> float:
         """What ``usage`` of ``model`` cost (USD)."""

@@ -34,6 +34,7 @@ from skillstate.conversation import (
     Response,
     Wire,
 )
+from skillstate.economics.allowance import estimated_input
 from skillstate.economics.exchange import Exchange
 from skillstate.economics.metered import Metered, meter
 from skillstate.protocols import adapter
@@ -63,9 +64,6 @@ from skillstate.upstream.retry import RetryPolicy, retry_after
 from skillstate.upstream.routing import Upstream
 
 log = logging.getLogger("skillstate.forward")
-
-BYTES_PER_TOKEN = 4
-"""How rate limits estimate a body's prompt tokens: cheap, and the same on every wire."""
 
 
 @dataclass(slots=True)
@@ -294,7 +292,8 @@ class Forward:
         limit = None if outbound.probe else self.gateway.limit(self.upstream)
         if limit is None:
             return
-        tokens = len(outbound.body or b"") // BYTES_PER_TOKEN
+        counted = self.upstream.tpm is not None
+        tokens = estimated_input(outbound.body) if counted and outbound.body else 0
         if isinstance(limit, RateLimit):
             admission = limit.admit(tokens)
         else:  # shared: Redis or SQLite
