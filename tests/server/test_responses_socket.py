@@ -227,3 +227,39 @@ async def test_a_tenants_socket_serves_its_own_sessions_with_its_budget() -> Non
         assert served[-1]["type"] == "response.completed"
         assert [e.session for e in exchanges][-1] == "alice/s1"
         assert text not in json.dumps(dict(up.requests[-1].headers))
+
+
+@pytest.mark.parametrize("ends", ["revoked", "expired"])
+async def test_a_key_that_ends_ends_its_socket(ends: str) -> None:
+    """A socket is no older than its key: once the key it was opened with is revoked, or has
+    expired, its next frame is refused (401, nothing upstream) and the socket closed, as a
+    ``POST`` with that key is refused. Another key keeps the keys in use."""
+    import asyncio
+    import time
+
+    from skillstate.testing.keys import GatewayKeys, bearer
+
+    async with ScriptedUpstream() as up, gateway_for(up.url) as gw:
+        keys = GatewayKeys(gw)
+        await keys.make("bob")
+        lifetime = 3.0
+        given = {"expires": time.time() + lifetime} if ends == "expired" else {}
+        text, key = await keys.make("alice", **given)
+        async with socket_to(gw.url, **bearer(text)) as socket:
+            await socket.send_json(create(**BODY))
+            assert (await reply_frames(socket))[-1]["type"] == "response.completed"
+            if ends == "revoked":
+                assert await keys.store.revoke(key.id, time.time()) is not None
+            else:
+                await asyncio.sleep(lifetime)
+            await socket.send_json(create(**BODY))
+            refused = await reply_frames(socket)
+            assert refused[-1]["type"] == "error" and refused[-1]["status"] == 401, refused
+            closed = await socket.receive(timeout=10)
+        async with (
+            aiohttp.ClientSession() as session,
+            session.post(gw.url + "/v1/responses", json=BODY, headers=bearer(text)) as reply,
+        ):
+            assert reply.status == 401
+    assert closed.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED), closed
+    assert len(up.requests) == 1  # only the frame sent while the key was good

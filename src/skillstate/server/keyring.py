@@ -73,7 +73,11 @@ class KeyRing:
 
     async def resolve(self, presented: str) -> VirtualKey | None:
         """The usable key ``presented`` is, or None."""
-        digest = digest_of(presented)
+        return await self.current(digest_of(presented))
+
+    async def current(self, digest: str) -> VirtualKey | None:
+        """The usable key whose digest is ``digest``, as the store now has it (revoked,
+        expired or unknown: None); what a request admitted earlier checks again."""
         kept = self._found.get(digest)
         if kept is None or self._clock() - kept[1] >= self._ttl:
             try:

@@ -10,6 +10,8 @@ reply goes to a ``FrameSink`` instead of an HTTP response (``client_stream.SINK`
 sends each SSE event's data as one text frame; a reply that is no stream (a refusal, an
 error before the first byte) becomes one ``error`` frame. So lanes, state, rounds, the
 ledger and the budgets see a socket's request as they see a POST's, one exchange per frame.
+A virtual key is checked again before each frame, as a ``POST`` with it would be: once it is
+revoked or has expired, the frame is answered with a 401 ``error`` frame and the socket closed.
 
 Frames are served one at a time, in order, as the client sends them (Codex waits for each
 reply's end). A ``generate: false`` frame (a warmup) is answered here, without an upstream
@@ -22,7 +24,7 @@ import logging
 import secrets
 import time
 
-from aiohttp import WSMsgType, hdrs, web
+from aiohttp import WSCloseCode, WSMsgType, hdrs, web
 from multidict import CIMultiDict
 
 from skillstate.conversation import Wire
@@ -39,6 +41,7 @@ from skillstate.protocols.openai_responses.socket import (
 from skillstate.protocols.sse import SSEDecoder
 from skillstate.server.client_stream import FRAMING, SINK, ClientGone
 from skillstate.server.context import GATEWAY
+from skillstate.server.guard import CALLER
 from skillstate.server.inbound import FRAMED, JSON_TYPE
 from skillstate.server.proxy import handle_generation
 from skillstate.server.timing import TIMING, Timing
@@ -48,6 +51,10 @@ log = logging.getLogger("skillstate.socket")
 
 SERVED = "a response served"
 WARMED = "a warmup answered"
+KEY_ENDED = (
+    "the key this socket was opened with has been revoked or has expired: open a new socket "
+    "with a usable key"
+)
 _FRAME_SLACK = 64 * 1024
 """What a frame may hold beyond a body's limit (its ``type``), before the socket refuses it."""
 _HOP = frozenset(
@@ -81,6 +88,10 @@ async def handle_socket(http: web.Request) -> web.StreamResponse:
     try:
         async for message in socket:
             if message.type is WSMsgType.TEXT:
+                if not await _key_holds(http):
+                    await _send(socket, error_frame(401, None, KEY_ENDED))
+                    await socket.close(code=WSCloseCode.POLICY_VIOLATION, message=b"key ended")
+                    break
                 generated = await _serve(http, socket, chain, message.data)
                 served += generated is True
                 warmups += generated is False
@@ -93,6 +104,21 @@ async def handle_socket(http: web.Request) -> web.StreamResponse:
     finally:
         log.info("responses socket closed: %d responses, %d warmups", served, warmups)
     return socket
+
+
+async def _key_holds(http: web.Request) -> bool:
+    """Whether the virtual key the socket was opened with (if any) is still usable, as a
+    request sent now with it would find it (``keyring``); its record as it is now (its limits
+    changed, say) then serves the next frame."""
+    key = http.get(CALLER)
+    ring = http.app[GATEWAY].keys
+    if key is None or ring is None:
+        return True
+    current = await ring.current(key.digest)
+    if current is None:
+        return False
+    http[CALLER] = current
+    return True
 
 
 async def _serve(
