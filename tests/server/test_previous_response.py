@@ -6,6 +6,7 @@ Responses upstream the reference goes through untouched (the provider honours it
 from __future__ import annotations
 
 import json
+from contextlib import AsyncExitStack
 from typing import Any
 
 import aiohttp
@@ -173,7 +174,9 @@ async def test_a_continuation_through_a_hybrid_session_with_tools(
 @STREAMS
 async def test_a_tenant_continues_only_its_own_responses(stream: bool) -> None:
     """Another tenant's response id is unknown to a tenant (the Responses API's not-found), and
-    nothing of that conversation goes upstream; its own continues, as an admin's may any."""
+    nothing of that conversation goes upstream; its own continues. An admin's key continues its
+    own (and key-less callers') responses: a tenant's reply is kept under the tenant's name, so
+    an admin's key is answered alike (the id names no reply an admin was given)."""
     from skillstate.testing.keys import GatewayKeys, bearer
 
     script = Script([Reply(text="Hello Ada"), Reply(text="Ada"), Reply(text="Ada again")])
@@ -186,10 +189,55 @@ async def test_a_tenant_continues_only_its_own_responses(stream: bool) -> None:
         status, first = await _respond(gw.url, {**base, "input": "My name is Ada."}, keys["alice"])
         assert status == 200, first
         follow = {**base, "input": "What is my name?", "previous_response_id": first["id"]}
-        status, refused = await _respond(gw.url, follow, keys["bob"])
-        assert status == 404 and first["id"] in refused["error"]["message"]
+        for caller in ("bob", "ops"):
+            status, refused = await _respond(gw.url, follow, keys[caller])
+            assert status == 404 and first["id"] in refused["error"]["message"]
         assert len(up.requests) == 1  # nothing of alice's conversation went anywhere
-        for caller in ("alice", "ops"):
-            status, second = await _respond(gw.url, follow, keys[caller])
-            assert status == 200, second
-            assert ("user", "My name is Ada.") in _texts(up.requests[-1].json)
+        status, second = await _respond(gw.url, follow, keys["alice"])
+        assert status == 200, second
+        assert ("user", "My name is Ada.") in _texts(up.requests[-1].json)
+
+
+@STREAMS
+async def test_an_id_another_tenant_was_given_first_keeps_each_callers_own(stream: bool) -> None:
+    """An upstream's ids may repeat (Ollama's Chat ids are ``chatcmpl-`` and one of 999
+    numbers; here three upstreams each number their replies from the first, so each one's
+    first id is the same): a reply kept for one tenant never stands in for another caller's
+    reply under the same id, so alice and an admin each continue their own conversation after
+    bob was given that id first (before, the first kept held the id: alice's continuation was
+    refused as unknown, and the admin's was written out with bob's conversation)."""
+    from skillstate.testing.keys import GatewayKeys, bearer
+
+    callers = (("bob", "Bob", False), ("alice", "Ada", False), ("ops", "Oz", True))
+    async with AsyncExitStack() as stack:
+        ups = {}
+        for tenant, name, _ in callers:
+            script = Script([Reply(text=f"Hello {name}"), Reply(text=f"Your name is {name}")])
+            ups[tenant] = await stack.enter_async_context(ScriptedUpstream(script))
+        tables = [
+            {"name": tenant, "base_url": up.url, "wire": "openai-chat", "models": [tenant]}
+            for tenant, up in ups.items()
+        ]
+        gw = await stack.enter_async_context(gateway_for(settings={"upstreams": tables}))
+        made = GatewayKeys(gw)
+        keys = {t: bearer((await made.make(t, admin=admin))[0]) for t, _, admin in callers}
+        ids = set()
+        for tenant, name, _ in callers:
+            ask = {"model": tenant, "stream": stream, "input": f"My name is {name}."}
+            status, first = await _respond(gw.url, ask, keys[tenant])
+            assert status == 200, first
+            ids.add(first["id"])
+        assert len(ids) == 1  # the same id, given to each
+        for tenant, name, _ in callers:
+            follow = {
+                "model": tenant,
+                "stream": stream,
+                "input": "What is my name?",
+                "previous_response_id": first["id"],
+            }
+            status, second = await _respond(gw.url, follow, keys[tenant])
+            assert status == 200, (tenant, second)
+            heard = ups[tenant].requests[-1].json
+            assert ("user", f"My name is {name}.") in _texts(heard), (tenant, heard)
+            others = [other for _, other, _ in callers if other != name]
+            assert not any(other in json.dumps(heard) for other in others), (tenant, heard)

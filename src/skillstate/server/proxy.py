@@ -259,11 +259,11 @@ async def _continue(history: ResponseHistory, inbound: Inbound) -> str | None:
     session of what it continues unless the client named its own. The id, when the gateway
     never kept it, or kept for another tenant's session (``storage.tenants``: a tenant's
     request continues only its own)."""
+    scope = owner(inbound.session.id)
     try:
-        expanded, session = await history.expand(inbound.request)
+        expanded, session = await history.expand(inbound.request, scope)
     except UnknownResponse as unknown:
         return unknown.response_id
-    scope = owner(inbound.session.id)
     if scope is not None and (session is None or not owns(scope, session)):
         return previous_response(inbound.request)
     inbound.request = expanded
