@@ -308,3 +308,35 @@ async def test_an_image_is_held_by_its_pixels_not_its_bytes(
     model = "claude-sonnet-4-5" if path == MESSAGES else "gpt-4.1"
     cost = rig.budgets.pricer.actual(model, Usage(input=1_700, output=OUT))
     assert tally == Tally(pytest.approx(cost), 0.0)
+
+
+TOOL = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
+
+
+@pytest.mark.parametrize("path", ["express", "relayed", "rounds"])
+async def test_a_client_that_leaves_mid_stream_spends_what_came_not_the_hold(path: str) -> None:
+    """The client reads a little of a stream and leaves (an agent's user pressed Esc): the
+    key spends what the upstream made until then, counted by the gateway, not the most the
+    request might have cost (``max_tokens`` of output, the whole body as input). The paths:
+    undecoded (express), decoded and relayed as bytes, translated through the rounds."""
+
+    def slow(_: RecordedRequest) -> Reply:
+        return Reply(text="word " * OUT, input_tokens=30, output_tokens=OUT, chunk_delay=0.01)
+
+    wire = "anthropic-messages" if path == "rounds" else "auto"
+    async with ScriptedUpstream(slow) as up, gateway_for(up.url, wire=wire) as gw:
+        rig = Budgeted(gw, up)
+        text, key = await rig.make(budget_usd=5.0)
+        body = {**chat(stream=True), "max_tokens": 4_000}
+        if path == "relayed":
+            body["tools"] = [TOOL]  # the state lane reads it: decoded, though unchanged
+        async with (
+            aiohttp.ClientSession() as http,
+            http.post(gw.url + CHAT, json=body, headers=bearer(text)) as reply,
+        ):
+            assert reply.status == 200
+            await reply.content.readline()
+        await asyncio.wait_for(up.disconnected.wait(), 5)
+        tally = await rig.tally(key)
+    whole = rig.budgets.pricer.actual("gpt-4.1", Usage(input=30, output=OUT))
+    assert tally.held == 0 and 0 < tally.spent < whole, tally

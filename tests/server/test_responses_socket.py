@@ -6,7 +6,9 @@ are ``error`` frames on a socket that stays open, and the guard decides before t
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -14,6 +16,7 @@ from typing import Any
 import aiohttp
 import pytest
 
+from skillstate.economics.allowance import period_of
 from skillstate.economics.exchange import Exchange
 from skillstate.protocols.sse import SSEDecoder
 from skillstate.testing import Reply, ScriptedUpstream
@@ -263,3 +266,42 @@ async def test_a_key_that_ends_ends_its_socket(ends: str) -> None:
             assert reply.status == 401
     assert closed.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED), closed
     assert len(up.requests) == 1  # only the frame sent while the key was good
+
+
+async def test_a_ping_is_answered_while_a_reply_is_on_its_way() -> None:
+    """A client's keepalive pings while the upstream has said nothing yet: each is answered,
+    so the socket lives to carry the reply (aiohttp's ``heartbeat`` gives up without)."""
+    async with ScriptedUpstream(Script([Reply(text="ok", delay=2.0)])) as up:
+        async with gateway_for(up.url) as gw, aiohttp.ClientSession() as session:
+            async with session.ws_connect(gw.url + "/v1/responses", heartbeat=0.4) as socket:
+                await socket.send_json(create(**BODY))
+                served = await reply_frames(socket)
+    assert served[-1]["type"] == "response.completed"
+
+
+async def test_a_close_mid_reply_ends_its_upstream_call_and_settles_its_hold() -> None:
+    """The client closes its socket while a reply streams: the close is answered at once,
+    the upstream call is closed, the exchange says the client left, and the key holds
+    nothing afterwards."""
+    from skillstate.storage.keys import KeyLimits
+    from skillstate.testing.keys import GatewayKeys, bearer
+
+    slow = Reply(text="word " * 400, chunk_delay=0.05)
+    async with ScriptedUpstream(Script([slow])) as up, gateway_for(up.url) as gw:
+        exchanges: list[Exchange] = []
+        gw.context.observers.append(exchanges.append)
+        text, key = await GatewayKeys(gw).make("alice", limits=KeyLimits(budget_usd=5.0))
+        async with socket_to(gw.url, **bearer(text)) as socket:
+            await socket.send_json(create(**BODY))
+            for _ in range(5):
+                assert (await socket.receive(timeout=10)).type is aiohttp.WSMsgType.TEXT
+            started = time.monotonic()
+            await socket.close()
+            assert time.monotonic() - started < 2  # not after the whole reply (20 s)
+        await asyncio.wait_for(up.disconnected.wait(), 5)
+        assert gw.context.budgets is not None
+        await gw.context.budgets.drain()
+        now = time.time()
+        tally = await gw.context.budgets.store.tally(key.id, period_of("month", now), now)
+    assert [e.status for e in exchanges] == [499]
+    assert tally.held == 0 and tally.spent > 0

@@ -17,8 +17,8 @@ that failed before a reply (the upstream refused it, could not be reached, the c
 has its hold released; once the request has ended (``Forward``'s exchange goes to the
 observers), each call's hold is settled at what its reply cost as the ledger counts it
 (the provider's usage, streamed or not, or the gateway's count of a stream that ended
-without one: never 0), off the request path. A call that replied but whose usage nobody
-could count (no exchange records it) is settled at what it held.
+without one, or that the client left: never 0), off the request path. A call that replied
+but whose usage nobody could count (no exchange records it) is settled at what it held.
 
 A request without a key, or whose key has no limits, costs one check of the key ring's
 ``ever_active`` flag in ``Forward`` and nothing here.

@@ -536,7 +536,7 @@ class Recording:
         forward = self._forward
         try:
             if isinstance(error, ClientGone | asyncio.CancelledError):
-                forward.failed(CLIENT_GONE, "the client went away before its reply was complete")
+                forward.failed(CLIENT_GONE, CLIENT_LEFT)
             elif isinstance(error, Exception):
                 forward.failed(500, f"internal gateway error ({type(error).__name__})")
         finally:
@@ -552,6 +552,7 @@ ONCE = RetryPolicy(attempts=1)
 CLIENT_GONE = 499
 """The status an exchange whose client went away records (no reply was sent: nginx's
 "client closed request")."""
+CLIENT_LEFT = "the client went away before its reply was complete"
 
 
 def _left_running(outbound: Outbound, exc: BaseException) -> bool:

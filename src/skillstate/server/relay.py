@@ -26,9 +26,9 @@ from skillstate.economics.exchange import Relayed
 from skillstate.protocols import adapter
 from skillstate.protocols.streams import StreamObserver
 from skillstate.protocols.tails import StreamTail, json_reply
-from skillstate.server.client_stream import ClientStream
+from skillstate.server.client_stream import ClientGone, ClientStream
 from skillstate.server.errors import failure_response
-from skillstate.server.forward import Forward
+from skillstate.server.forward import CLIENT_GONE, CLIENT_LEFT, Forward
 from skillstate.server.inbound import JSON_TYPE
 from skillstate.server.outbound import Outbound
 from skillstate.server.replies import Reply, UpstreamFailure, reply_cut_short
@@ -111,6 +111,10 @@ async def _stream(
     except UpstreamFailure as failure:
         forward.answered(reply.status, observer.close(), failure.message)
         return await _fail(stream, failure, tail, client.source, headers)
+    except (ClientGone, asyncio.CancelledError):
+        # What the upstream made of it so far is spent: the ledger and the key's budget count it.
+        forward.answered(CLIENT_GONE, observer.close(), CLIENT_LEFT)
+        raise
     response = observer.close()
     if observer.cut:  # the upstream's bytes stop short: say so in the client's wire
         why = CUT
@@ -244,6 +248,9 @@ async def _express_stream(
         relayed.reply = watch.close()
         forward.answered(reply.status, None, failure.message)
         return await _fail(stream, failure, last, wire, headers)
+    except (ClientGone, asyncio.CancelledError):
+        relayed.reply = watch.close()  # what came is spent, as pass_through's
+        raise
     relayed.reply = watch.close()
     if watch.cut:
         cut = reply_cut_short(reply, CUT)

@@ -14,17 +14,21 @@ A virtual key is checked again before each frame, as a ``POST`` with it would be
 revoked or has expired, the frame is answered with a 401 ``error`` frame and the socket closed.
 
 Frames are served one at a time, in order, as the client sends them (Codex waits for each
-reply's end). A ``generate: false`` frame (a warmup) is answered here, without an upstream
-call or an exchange. A non-upgrade ``GET`` is answered 405, as before there was a socket.
+reply's end), by a task of the socket's own while the socket goes on being read (pings
+answered, a close mid-reply seen at once). A ``generate: false`` frame (a warmup) is
+answered here, without an upstream call or an exchange. A non-upgrade ``GET`` is answered
+405, as before there was a socket.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import secrets
 import time
 
-from aiohttp import WSCloseCode, WSMsgType, hdrs, web
+from aiohttp import WSCloseCode, WSMessage, WSMsgType, hdrs, web
 from multidict import CIMultiDict
 
 from skillstate.conversation import Wire
@@ -57,6 +61,8 @@ KEY_ENDED = (
 )
 _FRAME_SLACK = 64 * 1024
 """What a frame may hold beyond a body's limit (its ``type``), before the socket refuses it."""
+_WAITING = 4
+"""Frames a socket keeps waiting behind the one being served (Codex sends one at a time)."""
 _HOP = frozenset(
     name.lower()
     for name in (
@@ -75,35 +81,78 @@ _HOP = frozenset(
 
 
 async def handle_socket(http: web.Request) -> web.StreamResponse:
-    """Serve the socket until the client closes it; a plain ``GET`` is not allowed."""
+    """Serve the socket until the client closes it; a plain ``GET`` is not allowed.
+
+    The socket is read all along, also while a reply is being written: a ping is answered
+    then (a client's keepalive gives up on a socket that answers none), and a close, or the
+    client's connection lost, ends the reply under way (its upstream call is closed, its
+    exchange recorded as the client's leaving) instead of streaming it to nobody. Frames
+    wait their turn in ``frames`` (``_WAITING`` at most; past that the socket is not read
+    until one is served)."""
     socket = web.WebSocketResponse(
         max_msg_size=http.app[GATEWAY].max_body_bytes + _FRAME_SLACK, autoping=True
     )
     if not socket.can_prepare(http).ok:
         raise web.HTTPMethodNotAllowed(http.method, [hdrs.METH_POST])
     await socket.prepare(http)
-    chain = Chain()
-    served = warmups = 0
+    frames: asyncio.Queue[WSMessage] = asyncio.Queue(maxsize=_WAITING)
+    serving = asyncio.create_task(_serve_frames(http, socket, frames))
     log.info("responses socket opened on %s", http.path)
     try:
         async for message in socket:
-            if message.type is WSMsgType.TEXT:
-                if not await _key_holds(http):
-                    await _send(socket, error_frame(401, None, KEY_ENDED))
-                    await socket.close(code=WSCloseCode.POLICY_VIOLATION, message=b"key ended")
-                    break
-                generated = await _serve(http, socket, chain, message.data)
-                served += generated is True
-                warmups += generated is False
-                if generated is not None:
-                    log.debug("responses socket: %s", SERVED if generated else WARMED)
-            elif message.type is WSMsgType.BINARY:
+            framed = message.type in (WSMsgType.TEXT, WSMsgType.BINARY)
+            if framed and not await _queued(frames, message, serving):
+                break
+    finally:
+        serving.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await serving
+    return socket
+
+
+async def _queued(
+    frames: asyncio.Queue[WSMessage], message: WSMessage, serving: asyncio.Task[None]
+) -> bool:
+    """``message`` put in line for ``serving``; False when that ended (the client is gone)."""
+    if serving.done():
+        return False
+    if not frames.full():
+        frames.put_nowait(message)
+        return True
+    put = asyncio.ensure_future(frames.put(message))
+    try:
+        await asyncio.wait((put, serving), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        put.cancel()
+    return not serving.done()
+
+
+async def _serve_frames(
+    http: web.Request, socket: web.WebSocketResponse, frames: asyncio.Queue[WSMessage]
+) -> None:
+    """Serve the socket's frames in order, until cancelled or the client is found gone."""
+    chain = Chain()
+    served = warmups = 0
+    try:
+        while True:
+            message = await frames.get()
+            if message.type is WSMsgType.BINARY:
                 await _send(socket, error_frame(400, None, "a binary frame is no request"))
+                continue
+            if not await _key_holds(http):
+                await _send(socket, error_frame(401, None, KEY_ENDED))
+                await socket.close(code=WSCloseCode.POLICY_VIOLATION, message=b"key ended")
+                return
+            generated = await _serve(http, socket, chain, message.data)
+            served += generated is True
+            warmups += generated is False
+            if generated is not None:
+                log.debug("responses socket: %s", SERVED if generated else WARMED)
     except ClientGone:
-        pass
+        with contextlib.suppress(ConnectionError):
+            await socket.close()  # ends the reading too
     finally:
         log.info("responses socket closed: %d responses, %d warmups", served, warmups)
-    return socket
 
 
 async def _key_holds(http: web.Request) -> bool:

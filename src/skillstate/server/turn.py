@@ -246,14 +246,18 @@ class Turn:
             if not stream.opened:
                 self.headers.update(reply.headers)
             rounds.begin(reply.wire)
-            if not reply.streamed:  # an upstream that answered a stream request in JSON
-                await stream.send(_viewed(rounds, events_of(await reply.response())))
-                return
-            async for batch in reply.events():
-                shown = _viewed(rounds, batch)  # the rounds see the upstream's own events
-                if not stream.opened:
-                    shown = await self._counted_start(shown, sent)
-                await stream.send(shown)
+            try:
+                if not reply.streamed:  # an upstream that answered a stream request in JSON
+                    await stream.send(_viewed(rounds, events_of(await reply.response())))
+                    return
+                async for batch in reply.events():
+                    shown = _viewed(rounds, batch)  # the rounds see the upstream's own events
+                    if not stream.opened:
+                        shown = await self._counted_start(shown, sent)
+                    await stream.send(shown)
+            except (ClientGone, asyncio.CancelledError):
+                rounds.left()  # what the upstream made of it so far is spent
+                raise
 
     async def _counted_start(self, batch: list[Event], sent: Request) -> list[Event]:
         """The stream's opening with a usage where the client's wire requires one there

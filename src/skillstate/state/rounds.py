@@ -252,6 +252,15 @@ class Rounds:
             return Done(response)
         return self.replied(accumulator.response())
 
+    def left(self) -> None:
+        """The client left while the current round streamed: its reply so far is metered (a
+        provider bills a reply cut short for what it made of it: the ledger and a key's
+        budget count that, never nothing and never the most it might have cost)."""
+        accumulator = self._round.accumulator
+        if accumulator is not None:
+            self._meter(accumulator.response())
+            self._round = _Round()
+
     def closing(self, usage: Usage | None = None) -> list[Event]:
         """After ``Done`` on a stream: the events that end the client's stream (the held
         ``Start`` when nothing was shown yet, and ``Finish`` with the summed usage, or with
