@@ -202,10 +202,11 @@ async def test_a_tenant_continues_only_its_own_responses(stream: bool) -> None:
 async def test_an_id_another_tenant_was_given_first_keeps_each_callers_own(stream: bool) -> None:
     """An upstream's ids may repeat (Ollama's Chat ids are ``chatcmpl-`` and one of 999
     numbers; here three upstreams each number their replies from the first, so each one's
-    first id is the same): a reply kept for one tenant never stands in for another caller's
-    reply under the same id, so alice and an admin each continue their own conversation after
-    bob was given that id first (before, the first kept held the id: alice's continuation was
-    refused as unknown, and the admin's was written out with bob's conversation)."""
+    first id is the same): each caller is given an id of the gateway's own, and a reply kept
+    for one tenant never stands in for another caller's, so alice and an admin each continue
+    their own conversation after bob's was kept (before, the first kept held the upstream's
+    id: alice's continuation was refused as unknown, and the admin's was written out with
+    bob's conversation)."""
     from skillstate.testing.keys import GatewayKeys, bearer
 
     callers = (("bob", "Bob", False), ("alice", "Ada", False), ("ops", "Oz", True))
@@ -221,19 +222,19 @@ async def test_an_id_another_tenant_was_given_first_keeps_each_callers_own(strea
         gw = await stack.enter_async_context(gateway_for(settings={"upstreams": tables}))
         made = GatewayKeys(gw)
         keys = {t: bearer((await made.make(t, admin=admin))[0]) for t, _, admin in callers}
-        ids = set()
+        ids = {}
         for tenant, name, _ in callers:
             ask = {"model": tenant, "stream": stream, "input": f"My name is {name}."}
             status, first = await _respond(gw.url, ask, keys[tenant])
             assert status == 200, first
-            ids.add(first["id"])
-        assert len(ids) == 1  # the same id, given to each
+            ids[tenant] = first["id"]
+        assert len(set(ids.values())) == 3  # the upstreams' one id, each given one of its own
         for tenant, name, _ in callers:
             follow = {
                 "model": tenant,
                 "stream": stream,
                 "input": "What is my name?",
-                "previous_response_id": first["id"],
+                "previous_response_id": ids[tenant],
             }
             status, second = await _respond(gw.url, follow, keys[tenant])
             assert status == 200, (tenant, second)
@@ -241,3 +242,40 @@ async def test_an_id_another_tenant_was_given_first_keeps_each_callers_own(strea
             assert ("user", f"My name is {name}.") in _texts(heard), (tenant, heard)
             others = [other for _, other, _ in callers if other != name]
             assert not any(other in json.dumps(heard) for other in others), (tenant, heard)
+
+
+@OTHER_WIRES
+@STREAMS
+async def test_an_id_an_upstream_gives_twice_names_each_conversation_apart(
+    upstream: str, stream: bool
+) -> None:
+    """One caller, two conversations, one upstream id (two upstreams that each number their
+    replies from the first): the client is given an id of the gateway's own for each, and each
+    continuation goes on with its own conversation (before, both were given the upstream's id,
+    the first kept held it, and the second conversation's continuation was written out with
+    the first's)."""
+    async with AsyncExitStack() as stack:
+        ups, tables = [], []
+        for model, name in (("a", "Ada"), ("b", "Bo")):
+            script = Script([Reply(text=f"Hello {name}"), Reply(text=f"Your name is {name}")])
+            up = await stack.enter_async_context(ScriptedUpstream(script))
+            ups.append(up)
+            tables.append({"name": model, "base_url": up.url, "wire": upstream, "models": [model]})
+        gw = await stack.enter_async_context(gateway_for(settings={"upstreams": tables}))
+        given = []
+        for model, name in (("a", "Ada"), ("b", "Bo")):
+            ask = {"model": model, "stream": stream, "input": f"My name is {name}."}
+            status, first = await _respond(gw.url, ask)
+            assert status == 200, first
+            assert first["id"].startswith("resp_")
+            given.append(first["id"])
+        assert given[0] != given[1]
+        for (model, name), up, named in zip((("a", "Ada"), ("b", "Bo")), ups, given, strict=True):
+            follow = {"model": model, "stream": stream, "input": "Who am I?"}
+            status, second = await _respond(gw.url, {**follow, "previous_response_id": named})
+            assert status == 200, second
+            assert second["previous_response_id"] == named
+            heard = _texts(up.requests[-1].json)
+            assert ("user", f"My name is {name}.") in heard, heard
+            other = "Bo" if name == "Ada" else "Ada"
+            assert not any(other in text for _, text in heard), heard

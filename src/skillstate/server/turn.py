@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import secrets
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
@@ -74,13 +75,19 @@ class Turn:
     followup: Followup | None = None
     query: str = ""
     remember: Callable[[Response], Awaitable[None]] | None = None
-    """Keeps the reply for a later ``previous_response_id`` (``server.history``)."""
+    """Keeps the reply for a later ``previous_response_id`` (``server.history``). Such a reply
+    goes to the client under an id the gateway makes (``Turn.named``), not the upstream's:
+    an upstream of another wire may give one id twice (Ollama's Chat ids are ``chatcmpl-``
+    and one of 999 numbers), and a kept reply's id must name one conversation only."""
     after_handover: Callable[[Request], Awaitable[Request]] | None = None
     """What the lanes after the state lane make of the request a handover round leads to
     (they saw the request before it; the handover builds the turn's request anew)."""
     big: bool = False
     """The client's body was megabytes long: the upstream body is written in steps, so that
     a long string in it does not hold every other client (``jsonio.dumps_cooperatively``)."""
+    named: str = ""
+    """The id the reply goes to the client under where the gateway keeps it (``remember``);
+    empty: the upstream's own."""
 
     async def serve(self, outbound: Request) -> web.StreamResponse:
         policy = self.followup.policy if self.followup is not None else Policy()
@@ -89,6 +96,8 @@ class Turn:
             outbound, before = await self._hand_over(self.followup, self.followup.handover)
         rounds = Rounds(outbound, policy, before)
         self.forward.track(rounds.metered, rounds.causes, rounds.tools)
+        if self.remember is not None:
+            self.named = adapter(self.client.source).response_id(secrets.token_hex(24))
         try:
             if self.client.params.stream:
                 return await self._stream(rounds)
@@ -175,7 +184,7 @@ class Turn:
         except UpstreamFailure as failure:
             self.forward.failed(failure.status, failure.message)
             return failure_response(self.client.source, failure, self.headers)
-        response = restore_namespaces(step.response, self.client)
+        response = self._named(restore_namespaces(step.response, self.client))
         await self._finish(response)
         verdict = self.followup.verdict() if self.followup is not None else None
         if verdict is not None:
@@ -232,8 +241,9 @@ class Turn:
                 step = rounds.ended()
             else:
                 step = await self._step(step, rounds)
-        await self._finish(step.response)
-        await stream.send(rounds.closing(await self._shown_usage(step.response, rounds)))
+        await self._finish(self._named(step.response))
+        closing = rounds.closing(await self._shown_usage(step.response, rounds))
+        await stream.send(self._named_start(closing))  # its opening, where it was held
         # A stream's headers are long gone: the verdict reaches the ledger only.
         verdict = self.followup.verdict() if self.followup is not None else None
         self.forward.answered(200, step.response, verdict, rounds=len(rounds.causes))
@@ -248,16 +258,30 @@ class Turn:
             rounds.begin(reply.wire)
             try:
                 if not reply.streamed:  # an upstream that answered a stream request in JSON
-                    await stream.send(_viewed(rounds, events_of(await reply.response())))
+                    shown = _viewed(rounds, events_of(await reply.response()))
+                    await stream.send(self._named_start(shown))
                     return
                 async for batch in reply.events():
                     shown = _viewed(rounds, batch)  # the rounds see the upstream's own events
                     if not stream.opened:
                         shown = await self._counted_start(shown, sent)
-                    await stream.send(shown)
+                    await stream.send(self._named_start(shown))
             except (ClientGone, asyncio.CancelledError):
                 rounds.left()  # what the upstream made of it so far is spent
                 raise
+
+    def _named(self, response: Response) -> Response:
+        """``response`` under the id the gateway gave it, where it gave one (``named``)."""
+        return dataclasses.replace(response, id=self.named) if self.named else response
+
+    def _named_start(self, batch: list[Event]) -> list[Event]:
+        """The stream's opening under the id the gateway gave the reply (``named``)."""
+        if not self.named:
+            return batch
+        return [
+            dataclasses.replace(event, id=self.named) if isinstance(event, Start) else event
+            for event in batch
+        ]
 
     async def _counted_start(self, batch: list[Event], sent: Request) -> list[Event]:
         """The stream's opening with a usage where the client's wire requires one there
