@@ -10,7 +10,7 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from skillstate.conversation import Request, Response, Wire
+from skillstate.conversation import Request, Response, Usage, Wire
 from skillstate.economics.metered import Metered
 from skillstate.protocols.logins import Login
 from skillstate.protocols.tails import TailReply
@@ -30,9 +30,9 @@ class Relayed:
     """The client's request body, as it came and went upstream."""
     reply: TailReply | None = None
     """None: no reply reached the client."""
-    read: tuple[list[Metered], str] | None = field(default=None, repr=False)
-    """What the reply's bytes were read as, once read (``ledger.relayed.read_relayed``): the
-    ledger and a key's budget both need it, and the bytes are read once."""
+    read: tuple[list[tuple[Usage, bool]], str] | None = field(default=None, repr=False)
+    """The reply's counts and model, once read from its bytes (``ledger.relayed``'s
+    ``replies_counted``): the ledger and a key's budget both need them."""
 
 
 @dataclass(slots=True)

@@ -38,8 +38,7 @@ from typing import TYPE_CHECKING, Any
 from skillstate.conversation import ErrorKind
 from skillstate.economics.allowance import Pricer, period_of, resets_at
 from skillstate.economics.exchange import Exchange
-from skillstate.economics.ledger.relayed import read_relayed
-from skillstate.economics.metered import counted
+from skillstate.economics.ledger.relayed import replies_counted
 from skillstate.server.guard import caller_of
 from skillstate.server.replies import UpstreamFailure
 from skillstate.storage.keys import VirtualKey
@@ -154,12 +153,8 @@ async def _settled(budgets: Budgets, holds: list[Hold], exchange: Exchange | Non
 def _costs(budgets: Budgets, exchange: Exchange) -> list[float]:
     """What each reply of ``exchange`` cost, as the ledger counts it (``economics.metered``)
     and priced by ``budgets`` (the fallback price where the catalog has none)."""
-    model, metered = exchange.model, exchange.metered
-    if exchange.relayed is not None:
-        metered, model = read_relayed(exchange, exchange.relayed)
-    elif exchange.response is not None and exchange.response.model:
-        model = exchange.response.model
-    return [budgets.pricer.actual(model, counted(each)[0]) for each in metered]
+    counts, model = replies_counted(exchange)
+    return [budgets.pricer.actual(model, usage) for usage, _ in counts]
 
 
 async def _admit(forward: Forward, key: VirtualKey, tokens: int) -> None:

@@ -13,7 +13,7 @@ from skillstate.conversation import CacheMark, Message, Request, Text, Usage, Wi
 from skillstate.economics import tokenizer
 from skillstate.economics.exchange import LOCAL, Exchange, Relayed
 from skillstate.economics.ledger import Ledger, Recorder, Row
-from skillstate.economics.ledger.relayed import read_relayed
+from skillstate.economics.ledger.relayed import replies_counted
 from skillstate.economics.metered import Metered
 from skillstate.protocols import adapter
 from skillstate.protocols.tails import json_reply
@@ -177,14 +177,15 @@ def _relayed(request: Request, usage: Usage) -> Exchange:
     return dataclasses.replace(exchange, client_wire=wire, upstream_wire=wire)
 
 
-def test_a_relayed_reply_is_read_from_its_bytes_once() -> None:
-    """The recorder and a key's budget both read a relayed reply: its bytes are read the first
-    time, and what they said is kept for the next."""
+def test_a_relayed_reply_is_read_from_its_bytes_once_and_only_its_counts_kept() -> None:
+    """The recorder and a key's budget both count a relayed reply: its bytes are read the
+    first time, and only what they counted is kept on it (not a request decoded to count it:
+    a batch of exchanges waiting for the ledger would hold every one)."""
     exchange = _relayed(_as_sent(_request(3, Wire.CHAT)), Usage(input=40, output=9))
-    assert exchange.relayed is not None
-    first = read_relayed(exchange, exchange.relayed)
-    assert first[0][0].usage == Usage(input=40, output=9)
-    assert read_relayed(exchange, exchange.relayed) is first
+    first = replies_counted(exchange)
+    assert first == ([(Usage(input=40, output=9), False)], "m")
+    assert replies_counted(exchange) is first
+    assert exchange.relayed is not None and exchange.relayed.read is first
 
 
 @pytest.mark.parametrize("wire", [Wire.CHAT, Wire.MESSAGES], ids=["automatic", "breakpoints"])

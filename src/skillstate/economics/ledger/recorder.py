@@ -35,10 +35,9 @@ from skillstate.economics.counterfactual import (
 )
 from skillstate.economics.exchange import Exchange
 from skillstate.economics.ledger.metrics import Metrics
-from skillstate.economics.ledger.relayed import decoded_request, holds_all, read_relayed
+from skillstate.economics.ledger.relayed import decoded_request, holds_all, replies_counted
 from skillstate.economics.ledger.row import LOCAL, SUBSCRIPTION, Row
 from skillstate.economics.ledger.store import LedgerStore
-from skillstate.economics.metered import Metered, counted
 from skillstate.support.caches import SessionCache
 
 log = logging.getLogger("skillstate.economics.ledger")
@@ -213,12 +212,9 @@ class Recorder:
         provider reported no usage is counted here, from the request and the reply, and its
         row says so (``Row.estimated``)."""
         now = self._clock()
-        model, metered = exchange.model, exchange.metered
-        if exchange.relayed is not None:
-            metered, model = read_relayed(exchange, exchange.relayed)
-        elif exchange.response is not None and exchange.response.model:
-            model = exchange.response.model
-        counts = [counted(each) for each in metered or [Metered(Usage())]]
+        counts, model = replies_counted(exchange)
+        replied = bool(counts)
+        counts = counts or [(Usage(), False)]
         login = exchange.login.value
         priced = login != SUBSCRIPTION
         rows = []
@@ -226,11 +222,9 @@ class Recorder:
         for number, (usage, estimated) in enumerate(counts):
             status = exchange.status if number == len(counts) - 1 else 200
             cost = self._cost(model, usage) if priced else None
-            first = (
-                self._first(exchange, counts, bool(metered), cost, model, now) if not number else {}
-            )
+            first = self._first(exchange, counts, replied, cost, model, now) if not number else {}
             verdict = first.pop("cache_verdict", verdict)
-            told = _told(usage, estimated or not metered, verdict if number == main else None)
+            told = _told(usage, estimated or not replied, verdict if number == main else None)
             rows.append(
                 Row(
                     ts=now,

@@ -5,25 +5,36 @@ itself (an estimate, marked so)."""
 
 from __future__ import annotations
 
-from skillstate.conversation import Message, Part, Request, Response, Text, Wire
+from skillstate.conversation import Message, Part, Request, Response, Text, Usage, Wire
 from skillstate.economics.exchange import Exchange, Relayed
-from skillstate.economics.metered import Metered, meter
+from skillstate.economics.metered import Metered, counted, meter
 from skillstate.protocols import adapter
 from skillstate.protocols.streams import StreamObserver
 from skillstate.protocols.tails import TailReply
 from skillstate.support import jsonio
 
 
+def replies_counted(exchange: Exchange) -> tuple[list[tuple[Usage, bool]], str]:
+    """Each upstream reply of ``exchange`` as the ledger counts it (``metered.counted``: the
+    provider's usage, else the gateway's own count, marked estimated), in order, and the model
+    they are priced as (the one the reply names, else the one asked for). The ledger and a
+    key's budget both ask: a relayed reply is read from its bytes once, and only the counts
+    are kept on ``relayed`` (a request decoded to count it is let go at once)."""
+    relayed = exchange.relayed
+    if relayed is not None:
+        if relayed.read is None:  # two threads may both read it: either will do
+            metered, model = read_relayed(exchange, relayed)
+            relayed.read = [counted(each) for each in metered], model
+        return relayed.read
+    model = exchange.model
+    if exchange.response is not None and exchange.response.model:
+        model = exchange.response.model
+    return [counted(each) for each in exchange.metered], model
+
+
 def read_relayed(exchange: Exchange, relayed: Relayed) -> tuple[list[Metered], str]:
     """The reply the client got as the ledger meters it (none where none came), and the
-    model the reply names (the one asked for where it names none); read from its bytes once,
-    kept on ``relayed`` for whoever asks next."""
-    if relayed.read is None:
-        relayed.read = _read(exchange, relayed)  # two threads may both read it: either will do
-    return relayed.read
-
-
-def _read(exchange: Exchange, relayed: Relayed) -> tuple[list[Metered], str]:
+    model the reply names (the one asked for where it names none)."""
     reply = relayed.reply
     if reply is None:
         return [], exchange.model
