@@ -241,12 +241,13 @@ class Turn:
                 step = rounds.ended()
             else:
                 step = await self._step(step, rounds)
-        await self._finish(self._named(step.response))
-        closing = rounds.closing(await self._shown_usage(step.response, rounds))
+        response = self._named(step.response)
+        await self._finish(response)
+        closing = rounds.closing(await self._shown_usage(response, rounds))
         await stream.send(self._named_start(closing))  # its opening, where it was held
         # A stream's headers are long gone: the verdict reaches the ledger only.
         verdict = self.followup.verdict() if self.followup is not None else None
-        self.forward.answered(200, step.response, verdict, rounds=len(rounds.causes))
+        self.forward.answered(200, response, verdict, rounds=len(rounds.causes))
         return await stream.end()
 
     async def _stream_round(
