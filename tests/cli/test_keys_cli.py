@@ -7,12 +7,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 from click.testing import CliRunner
 
 from skillstate.cli.main import cli
+from skillstate.economics.allowance import period_of
+from skillstate.storage.postgres import PostgresDatabase
+from skillstate.storage.spend import Hold, PostgresSpendStore, SqliteSpendStore
+from skillstate.storage.sqlite import DB_NAME, SQLiteDatabase
 from skillstate.testing import Reply, ScriptedUpstream, postgres
 from skillstate.testing.gateway import gateway_for
 
@@ -115,3 +121,46 @@ def test_a_keys_budget_is_made_listed_changed_and_audited(tmp_path: Path) -> Non
     assert keys("budget", "nothere", "--budget", "1", *data)[0] == 1
     assert keys("budget", key["id"], "--budget", "-1", *data)[0] == 2
     assert keys("create", "--tenant", "bob", "--period", "week", *data)[0] == 2
+
+
+async def _spend(open_db: Any, key_id: str, spent: float, held: float) -> None:
+    """What a gateway would have written for ``key_id`` this day: ``spent`` settled, ``held``
+    by a request in flight."""
+    period = period_of("day", time.time())
+    db = await open_db()
+    try:
+        store = SqliteSpendStore(db) if isinstance(db, SQLiteDatabase) else PostgresSpendStore(db)
+        await store.settle(Hold("settled", key_id, period, 0.0), spent)
+        assert isinstance(await store.reserve(key_id, period, held, 5.0, time.time()), Hold)
+    finally:
+        await db.close()
+
+
+def test_a_keys_list_says_what_its_budget_spent_and_holds(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    made = ["create", "--tenant", "alice", "--budget", "5", "--period", "day"]
+    assert keys(*made, "--data-dir", str(data))[0] == 0
+    assert keys("create", "--tenant", "bob", "--data-dir", str(data))[0] == 0
+    listed = json.loads(keys("list", "--json", "--data-dir", str(data))[1])
+    alice, bob = listed
+    assert (alice["spent_usd"], alice["held_usd"]) == (0.0, 0.0) and "spent_usd" not in bob
+    asyncio.run(_spend(lambda: SQLiteDatabase.open(data / DB_NAME), alice["id"], 1.23, 0.5))
+    alice, _ = json.loads(keys("list", "--json", "--data-dir", str(data))[1])
+    today = period_of("day", time.time())
+    assert (alice["spent_period"], alice["spent_usd"], alice["held_usd"]) == (today, 1.23, 0.5)
+    line = keys("list", "--data-dir", str(data))[1].splitlines()[0]
+    assert line.endswith(f"budget $5.00/day  {today}: $1.2300 spent, $0.5000 held"), line
+
+
+def test_a_keys_spending_is_listed_from_postgresql(postgres_url: str) -> None:
+    async def empty() -> None:
+        async with postgres.database():
+            pass
+
+    asyncio.run(empty())
+    made = ["create", "--tenant", "alice", "--budget", "5", "--period", "day"]
+    assert keys(*made, "--store", postgres_url)[0] == 0
+    (alice,) = json.loads(keys("list", "--json", "--store", postgres_url)[1])
+    asyncio.run(_spend(lambda: PostgresDatabase.open(postgres_url), alice["id"], 2.0, 0.25))
+    (alice,) = json.loads(keys("list", "--json", "--store", postgres_url)[1])
+    assert (alice["spent_usd"], alice["held_usd"]) == (2.0, 0.25)

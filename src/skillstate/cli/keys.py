@@ -11,6 +11,7 @@ import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -20,6 +21,7 @@ from skillstate.cli.data_key import data_key_command, rotate_data_command
 from skillstate.cli.options import command_flags, load, settings_options
 from skillstate.storage.audit import AuditEntry, AuditStore
 from skillstate.storage.keys import PERIODS, TENANT_RULE, KeyLimits, KeyStore, VirtualKey, made
+from skillstate.storage.spend import SpendStore
 from skillstate.support.urls import shown_url
 
 T = TypeVar("T")
@@ -84,7 +86,7 @@ def create_command(
         text, key = made(tenant, admin=admin, expires=until, models=patterns, limits=limits)
     except ValueError as error:
         raise click.BadParameter(str(error), param_hint="--tenant") from None
-    _run(params, lambda store: store.add(key), ("key.create", key))
+    _run(params, lambda stores: stores.keys.add(key), ("key.create", key))
     click.echo(text)
     click.echo(
         f"key {key.id} for tenant {tenant}{' (admin)' if admin else ''}: shown once, keep it",
@@ -100,16 +102,48 @@ keys_command.add_command(rotate_data_command)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per key.")
 @settings_options
 def list_command(as_json: bool, **params: Any) -> None:
-    """Every key: its id, tenant, whether an admin's, and when made, expiring or revoked."""
-    keys: list[VirtualKey] = _run(params, lambda store: store.all())
+    """Every key: its id, tenant, whether an admin's, and when made, expiring or revoked; with
+    a budget, what its period has spent so far and what requests in flight hold."""
+    listed: list[tuple[VirtualKey, Spent | None]] = _run(params, _with_spending)
     if as_json:
-        click.echo(json.dumps([key.as_json() for key in keys], indent=2))
+        click.echo(json.dumps([_as_json(key, spent) for key, spent in listed], indent=2))
         return
-    if not keys:
+    if not listed:
         click.echo("no keys yet: `skillstate keys create --tenant NAME` makes one")
         return
-    for key in keys:
-        click.echo(_line(key))
+    for key, spent in listed:
+        click.echo(_line(key, spent))
+
+
+@dataclass(frozen=True, slots=True)
+class Spent:
+    """What a key's budget period (``period``, UTC) has spent and holds now, in USD."""
+
+    period: str
+    spent: float
+    held: float
+
+
+async def _with_spending(stores: _Stores) -> list[tuple[VirtualKey, Spent | None]]:
+    from skillstate.economics.allowance import period_of  # the prices: only for a listing
+
+    now = time.time()
+    out: list[tuple[VirtualKey, Spent | None]] = []
+    for key in await stores.keys.all():
+        spent = None
+        if key.limits.budget_usd is not None:
+            period = period_of(key.limits.period, now)
+            tally = await stores.spend.tally(key.id, period, now)
+            spent = Spent(period, tally.spent, tally.held)
+        out.append((key, spent))
+    return out
+
+
+def _as_json(key: VirtualKey, spent: Spent | None) -> dict[str, Any]:
+    shown = key.as_json()
+    if spent is not None:
+        shown.update(spent_period=spent.period, spent_usd=spent.spent, held_usd=spent.held)
+    return shown
 
 
 @keys_command.command("revoke")
@@ -118,7 +152,9 @@ def list_command(as_json: bool, **params: Any) -> None:
 def revoke_command(key_id: str, **params: Any) -> None:
     """End the key whose id (from `keys list`) is KEY_ID."""
     now = datetime.datetime.now(datetime.UTC).timestamp()
-    key: VirtualKey | None = _run(params, lambda store: store.revoke(key_id, now), "key.revoke")
+    key: VirtualKey | None = _run(
+        params, lambda stores: stores.keys.revoke(key_id, now), "key.revoke"
+    )
     if key is None:
         raise click.ClickException(f"no key has the id {key_id!r} (`skillstate keys list`)")
     click.echo(f"key {key.id} of tenant {key.tenant}: revoked")
@@ -134,7 +170,9 @@ def budget_command(
     """Set what the key whose id is KEY_ID may spend and send, replacing its limits (an option
     left out: none)."""
     limits = _limits(budget, period, rpm, tpm)
-    key: VirtualKey | None = _run(params, lambda store: store.limit(key_id, limits), "budget.set")
+    key: VirtualKey | None = _run(
+        params, lambda stores: stores.keys.limit(key_id, limits), "budget.set"
+    )
     if key is None:
         raise click.ClickException(f"no key has the id {key_id!r} (`skillstate keys list`)")
     click.echo(f"key {key.id} of tenant {key.tenant}: {_limits_said(key.limits) or 'no limits'}")
@@ -158,7 +196,7 @@ def _limits_said(limits: KeyLimits) -> str:
     return "  ".join(parts)
 
 
-def _line(key: VirtualKey) -> str:
+def _line(key: VirtualKey, spent: Spent | None = None) -> str:
     parts = [key.id, key.tenant, "admin" if key.admin else "tenant", f"made {_day(key.created)}"]
     if key.expires is not None:
         parts.append(f"expires {_day(key.expires)}")
@@ -168,6 +206,8 @@ def _line(key: VirtualKey) -> str:
         parts.append("models " + ",".join(key.models))
     if key.limits.any:
         parts.append(_limits_said(key.limits))
+    if spent is not None:
+        parts.append(f"{spent.period}: ${spent.spent:,.4f} spent, ${spent.held:,.4f} held")
     return "  ".join(parts)
 
 
@@ -188,9 +228,18 @@ def _moment(text: str) -> float:
     return moment.timestamp()
 
 
+@dataclass(frozen=True, slots=True)
+class _Stores:
+    """The keys, the audit log and the keys' spending of one store."""
+
+    keys: KeyStore
+    audit: AuditStore
+    spend: SpendStore
+
+
 def _run(
     params: dict[str, Any],
-    work: Callable[[KeyStore], Awaitable[T]],
+    work: Callable[[_Stores], Awaitable[T]],
     audited: str | tuple[str, VirtualKey] | None = None,
 ) -> T:
     """``work`` on the store's keys; ``audited``: the action to record in the store's audit
@@ -198,15 +247,16 @@ def _run(
     settings = load(command_flags(params))
 
     async def run() -> T:
-        async with _store(settings.store, Path(settings.data_dir)) as (store, audit):
-            done = await work(store)
+        async with _store(settings.store, Path(settings.data_dir)) as stores:
+            done = await work(stores)
             if audited is not None:
                 action, key = audited if isinstance(audited, tuple) else (audited, done)
                 if isinstance(key, VirtualKey):
                     detail = {"tenant": key.tenant, "admin": key.admin, "user": getpass.getuser()}
                     if key.limits.any or action == "budget.set":
                         detail.update(key.limits.as_json())
-                    await audit.append([AuditEntry(time.time(), "cli", action, key.id, detail)])
+                    entry = AuditEntry(time.time(), "cli", action, key.id, detail)
+                    await stores.audit.append([entry])
             return done
 
     try:
@@ -219,26 +269,30 @@ def _run(
 
 
 @asynccontextmanager
-async def _store(url: str, data_dir: Path) -> AsyncIterator[tuple[KeyStore, AuditStore]]:
-    """The keys and the audit log of the shared database of ``url``, else of the SQLite file
-    under ``data_dir``."""
+async def _store(url: str, data_dir: Path) -> AsyncIterator[_Stores]:
+    """The keys, the audit log and the spending of the shared database of ``url``, else of
+    the SQLite file under ``data_dir``."""
     if url:
         from skillstate.storage.audit import PostgresAudit
         from skillstate.storage.keys import PostgresKeyStore
         from skillstate.storage.postgres import PostgresDatabase
+        from skillstate.storage.spend import PostgresSpendStore
 
         shared = await PostgresDatabase.open(url, max_size=2)
         try:
-            yield PostgresKeyStore(shared), PostgresAudit(shared)
+            yield _Stores(
+                PostgresKeyStore(shared), PostgresAudit(shared), PostgresSpendStore(shared)
+            )
         finally:
             await shared.close()
         return
     from skillstate.storage.audit import SQLiteAudit
     from skillstate.storage.keys import SqliteKeyStore
+    from skillstate.storage.spend import SqliteSpendStore
     from skillstate.storage.sqlite import DB_NAME, SQLiteDatabase
 
     local = await SQLiteDatabase.open(data_dir / DB_NAME)
     try:
-        yield SqliteKeyStore(local), SQLiteAudit(local)
+        yield _Stores(SqliteKeyStore(local), SQLiteAudit(local), SqliteSpendStore(local))
     finally:
         await local.close()
