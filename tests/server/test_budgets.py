@@ -310,29 +310,49 @@ async def test_an_image_is_held_by_its_pixels_not_its_bytes(
     assert tally == Tally(pytest.approx(cost), 0.0)
 
 
-TOOL = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
+OBJECT = {"type": "object"}
+LEAVING: dict[str, tuple[str, dict[str, object], dict[str, object]]] = {
+    "openai-chat": (CHAT, {**chat(stream=True), "max_tokens": 4_000},
+                    {"type": "function", "function": {"name": "f", "parameters": OBJECT}}),
+    "openai-responses": (RESPONSES, {"model": "gpt-4.1", "input": "Say ok.", "stream": True,
+                                     "max_output_tokens": 4_000},
+                         {"type": "function", "name": "f", "parameters": OBJECT}),
+    "anthropic-messages": (MESSAGES, {"model": "gpt-4.1", "max_tokens": 4_000, "stream": True,
+                                      "messages": [{"role": "user", "content": "Say ok."}]},
+                           {"name": "f", "input_schema": OBJECT}),
+}  # fmt: skip
+"""Per client wire: its path, a stream asking for much, and a tool of its shape."""
+OTHER = {"openai-chat": "anthropic-messages", "openai-responses": "openai-chat"}
+OTHER["anthropic-messages"] = "openai-chat"
 
 
+@pytest.mark.parametrize("client", sorted(LEAVING))
 @pytest.mark.parametrize("path", ["express", "relayed", "rounds"])
-async def test_a_client_that_leaves_mid_stream_spends_what_came_not_the_hold(path: str) -> None:
+async def test_a_client_that_leaves_mid_stream_spends_what_came_not_the_hold(
+    path: str, client: str
+) -> None:
     """The client reads a little of a stream and leaves (an agent's user pressed Esc): the
     key spends what the upstream made until then, counted by the gateway, not the most the
-    request might have cost (``max_tokens`` of output, the whole body as input). The paths:
-    undecoded (express), decoded and relayed as bytes, translated through the rounds."""
+    request might have cost (``max_tokens`` of output, the whole body as input). The paths,
+    in each client wire: undecoded (express), decoded and relayed as bytes, translated
+    through the rounds (to an upstream of another wire)."""
 
     def slow(_: RecordedRequest) -> Reply:
         return Reply(text="word " * OUT, input_tokens=30, output_tokens=OUT, chunk_delay=0.01)
 
-    wire = "anthropic-messages" if path == "rounds" else "auto"
+    route, body, tool = LEAVING[client]
+    wire = OTHER[client] if path == "rounds" else "auto"
     async with ScriptedUpstream(slow) as up, gateway_for(up.url, wire=wire) as gw:
         rig = Budgeted(gw, up)
         text, key = await rig.make(budget_usd=5.0)
-        body = {**chat(stream=True), "max_tokens": 4_000}
         if path == "relayed":
-            body["tools"] = [TOOL]  # the state lane reads it: decoded, though unchanged
+            body = {**body, "tools": [tool]}  # the state lane reads it: decoded, though unchanged
+        headers = bearer(text)
+        if client == "anthropic-messages":
+            headers = {"x-api-key": text, "anthropic-version": "2023-06-01"}
         async with (
             aiohttp.ClientSession() as http,
-            http.post(gw.url + CHAT, json=body, headers=bearer(text)) as reply,
+            http.post(gw.url + route, json=body, headers=headers) as reply,
         ):
             assert reply.status == 200
             await reply.content.readline()

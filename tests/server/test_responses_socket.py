@@ -19,8 +19,10 @@ import pytest
 from skillstate.economics.allowance import period_of
 from skillstate.economics.exchange import Exchange
 from skillstate.protocols.sse import SSEDecoder
+from skillstate.storage.keys import KeyLimits
 from skillstate.testing import Reply, ScriptedUpstream
 from skillstate.testing.gateway import gateway_for
+from skillstate.testing.keys import GatewayKeys, bearer
 from skillstate.testing.policies import Script
 from skillstate.testing.replies import ScriptedError
 
@@ -209,9 +211,6 @@ async def test_a_binary_frame_and_a_body_over_the_limit_are_refused() -> None:
 async def test_a_tenants_socket_serves_its_own_sessions_with_its_budget() -> None:
     """A socket opened with a tenant's key: each frame is that tenant's (its session under its
     name, the key off the provider's request), and the key's budget holds every frame."""
-    from skillstate.storage.keys import KeyLimits
-    from skillstate.testing.keys import GatewayKeys, bearer
-
     async with ScriptedUpstream() as up, gateway_for(up.url) as gw:
         exchanges: list[Exchange] = []
         gw.context.observers.append(exchanges.append)
@@ -237,11 +236,6 @@ async def test_a_key_that_ends_ends_its_socket(ends: str) -> None:
     """A socket is no older than its key: once the key it was opened with is revoked, or has
     expired, its next frame is refused (401, nothing upstream) and the socket closed, as a
     ``POST`` with that key is refused. Another key keeps the keys in use."""
-    import asyncio
-    import time
-
-    from skillstate.testing.keys import GatewayKeys, bearer
-
     async with ScriptedUpstream() as up, gateway_for(up.url) as gw:
         keys = GatewayKeys(gw)
         await keys.make("bob")
@@ -283,9 +277,6 @@ async def test_a_close_mid_reply_ends_its_upstream_call_and_settles_its_hold() -
     """The client closes its socket while a reply streams: the close is answered at once,
     the upstream call is closed, the exchange says the client left, and the key holds
     nothing afterwards."""
-    from skillstate.storage.keys import KeyLimits
-    from skillstate.testing.keys import GatewayKeys, bearer
-
     slow = Reply(text="word " * 400, chunk_delay=0.05)
     async with ScriptedUpstream(Script([slow])) as up, gateway_for(up.url) as gw:
         exchanges: list[Exchange] = []
